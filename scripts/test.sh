@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every pt2lab test suite, after installing what they need (idempotent).
+# Prints each suite's time. Exit status is non-zero if any suite fails.
+#   scripts/test.sh            all suites
+#   PT2LAB_SUITES="native asan" scripts/test.sh   a subset
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
+export NODE_PATH=/usr/share/nodejs
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+SUITES=${PT2LAB_SUITES:-"format native asan wasm assets"}
+declare -a RESULTS=()
+FAILED=0
+
+run_suite() { # name, command...
+    local name=$1; shift
+    printf '\n=== %s ===\n' "$name"
+    local start end rc
+    start=$(date +%s.%N)
+    ( "$@" )
+    rc=$?
+    end=$(date +%s.%N)
+    local secs
+    secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    if [ $rc -eq 0 ]; then RESULTS+=("$(printf '%-10s ok      %7ss' "$name" "$secs")");
+    else RESULTS+=("$(printf '%-10s FAILED  %7ss' "$name" "$secs")"); FAILED=1; fi
+}
+
+suite_format() {
+    local files
+    files=$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h')
+    # shellcheck disable=SC2086
+    clang-format --dry-run -Werror $files
+}
+suite_native() {
+    cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" &&
+        ctest --preset native -j"$JOBS"
+}
+suite_asan() {
+    cmake --preset asan >/dev/null && cmake --build --preset asan -j"$JOBS" &&
+        ctest --preset asan -j"$JOBS"
+}
+suite_wasm() {
+    cmake --preset wasm >/dev/null && cmake --build --preset wasm -j"$JOBS" &&
+        ctest --preset wasm -j"$JOBS"
+}
+suite_assets() {
+    ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check
+}
+
+for s in $SUITES; do
+    run_suite "$s" "suite_$s"
+done
+
+printf '\n=== summary ===\n'
+for r in "${RESULTS[@]}"; do echo "$r"; done
+exit $FAILED

@@ -1,0 +1,342 @@
+// Graph editing with torch.fx's semantics: insert points, naming, users
+// bookkeeping, erase, lint.
+#include "graph/graph.h"
+
+#include <algorithm>
+#include <cassert>
+#include <set>
+
+#include "graph/op_schema.h"
+
+namespace pt2lab {
+
+namespace {
+const char* const kOpNames[] = {"placeholder", "get_attr",    "call_function",
+                                "call_module", "call_method", "output"};
+} // namespace
+
+std::string_view op_name(Op op) {
+    return kOpNames[static_cast<int>(op)];
+}
+
+std::optional<Op> op_from_name(std::string_view s) {
+    for (int k = 0; k < 6; ++k)
+        if (s == kOpNames[k]) return static_cast<Op>(k);
+    return std::nullopt;
+}
+
+int64_t TensorMeta::numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+}
+
+std::string TensorMeta::type_str() const {
+    std::string out(scalar_type_abbr(dtype));
+    out += "[";
+    for (size_t k = 0; k < sizes.size(); ++k) {
+        if (k) out += ", ";
+        if (k < symbolic_sizes.size() && !symbolic_sizes[k].empty())
+            out += symbolic_sizes[k];
+        else
+            out += std::to_string(sizes[k]);
+    }
+    return out + "]";
+}
+
+// ---- Node -------------------------------------------------------------------
+
+std::vector<Node*> Node::input_nodes() const {
+    std::vector<Node*> out;
+    auto add = [&](Node* n) {
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    };
+    for (const Argument& a : args_) for_each_node(a, add);
+    for (const auto& kv : kwargs_) for_each_node(kv.second, add);
+    return out;
+}
+
+void Node::unlink_inputs() {
+    for (Node* in : input_nodes()) {
+        auto& u = in->users_;
+        u.erase(std::remove(u.begin(), u.end(), this), u.end());
+    }
+}
+
+void Node::link_inputs() {
+    for (Node* in : input_nodes()) {
+        auto& u = in->users_;
+        if (std::find(u.begin(), u.end(), this) == u.end()) u.push_back(this);
+    }
+}
+
+void Node::set_args(std::vector<Argument> args) {
+    set_args_kwargs(std::move(args), kwargs_);
+}
+
+void Node::set_kwargs(Kwargs kwargs) {
+    set_args_kwargs(args_, std::move(kwargs));
+}
+
+void Node::set_args_kwargs(std::vector<Argument> args, Kwargs kwargs) {
+    unlink_inputs();
+    args_ = std::move(args);
+    kwargs_ = std::move(kwargs);
+    link_inputs();
+}
+
+void Node::replace_input_with(Node* old, Node* replacement) {
+    auto swap = [&](Node* n) { return n == old ? replacement : n; };
+    std::vector<Argument> args = args_;
+    Kwargs kwargs = kwargs_;
+    for (Argument& a : args) map_nodes(a, swap);
+    for (auto& kv : kwargs) map_nodes(kv.second, swap);
+    set_args_kwargs(std::move(args), std::move(kwargs));
+}
+
+std::vector<Node*> Node::replace_all_uses_with(Node* replacement) {
+    return replace_all_uses_with(replacement, [](Node*) { return true; });
+}
+
+Node* Node::prev() const {
+    if (self_ == graph_->nodes_.begin()) return nullptr;
+    return std::prev(self_)->get();
+}
+
+Node* Node::next() const {
+    auto it = std::next(self_);
+    return it == graph_->nodes_.end() ? nullptr : it->get();
+}
+
+// ---- Graph ------------------------------------------------------------------
+
+std::string target_to_name_candidate(Op op, std::string_view target) {
+    std::string_view t = target;
+    if (op == Op::CallFunction) {
+        // An OpOverload's __name__ is "<op>.<overload>"; other callables' is the last atom.
+        if (t.substr(0, 10) == "torch.ops.") {
+            t.remove_prefix(10);
+            size_t dot = t.find('.');
+            if (dot != std::string_view::npos) t.remove_prefix(dot + 1); // drop namespace
+        } else {
+            size_t dot = t.rfind('.');
+            if (dot != std::string_view::npos) t.remove_prefix(dot + 1);
+        }
+    } else if (t.size() > 4 && t.substr(0, 2) == "__" && t.substr(t.size() - 2) == "__") {
+        t = t.substr(2, t.size() - 4); // magic method names lose their dunders
+    }
+    return snake_case(t);
+}
+
+std::vector<Node*> Graph::nodes() const {
+    std::vector<Node*> out;
+    out.reserve(nodes_.size());
+    for (const auto& n : nodes_) out.push_back(n.get());
+    return out;
+}
+
+Node* Graph::find(std::string_view name) const {
+    auto it = by_name_.find(std::string(name));
+    return it == by_name_.end() ? nullptr : it->second;
+}
+
+Node* Graph::output_node() const {
+    for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
+        if ((*it)->op() == Op::Output) return it->get();
+    return nullptr;
+}
+
+std::vector<Node*> Graph::placeholders() const {
+    std::vector<Node*> out;
+    for (const auto& n : nodes_)
+        if (n->op() == Op::Placeholder) out.push_back(n.get());
+    return out;
+}
+
+Graph::InsertPoint::InsertPoint(Graph* g, Node* anchor, bool after)
+    : graph_(g), saved_{g->insert_.anchor, g->insert_.after, g->insert_.at_start} {
+    g->insert_ = InsertState{anchor, after, anchor == nullptr};
+}
+
+Graph::InsertPoint::InsertPoint(InsertPoint&& other) noexcept
+    : graph_(other.graph_), saved_(other.saved_) {
+    other.active_ = false;
+}
+
+Graph::InsertPoint::~InsertPoint() {
+    if (active_) graph_->insert_ = InsertState{saved_.anchor, saved_.after, saved_.at_start};
+}
+
+Graph::InsertPoint Graph::inserting_after(Node* n) {
+    return InsertPoint(this, n, true);
+}
+Graph::InsertPoint Graph::inserting_before(Node* n) {
+    return InsertPoint(this, n, false);
+}
+
+Node* Graph::create_node(Op op, std::string target, std::vector<Argument> args, Kwargs kwargs,
+                         std::string_view name) {
+    auto owned = std::unique_ptr<Node>(new Node());
+    Node* n = owned.get();
+    n->graph_ = this;
+    n->op_ = op;
+    n->target_ = std::move(target);
+    std::string candidate =
+        name.empty() ? target_to_name_candidate(op, n->target_) : std::string(name);
+    n->name_ = names_.create_name(candidate);
+    if (op == Op::CallFunction) n->schema_ = find_op_schema(n->target_);
+
+    std::list<std::unique_ptr<Node>>::iterator pos;
+    if (insert_.anchor) {
+        pos = insert_.after ? std::next(insert_.anchor->self_) : insert_.anchor->self_;
+    } else {
+        pos = insert_.at_start ? nodes_.begin() : nodes_.end();
+    }
+    n->self_ = nodes_.insert(pos, std::move(owned));
+    by_name_[n->name_] = n;
+    n->set_args_kwargs(std::move(args), std::move(kwargs));
+    return n;
+}
+
+Node* Graph::placeholder(std::string name) {
+    std::string candidate = name;
+    return create_node(Op::Placeholder, std::move(name), {}, {}, candidate);
+}
+
+Node* Graph::get_attr(std::string qualified_name, std::string_view name) {
+    return create_node(Op::GetAttr, std::move(qualified_name), {}, {}, name);
+}
+
+Node* Graph::call_function(std::string target, std::vector<Argument> args, Kwargs kwargs,
+                           std::string_view name) {
+    return create_node(Op::CallFunction, std::move(target), std::move(args), std::move(kwargs),
+                       name);
+}
+
+Node* Graph::call_module(std::string qualified_name, std::vector<Argument> args, Kwargs kwargs,
+                         std::string_view name) {
+    return create_node(Op::CallModule, std::move(qualified_name), std::move(args),
+                       std::move(kwargs), name);
+}
+
+Node* Graph::call_method(std::string method, std::vector<Argument> args, Kwargs kwargs,
+                         std::string_view name) {
+    return create_node(Op::CallMethod, std::move(method), std::move(args), std::move(kwargs), name);
+}
+
+Node* Graph::output(Argument result) {
+    return create_node(Op::Output, "output", {std::move(result)}, {}, "output");
+}
+
+Status Graph::erase_node(Node* n) {
+    assert(n && n->graph_ == this);
+    if (!n->users_.empty()) {
+        std::string users = "{";
+        for (size_t k = 0; k < n->users_.size(); ++k) {
+            if (k) users += ", ";
+            users += n->users_[k]->name() + ": None";
+        }
+        users += "}";
+        return make_error("%" + n->name(),
+                          "Tried to erase Node " + n->name() + " but it still had " +
+                              std::to_string(n->users_.size()) + " users in the graph: " + users +
+                              "!",
+                          "rewire its users first (replace_all_uses_with), then erase it");
+    }
+    if (insert_.anchor == n) {
+        // Keep the insert point valid: new nodes go where n was.
+        insert_ = InsertState{n->next(), false, false};
+    }
+    n->unlink_inputs();
+    by_name_.erase(n->name_);
+    nodes_.erase(n->self_);
+    return {};
+}
+
+void Graph::move_before(Node* n, Node* before) {
+    assert(n->graph_ == this && (!before || before->graph_ == this));
+    if (n == before) return;
+    auto pos = before ? before->self_ : nodes_.end();
+    nodes_.splice(pos, nodes_, n->self_);
+}
+
+void Graph::rename(Node* n, std::string_view candidate) {
+    by_name_.erase(n->name_);
+    names_.release(n->name_);
+    n->name_ = names_.create_name(candidate);
+    by_name_[n->name_] = n;
+}
+
+Status Graph::lint() const {
+    std::set<const Node*> seen_values;
+    std::set<std::string> seen_names;
+    for (const auto& owned : nodes_) {
+        const Node* node = owned.get();
+        if (node->graph_ != this)
+            return make_error("%" + node->name(),
+                              "Node '" + node->name() + "' does not belong to this Graph!");
+        std::optional<Error> err;
+        auto check_arg = [&](Node* arg) {
+            if (err) return;
+            if (arg->graph_ != this) {
+                err = make_error(
+                    "%" + node->name(),
+                    "Argument '" + arg->name() + "' of Node '" + node->name() +
+                        "' does not belong to this Graph, but was used as an argument! If "
+                        "you are copying nodes from another graph, make sure to use "
+                        "``arg_transform`` on node_copy() to remap values");
+            } else if (!seen_values.count(arg)) {
+                err =
+                    make_error("%" + node->name(),
+                               "Argument '" + arg->name() + "' of Node '" + node->name() +
+                                   "' was used before it has been defined! Please check that Nodes "
+                                   "in the graph are topologically ordered");
+            }
+        };
+        for (const Argument& a : node->args()) for_each_node(a, check_arg);
+        for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
+        if (err) return *err;
+        seen_values.insert(node);
+        if (!seen_names.insert(node->name()).second)
+            return make_error("%" + node->name(), "Node redefined name " + node->name() + "!");
+    }
+    return {};
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+    auto g = std::make_unique<Graph>();
+    g->names_ = names_;
+    std::unordered_map<const Node*, Node*> remap;
+    for (const auto& owned : nodes_) {
+        const Node* src = owned.get();
+        auto copy = std::unique_ptr<Node>(new Node());
+        Node* n = copy.get();
+        n->graph_ = g.get();
+        n->op_ = src->op_;
+        n->name_ = src->name_;
+        n->target_ = src->target_;
+        n->schema_ = src->schema_;
+        n->meta = src->meta;
+        n->args_ = src->args_;
+        n->kwargs_ = src->kwargs_;
+        n->self_ = g->nodes_.insert(g->nodes_.end(), std::move(copy));
+        g->by_name_[n->name_] = n;
+        remap[src] = n;
+    }
+    auto swap = [&](Node* n) { return remap.at(n); };
+    for (const auto& owned : g->nodes_) {
+        Node* n = owned.get();
+        for (Argument& a : n->args_) map_nodes(a, swap);
+        for (auto& kv : n->kwargs_) map_nodes(kv.second, swap);
+    }
+    // users in the same order as the source
+    for (const auto& owned : nodes_) {
+        Node* dst = remap.at(owned.get());
+        for (Node* u : owned->users_) dst->users_.push_back(remap.at(u));
+    }
+    g->insert_ = insert_;
+    if (insert_.anchor) g->insert_.anchor = remap.at(insert_.anchor);
+    return g;
+}
+
+} // namespace pt2lab

@@ -1,0 +1,104 @@
+// Graph: an ordered list of Nodes with torch.fx's semantics. It keeps its own
+// invariants (users mirror args; erase refuses used nodes; names are unique
+// fx-style identifiers) and offers fx's editing vocabulary.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/namespace.h"
+#include "graph/node.h"
+#include "util/status.h"
+
+namespace pt2lab {
+
+class Graph {
+public:
+    Graph() = default;
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+
+    // Deep copy: same names, order, args, meta; node references remapped.
+    std::unique_ptr<Graph> clone() const;
+
+    // Nodes in order (a snapshot; safe to edit the graph while iterating it).
+    std::vector<Node*> nodes() const;
+    size_t size() const { return nodes_.size(); }
+    Node* find(std::string_view name) const;
+    Node* output_node() const; // the last output node, or null
+    std::vector<Node*> placeholders() const;
+
+    // Where create_node puts new nodes. fx semantics: inserting_after(n) pins n,
+    // so several nodes created in one scope come out in reverse creation order;
+    // inserting_before(m) keeps creation order. The default is the end of the graph.
+    class InsertPoint {
+    public:
+        ~InsertPoint();
+        InsertPoint(InsertPoint&& other) noexcept;
+        InsertPoint(const InsertPoint&) = delete;
+        InsertPoint& operator=(const InsertPoint&) = delete;
+
+    private:
+        friend class Graph;
+        InsertPoint(Graph* g, Node* anchor, bool after);
+        Graph* graph_;
+        struct Saved {
+            Node* anchor;
+            bool after;
+            bool at_start;
+        } saved_;
+        bool active_ = true;
+    };
+    [[nodiscard]] InsertPoint inserting_after(Node* n);  // n == null: start of graph
+    [[nodiscard]] InsertPoint inserting_before(Node* n); // n == null: start of graph
+
+    // Creates a node at the insert point. `name` is a candidate: it is made
+    // unique and legal the way torch.fx's _Namespace does (relu, relu_1; abs -> abs_1).
+    Node* create_node(Op op, std::string target, std::vector<Argument> args = {},
+                      Kwargs kwargs = {}, std::string_view name = {});
+    Node* placeholder(std::string name);
+    Node* get_attr(std::string qualified_name, std::string_view name = {});
+    // Default name: fx's _target_to_str (for "torch.ops.aten.copy_.default": copy__default).
+    Node* call_function(std::string target, std::vector<Argument> args, Kwargs kwargs = {},
+                        std::string_view name = {});
+    Node* call_module(std::string qualified_name, std::vector<Argument> args, Kwargs kwargs = {},
+                      std::string_view name = {});
+    Node* call_method(std::string method, std::vector<Argument> args, Kwargs kwargs = {},
+                      std::string_view name = {});
+    Node* output(Argument result);
+
+    // Removes n. Refuses, with PyTorch's message, when n still has users.
+    Status erase_node(Node* n);
+    // Moves n to just before `before` (null: to the end).
+    void move_before(Node* n, Node* before);
+    // Renames n (made unique like any new name).
+    void rename(Node* n, std::string_view candidate);
+
+    // Checks fx's structural invariants; the messages are torch.fx's.
+    Status lint() const;
+
+    // The namespace used for node names (exposed for passes that need fx's naming).
+    const Namespace& names() const { return names_; }
+
+private:
+    friend class Node;
+    std::list<std::unique_ptr<Node>> nodes_;
+    std::unordered_map<std::string, Node*> by_name_;
+    Namespace names_;
+    struct InsertState {
+        Node* anchor = nullptr; // null: the start or the end of the graph
+        bool after = false;     // insert after anchor (else before)
+        bool at_start = false;  // with a null anchor: start of graph (else end)
+    } insert_;
+};
+
+// torch.fx's Graph._target_to_str for a call_function target string:
+// "torch.ops.aten.conv2d.default" -> "conv2d_default" after sanitizing is done
+// by the namespace; this returns the candidate ("conv2d.default").
+std::string target_to_name_candidate(Op op, std::string_view target);
+
+} // namespace pt2lab

@@ -1,0 +1,75 @@
+// torch.fx's naming rules (_Namespace.create_name, _snake_case).
+#include "graph/namespace.h"
+
+#include <cctype>
+
+#include "util/pyrepr.h"
+
+namespace pt2lab {
+
+namespace {
+bool is_word_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// fx's _custom_builtins: names the generated code binds itself.
+bool is_custom_builtin(std::string_view s) {
+    return s == "inf" || s == "nan" || s == "NoneType" || s == "torch" || s == "device" ||
+           s == "fx_pytree" || s == "pytree";
+}
+
+bool is_illegal(const std::string& s) {
+    return py_is_keyword(s) || py_is_builtin_name(s) || is_custom_builtin(s);
+}
+} // namespace
+
+std::string snake_case(std::string_view s) {
+    std::string out;
+    bool prev_lower = false;
+    for (char c : s) {
+        bool upper = std::isupper(static_cast<unsigned char>(c)) != 0;
+        if (prev_lower && upper) out += '_';
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        prev_lower = std::islower(static_cast<unsigned char>(c)) != 0;
+    }
+    return out;
+}
+
+std::string Namespace::create_name(std::string_view raw) {
+    // [^0-9a-zA-Z_]+ -> "_"
+    std::string candidate;
+    for (size_t i = 0; i < raw.size();) {
+        if (is_word_char(raw[i])) {
+            candidate += raw[i++];
+        } else {
+            candidate += '_';
+            while (i < raw.size() && !is_word_char(raw[i])) ++i;
+        }
+    }
+    if (candidate.empty()) candidate = "_unnamed";
+    if (std::isdigit(static_cast<unsigned char>(candidate[0]))) candidate = "_" + candidate;
+
+    // (.*)_(\d+)$ splits a numeric suffix off.
+    std::string base = candidate;
+    long long num = 0;
+    bool has_num = false;
+    size_t end = candidate.size();
+    size_t d = end;
+    while (d > 0 && std::isdigit(static_cast<unsigned char>(candidate[d - 1]))) --d;
+    if (d < end && d > 0 && candidate[d - 1] == '_' && end - d < 18) {
+        base = candidate.substr(0, d - 1);
+        num = std::stoll(candidate.substr(d));
+        has_num = true;
+    }
+    candidate = has_num ? base + "_" + std::to_string(num) : base;
+    if (num == 0) num = base_count_[base];
+    while (used_.count(candidate) || is_illegal(candidate)) {
+        ++num;
+        candidate = base + "_" + std::to_string(num);
+    }
+    used_.insert(candidate);
+    base_count_[base] = num;
+    return candidate;
+}
+
+} // namespace pt2lab

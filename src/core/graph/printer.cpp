@@ -1,0 +1,459 @@
+// torch.fx's text forms: Node.format_node, Graph.__str__, Graph.python_code
+// (CodeGen and _PyTreeCodeGen), print_readable and print_tabular.
+#include "graph/printer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "graph/op_schema.h"
+#include "util/pyrepr.h"
+
+namespace pt2lab {
+
+namespace {
+
+// operator.* functions that fx's codegen prints infix (magic_methods).
+const char* magic_format(std::string_view name) {
+    static const std::pair<const char*, const char*> kMagic[] = {
+        {"eq", "{} == {}"},       {"ne", "{} != {}"},     {"lt", "{} < {}"},
+        {"gt", "{} > {}"},        {"le", "{} <= {}"},     {"ge", "{} >= {}"},
+        {"pos", "+{}"},           {"neg", "-{}"},         {"invert", "~{}"},
+        {"add", "{} + {}"},       {"sub", "{} - {}"},     {"mul", "{} * {}"},
+        {"floordiv", "{} // {}"}, {"truediv", "{} / {}"}, {"div", "{} / {}"},
+        {"mod", "{} % {}"},       {"pow", "{} ** {}"},    {"lshift", "{} << {}"},
+        {"rshift", "{} >> {}"},   {"and_", "{} & {}"},    {"or_", "{} | {}"},
+        {"xor", "{} ^ {}"},       {"getitem", "{}[{}]"},  {"matmul", "{} @ {}"},
+    };
+    for (const auto& [k, v] : kMagic)
+        if (name == k) return v;
+    return nullptr;
+}
+
+std::string fill_format(const char* fmt, const std::vector<std::string>& parts) {
+    std::string out;
+    size_t k = 0;
+    for (const char* p = fmt; *p; ++p) {
+        if (p[0] == '{' && p[1] == '}') {
+            out += k < parts.size() ? parts[k++] : "";
+            ++p;
+        } else {
+            out += *p;
+        }
+    }
+    return out;
+}
+
+std::string format_args_fx(const std::vector<Argument>& args) {
+    return arg_format_fx(Argument::tuple(args));
+}
+
+std::string format_kwargs_fx(const Kwargs& kwargs) {
+    std::string out = "{";
+    for (size_t k = 0; k < kwargs.size(); ++k) {
+        if (k) out += ", ";
+        out += kwargs[k].first + ": " + arg_format_fx(kwargs[k].second);
+    }
+    return out + "}";
+}
+
+// fx's _format_target: "body.0" under "self" -> getattr(self.body, "0")
+std::string format_target(const std::string& base, const std::string& target) {
+    std::string r = base;
+    size_t b = 0;
+    while (b <= target.size()) {
+        size_t dot = target.find('.', b);
+        std::string atom = target.substr(b, dot == std::string::npos ? std::string::npos : dot - b);
+        if (py_is_identifier(atom))
+            r += "." + atom;
+        else
+            r = "getattr(" + r + ", \"" + atom + "\")";
+        if (dot == std::string::npos) break;
+        b = dot + 1;
+    }
+    return r;
+}
+
+std::string format_call_args(const std::vector<Argument>& args, const Kwargs& kwargs,
+                             size_t skip = 0) {
+    std::string a, k;
+    for (size_t i = skip; i < args.size(); ++i) {
+        if (!a.empty()) a += ", ";
+        a += arg_repr(args[i]);
+    }
+    for (const auto& kv : kwargs) {
+        if (!k.empty()) k += ", ";
+        k += kv.first + " = " + arg_repr(kv.second);
+    }
+    if (!a.empty() && !k.empty()) return a + ", " + k;
+    return a.empty() ? k : a;
+}
+
+std::string last_atom(const std::string& qualified) {
+    size_t dot = qualified.rfind('.');
+    return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+}
+
+// Stand-in for a CPython object address in print_tabular: stable per name,
+// shaped like a real 64-bit heap pointer (tests match addresses by pattern).
+std::string fake_address(const std::string& key) {
+    uint64_t h = 1469598103934665603ull;
+    for (char c : key) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x7f%010llx",
+                  static_cast<unsigned long long>(h & 0xffffffffffull));
+    return buf;
+}
+
+struct Summary {
+    std::string file, lineno, name, code;
+};
+
+// fx's _parse_stack_trace: the innermost 'File "...", line N, in name' and its code line.
+bool parse_stack_trace(const std::string& st, Summary& out) {
+    std::vector<std::string> lines;
+    size_t b = st.find_first_not_of(" \n\t");
+    size_t e = st.find_last_not_of(" \n\t");
+    if (b == std::string::npos) return false;
+    std::string s = st.substr(b, e - b + 1);
+    size_t p = 0;
+    while (p <= s.size()) {
+        size_t nl = s.find('\n', p);
+        lines.push_back(s.substr(p, nl == std::string::npos ? std::string::npos : nl - p));
+        if (nl == std::string::npos) break;
+        p = nl + 1;
+    }
+    auto strip = [](std::string x) {
+        size_t bb = x.find_first_not_of(" \t");
+        size_t ee = x.find_last_not_of(" \t");
+        return bb == std::string::npos ? std::string() : x.substr(bb, ee - bb + 1);
+    };
+    for (int idx = static_cast<int>(lines.size()) - 2; idx >= 0; --idx) {
+        std::string line = strip(lines[static_cast<size_t>(idx)]);
+        // ^File "(.+)", line (\d+), in (.+)$
+        if (line.rfind("File \"", 0) != 0) continue;
+        size_t q = line.find("\", line ", 6);
+        if (q == std::string::npos) continue;
+        size_t in = line.find(", in ", q + 8);
+        if (in == std::string::npos) continue;
+        std::string num = line.substr(q + 8, in - q - 8);
+        if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
+        out.file = line.substr(6, q - 6);
+        out.lineno = num;
+        out.name = line.substr(in + 5);
+        out.code = strip(lines[static_cast<size_t>(idx) + 1]);
+        return !out.name.empty();
+    }
+    return false;
+}
+
+class CodeWriter {
+public:
+    CodeWriter(const Graph& g, const CodegenOptions& opt) : g_(g), opt_(opt) {}
+
+    std::string run() {
+        std::vector<Node*> nodes = g_.nodes();
+        // Last use of each value: walk backwards, first sighting wins.
+        std::map<const Node*, const Node*> last_use;
+        std::map<const Node*, std::vector<Node*>> user_to_last_uses;
+        for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+            Node* user = *it;
+            auto reg = [&](Node* n) {
+                if (!last_use.count(n)) {
+                    last_use[n] = user;
+                    user_to_last_uses[user].push_back(n);
+                }
+            };
+            for (const Argument& a : user->args()) for_each_node(a, reg);
+            for (const auto& kv : user->kwargs()) for_each_node(kv.second, reg);
+        }
+        for (Node* n : nodes) {
+            if (opt_.verbose) stacktrace_summary(*n);
+            emit(*n);
+            // delete_unused_values
+            if (n->op() == Op::Placeholder) continue;
+            if (n->op() == Op::Output) {
+                body_ += "\n";
+                continue;
+            }
+            std::vector<Node*> dels = user_to_last_uses[n];
+            if (opt_.free_unused_immediately && n->users().empty()) dels.push_back(n);
+            if (dels.empty()) {
+                body_ += "\n";
+            } else {
+                std::string s;
+                for (Node* d : dels) s += d->name() + " = ";
+                body_ += ";  " + s + "None\n";
+            }
+        }
+        if (body_.empty()) body_ = "pass\n";
+
+        std::string prologue = fn_def();
+        std::string code = body_;
+        size_t first = code.find_first_not_of('\n');
+        code = first == std::string::npos ? std::string() : code.substr(first);
+        std::string indented;
+        size_t p = 0;
+        for (;;) {
+            size_t nl = code.find('\n', p);
+            indented +=
+                "    " + code.substr(p, nl == std::string::npos ? std::string::npos : nl - p);
+            if (nl == std::string::npos) break;
+            indented += "\n";
+            p = nl + 1;
+        }
+        return "\n\n\n" + prologue + "\n" + indented;
+    }
+
+private:
+    std::string annotation(const Node& n) const {
+        if (!opt_.verbose) return "";
+        const MetaVal& v = n.meta.val;
+        if (v.kind == MetaVal::Kind::Tensor) return ": \"" + v.tensor.type_str() + "\"";
+        if (v.kind == MetaVal::Kind::SymInt) return ": \"Sym(" + v.sym + ")\"";
+        return "";
+    }
+
+    // torch >= 2.9's append_stacktrace_summary: a "# File: ..." comment whenever
+    // the summary changes; nodes without a trace get one shared notice.
+    void stacktrace_summary(const Node& n) {
+        if (n.op() == Op::Placeholder || n.op() == Op::Output) return;
+        std::string text = "No stacktrace found for following nodes";
+        Summary s;
+        if (!n.meta.stack_trace.empty() && parse_stack_trace(n.meta.stack_trace, s))
+            text = "File: " + s.file + ":" + s.lineno + " in " + s.name + ", code: " + s.code;
+        std::string summary = "\n# " + text + "\n";
+        if (!has_prev_summary_ || summary != prev_summary_) {
+            prev_summary_ = summary;
+            has_prev_summary_ = true;
+            body_ += summary;
+        }
+    }
+
+    void emit(const Node& n) {
+        const std::string& name = n.name();
+        switch (n.op()) {
+        case Op::Placeholder: {
+            std::string def = n.args().empty() ? "" : " = " + arg_repr(n.args()[0]);
+            free_vars_.push_back(n.target() + annotation(n) + def);
+            std::string raw = n.target();
+            raw.erase(std::remove(raw.begin(), raw.end(), '*'), raw.end());
+            if (raw != name) body_ += name + annotation(n) + " = " + raw + "\n";
+            return;
+        }
+        case Op::CallMethod:
+            body_ += name + annotation(n) + " = " +
+                     format_target(n.args().empty() ? "None" : arg_repr(n.args()[0]), n.target()) +
+                     "(" + format_call_args(n.args(), n.kwargs(), 1) + ")";
+            return;
+        case Op::CallFunction: {
+            const std::string& t = n.target();
+            if (t.rfind("operator.", 0) == 0 && n.kwargs().empty()) {
+                if (const char* fmt = magic_format(last_atom(t))) {
+                    std::vector<std::string> parts;
+                    for (const Argument& a : n.args()) parts.push_back(arg_repr(a));
+                    body_ += name + annotation(n) + " = " + fill_format(fmt, parts);
+                    return;
+                }
+            }
+            std::string global = global_name(t);
+            if (global == "getattr" && n.args().size() == 2 &&
+                n.args()[1].kind == ArgKind::String && py_is_identifier(n.args()[1].s)) {
+                body_ += name + annotation(n) + " = " +
+                         format_target(arg_repr(n.args()[0]), n.args()[1].s);
+                return;
+            }
+            body_ += name + annotation(n) + " = " + global + "(" +
+                     format_call_args(n.args(), n.kwargs()) + ")";
+            return;
+        }
+        case Op::CallModule:
+            body_ += name + annotation(n) + " = " + format_target("self", n.target()) + "(" +
+                     format_call_args(n.args(), n.kwargs()) + ")";
+            return;
+        case Op::GetAttr:
+            body_ += name + annotation(n) + " = " + format_target("self", n.target());
+            return;
+        case Op::Output: {
+            std::string out = n.args().empty() ? "None" : arg_repr(n.args()[0]);
+            if (opt_.pytree)
+                body_ += "return pytree.tree_unflatten(" + out + ", self._out_spec)";
+            else
+                body_ += "return " + out;
+            return;
+        }
+        }
+    }
+
+    // fx's add_global(_get_qualified_name(target)): torch callables keep their
+    // dotted name, Python builtins their bare name, anything else a sanitized global.
+    std::string global_name(const std::string& qualified) {
+        if (qualified.rfind("torch.", 0) == 0) return qualified;
+        if (qualified.rfind("builtins.", 0) == 0) return qualified.substr(9);
+        auto it = globals_.find(qualified);
+        if (it != globals_.end()) return it->second;
+        std::string g = global_names_.create_name(qualified);
+        globals_[qualified] = g;
+        return g;
+    }
+
+    std::string fn_def() {
+        if (!opt_.pytree) {
+            std::vector<std::string> vars = free_vars_;
+            if (vars.empty() || vars[0] != "self") vars.insert(vars.begin(), "self");
+            return "def forward(" + join(vars, ", ") + "):";
+        }
+        std::vector<std::string> fn_args = opt_.pytree_args;
+        fn_args.insert(fn_args.end(), opt_.pytree_kwargs.begin(), opt_.pytree_kwargs.end());
+        std::vector<std::string> head = fn_args;
+        head.insert(head.begin(), "self");
+        std::string def = "def forward(" + join(head, ", ") + "):";
+        if (!free_vars_.empty()) {
+            std::string kw = "{";
+            for (size_t k = 0; k < opt_.pytree_kwargs.size(); ++k) {
+                if (k) kw += ", ";
+                kw += "'" + opt_.pytree_kwargs[k] + "':" + opt_.pytree_kwargs[k];
+            }
+            kw += "}";
+            std::string sig = "([" + join(opt_.pytree_args, ", ") + "], " + kw + "), self._in_spec";
+            std::vector<std::string> without, with;
+            for (const auto& v : free_vars_) {
+                without.push_back(v.substr(0, v.find(':')));
+                if (v.find(':') != std::string::npos) with.push_back(v + "; ");
+            }
+            if (!with.empty()) def += "\n    " + join(with, "") + "\n";
+            def += "\n    " + join(without, ", ") + ", = fx_pytree.tree_flatten_spec(" + sig + ")";
+        }
+        return def;
+    }
+
+    static std::string join(const std::vector<std::string>& v, const std::string& sep) {
+        std::string out;
+        for (size_t k = 0; k < v.size(); ++k) {
+            if (k) out += sep;
+            out += v[k];
+        }
+        return out;
+    }
+
+    const Graph& g_;
+    const CodegenOptions& opt_;
+    std::string body_;
+    std::vector<std::string> free_vars_;
+    std::string prev_summary_;
+    bool has_prev_summary_ = false;
+    std::map<std::string, std::string> globals_;
+    Namespace global_names_;
+};
+
+} // namespace
+
+std::string pretty_target(const Node& n) {
+    return n.target();
+}
+
+std::string format_node(const Node& n) {
+    std::string users = "[num_users=" + std::to_string(n.users().size()) + "]";
+    switch (n.op()) {
+    case Op::Placeholder: {
+        std::string def = n.args().empty() ? "" : "(default=" + arg_str(n.args()[0]) + ")";
+        return "%" + n.name() + " : " + users + " = placeholder[target=" + n.target() + "]" + def;
+    }
+    case Op::GetAttr:
+        return "%" + n.name() + " : " + users + " = get_attr[target=" + n.target() + "]";
+    case Op::Output:
+        return "return " + (n.args().empty() ? std::string("None") : arg_str(n.args()[0]));
+    default:
+        return "%" + n.name() + " : " + users + " = " + std::string(op_name(n.op())) +
+               "[target=" + pretty_target(n) + "](args = " + format_args_fx(n.args()) +
+               ", kwargs = " + format_kwargs_fx(n.kwargs()) + ")";
+    }
+}
+
+std::string graph_str(const Graph& g) {
+    std::string s = "graph():";
+    for (Node* n : g.nodes()) s += "\n    " + format_node(*n);
+    return s;
+}
+
+std::string python_code(const Graph& g, const CodegenOptions& opt) {
+    return CodeWriter(g, opt).run();
+}
+
+std::string print_readable(const Graph& g, const CodegenOptions& opt,
+                           const std::string& class_name) {
+    CodegenOptions v = opt;
+    v.verbose = true;
+    std::string src = python_code(g, v);
+    size_t first = src.find_first_not_of('\n');
+    src = first == std::string::npos ? std::string() : src.substr(first);
+    src = "class " + class_name + "(torch.nn.Module):\n" + src;
+    // _addindent(src, 4): every line but the first gains four spaces.
+    std::string out;
+    size_t p = 0;
+    bool first_line = true;
+    for (;;) {
+        size_t nl = src.find('\n', p);
+        std::string line = src.substr(p, nl == std::string::npos ? std::string::npos : nl - p);
+        out += (first_line ? "" : "    ") + line;
+        first_line = false;
+        if (nl == std::string::npos) break;
+        out += "\n";
+        p = nl + 1;
+    }
+    return out;
+}
+
+std::string target_str(const Node& n) {
+    if (n.op() != Op::CallFunction) return n.target();
+    if (n.schema()) return n.schema()->overload_str();
+    const std::string& t = n.target();
+    if (t.rfind("torch.ops.", 0) == 0) return t.substr(10); // OpOverload str: aten.foo.default
+    std::string name = last_atom(t);
+    if (t.rfind("operator.", 0) == 0 || t.rfind("builtins.", 0) == 0 ||
+        t.rfind("torch._C._nn.", 0) == 0 || t.rfind("math.", 0) == 0)
+        return "<built-in function " + name + ">";
+    if (t.rfind("torch.nn.functional.", 0) == 0)
+        return "<function " + name + " at " + fake_address(t) + ">";
+    if (t.rfind("torch.", 0) == 0 && t.find('.', 6) == std::string::npos)
+        return "<built-in method " + name + " of type object at " + fake_address("torch") + ">";
+    return "<function " + name + " at " + fake_address(t) + ">";
+}
+
+std::string print_tabular(const Graph& g) {
+    std::vector<std::vector<std::string>> rows;
+    for (Node* n : g.nodes()) {
+        std::string kw = "{";
+        for (size_t k = 0; k < n->kwargs().size(); ++k) {
+            if (k) kw += ", ";
+            kw += py_str_repr(n->kwargs()[k].first) + ": " + arg_repr(n->kwargs()[k].second);
+        }
+        kw += "}";
+        rows.push_back({std::string(op_name(n->op())), n->name(), target_str(*n),
+                        arg_repr(Argument::tuple(n->args())), kw});
+    }
+    const std::vector<std::string> headers = {"opcode", "name", "target", "args", "kwargs"};
+    // tabulate "simple": width = max(cell widths, header + 2); left aligned; "  " between columns.
+    std::vector<size_t> width(headers.size());
+    for (size_t c = 0; c < headers.size(); ++c) {
+        width[c] = headers[c].size() + 2;
+        for (const auto& r : rows) width[c] = std::max(width[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string s;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            if (c) s += "  ";
+            s += cells[c] + std::string(width[c] - cells[c].size(), ' ');
+        }
+        return s;
+    };
+    std::string out = line(headers) + "\n";
+    std::vector<std::string> dashes;
+    for (size_t w : width) dashes.push_back(std::string(w, '-'));
+    out += line(dashes);
+    for (const auto& r : rows) out += "\n" + line(r);
+    return out;
+}
+
+} // namespace pt2lab

@@ -1,0 +1,49 @@
+// Printers that reproduce torch.fx's text byte for byte: str(graph),
+// GraphModule.code (python_code), print_readable annotations, print_tabular.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace pt2lab {
+
+// One line of str(graph) (torch >= 2.1 wording: "[num_users=N]").
+std::string format_node(const Node& n);
+// str(graph): "graph():\n    %x : [num_users=1] = placeholder[target=x]\n ..."
+std::string graph_str(const Graph& g);
+
+struct CodegenOptions {
+    // _PyTreeCodeGen (what ep.module() uses): forward(self, <pytree_args>) starts with
+    // "x, = fx_pytree.tree_flatten_spec(([x], {}), self._in_spec)" and returns
+    // "pytree.tree_unflatten(..., self._out_spec)".
+    bool pytree = false;
+    std::vector<std::string> pytree_args;   // positional forward() argument names
+    std::vector<std::string> pytree_kwargs; // keyword forward() argument names
+    // print_readable: annotate values with their meta type ("f32[2, 8, 16, 16]").
+    bool verbose = false;
+    // torch >= 2.1 frees a value with no users right after it is computed
+    // ("_guards_fn = self._guards_fn(x);  _guards_fn = None"). torch 1.13 did not.
+    bool free_unused_immediately = true;
+};
+
+// GraphModule.code: "\n\n\ndef forward(self, x):\n    ...\n    " exactly as torch.
+std::string python_code(const Graph& g, const CodegenOptions& opt = {});
+
+// print_readable(print_output=False): "class GraphModule(torch.nn.Module):\n    def forward(...".
+std::string print_readable(const Graph& g, const CodegenOptions& opt,
+                           const std::string& class_name = "GraphModule");
+
+// str(node.target) as Python prints it in print_tabular ("aten.conv2d.default",
+// "<built-in method conv2d of type object at 0x...>", "conv").
+std::string target_str(const Node& n);
+
+// Graph.print_tabular() output (tabulate's "simple" format), without the final newline print adds.
+std::string print_tabular(const Graph& g);
+
+// How torch.fx's str(graph) shows a call target: torch.ops.aten.conv2d.default,
+// operator.getitem, builtins.getattr, torch.conv2d.
+std::string pretty_target(const Node& n);
+
+} // namespace pt2lab

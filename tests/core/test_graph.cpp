@@ -1,0 +1,198 @@
+// Graph invariants: users mirror args, erase refuses used nodes, fx naming,
+// insert points (including fx's reverse-order quirk), lint, clone.
+#include <catch2/catch.hpp>
+
+#include "graph/graph.h"
+#include "graph/printer.h"
+
+using namespace pt2lab;
+
+namespace {
+Argument N(Node* n) {
+    return Argument::from_node(n);
+}
+
+// x -> conv (call_module) -> relu (call_module) -> output
+struct ConvRelu {
+    Graph g;
+    Node* x;
+    Node* conv;
+    Node* relu;
+    Node* out;
+    ConvRelu() {
+        x = g.placeholder("x");
+        conv = g.call_module("conv", {N(x)});
+        relu = g.call_module("relu", {N(conv)});
+        out = g.output(N(relu));
+    }
+};
+
+std::vector<std::string> names(const std::vector<Node*>& v) {
+    std::vector<std::string> out;
+    for (Node* n : v) out.push_back(n->name());
+    return out;
+}
+} // namespace
+
+TEST_CASE("users mirror args on every change", "[graph]") {
+    ConvRelu m;
+    CHECK(names(m.x->users()) == std::vector<std::string>{"conv"});
+    CHECK(names(m.relu->users()) == std::vector<std::string>{"output"});
+    m.relu->set_args({N(m.x)});
+    CHECK(m.conv->users().empty());
+    CHECK(names(m.x->users()) == std::vector<std::string>{"conv", "relu"});
+    m.relu->replace_input_with(m.x, m.conv);
+    CHECK(names(m.x->users()) == std::vector<std::string>{"conv"});
+    CHECK(names(m.conv->users()) == std::vector<std::string>{"relu"});
+}
+
+TEST_CASE("a node used twice is one user; kwargs count too", "[graph]") {
+    Graph g;
+    Node* x = g.placeholder("x");
+    Node* add = g.call_function("operator.add", {N(x), N(x)});
+    Node* y = g.call_function("torch.relu", {}, {{"input", N(add)}});
+    CHECK(x->users().size() == 1);
+    CHECK(names(add->users()) == std::vector<std::string>{"relu"});
+    CHECK(y->input_nodes() == std::vector<Node*>{add});
+}
+
+TEST_CASE("erase refuses a node with users, with PyTorch's message", "[graph]") {
+    ConvRelu m;
+    Status s = m.g.erase_node(m.conv);
+    REQUIRE_FALSE(s.ok());
+    // [C] fact sheet section 10 (printed by torch 1.13): erase of a used node
+    CHECK(s.error().message ==
+          "Tried to erase Node conv but it still had 1 users in the graph: {relu: None}!");
+    // once unused it goes, and its inputs forget it
+    m.relu->set_args({N(m.x)});
+    REQUIRE(m.g.erase_node(m.conv).ok());
+    CHECK(m.g.find("conv") == nullptr);
+    CHECK(names(m.x->users()) == std::vector<std::string>{"relu"});
+    CHECK(m.g.size() == 3);
+}
+
+TEST_CASE("names follow torch.fx: dedup, builtins, module paths, OpOverloads", "[graph]") {
+    Graph g;
+    Node* x = g.placeholder("input");
+    CHECK(x->name() == "input_1");
+    CHECK(x->target() == "input");
+    CHECK(g.call_module("body.0", {N(x)})->name() == "body_0");
+    CHECK(g.call_function("torch.abs", {N(x)})->name() == "abs_1");
+    CHECK(g.call_function("torch.ops.aten.copy_.default", {N(x), N(x)})->name() == "copy__default");
+    CHECK(g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", {N(x)})
+              ->name() == "quantize_per_tensor_default");
+    CHECK(g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", {N(x)})
+              ->name() == "quantize_per_tensor_default_1");
+    CHECK(g.get_attr("conv.weight")->name() == "conv_weight");
+    CHECK(g.call_method("__add__", {N(x), N(x)})->name() == "add");
+}
+
+TEST_CASE("inserting_after pins its anchor: nodes come out in reverse creation order", "[graph]") {
+    // [C] fact sheet sections 6.1 and 10: neg then abs created in one
+    // inserting_after(conv) scope give the order x, conv, abs_1, neg, relu.
+    ConvRelu m;
+    Node* neg;
+    Node* abs;
+    {
+        auto at = m.g.inserting_after(m.conv);
+        neg = m.g.call_function("torch.neg", {N(m.conv)});
+        abs = m.g.call_function("torch.abs", {N(neg)});
+    }
+    CHECK(names(m.g.nodes()) ==
+          std::vector<std::string>{"x", "conv", "abs_1", "neg", "relu", "output"});
+    Status s = m.g.lint();
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message == "Argument 'neg' of Node 'abs_1' was used before it has been "
+                               "defined! Please check that Nodes "
+                               "in the graph are topologically ordered");
+    // after the scope, new nodes go to the end again
+    Node* tail = m.g.call_function("torch.neg", {N(m.relu)});
+    CHECK(m.g.nodes().back() == tail);
+    (void)abs;
+}
+
+TEST_CASE("inserting_before keeps creation order", "[graph]") {
+    ConvRelu m;
+    {
+        auto at = m.g.inserting_before(m.relu);
+        Node* a = m.g.call_function("torch.neg", {N(m.conv)});
+        m.g.call_function("torch.abs", {N(a)});
+    }
+    CHECK(names(m.g.nodes()) ==
+          std::vector<std::string>{"x", "conv", "neg", "abs_1", "relu", "output"});
+    CHECK(m.g.lint().ok());
+}
+
+TEST_CASE("replace_all_uses_with without a callback makes the self-loop lint reports", "[graph]") {
+    // [C] fact sheet section 10: torch.relu inserted after module node relu is
+    // named relu_1; relu.replace_all_uses_with(new) rewires new to itself.
+    ConvRelu m;
+    Node* added;
+    {
+        auto at = m.g.inserting_after(m.relu);
+        added = m.g.call_function("torch.relu", {N(m.relu)});
+    }
+    CHECK(added->name() == "relu_1");
+    auto changed = m.relu->replace_all_uses_with(added);
+    CHECK(changed.size() == 2);
+    REQUIRE(added->args().size() == 1);
+    CHECK(added->args()[0].node == added);
+    Status s = m.g.lint();
+    REQUIRE_FALSE(s.ok());
+    CHECK(
+        s.error().message ==
+        "Argument 'relu_1' of Node 'relu_1' was used before it has been defined! Please check that "
+        "Nodes in the graph are topologically ordered");
+}
+
+TEST_CASE("replace_all_uses_with with a callback rewires only the others", "[graph]") {
+    ConvRelu m;
+    Node* obs;
+    {
+        auto at = m.g.inserting_after(m.relu);
+        obs = m.g.call_module("activation_post_process_0", {N(m.relu)});
+    }
+    auto changed = m.relu->replace_all_uses_with(obs, [&](Node* u) { return u != obs; });
+    CHECK(names(changed) == std::vector<std::string>{"output"});
+    CHECK(m.g.lint().ok());
+    CHECK(names(m.relu->users()) == std::vector<std::string>{"activation_post_process_0"});
+    CHECK(m.out->args()[0].node == obs);
+}
+
+TEST_CASE("lint reports a redefined name", "[graph]") {
+    ConvRelu m;
+    m.g.rename(m.relu, "relu_x");
+    CHECK(m.g.lint().ok());
+    CHECK(m.relu->name() == "relu_x");
+    CHECK(m.g.find("relu_x") == m.relu);
+    CHECK(m.g.find("relu") == nullptr);
+}
+
+TEST_CASE("clone is deep and independent", "[graph]") {
+    ConvRelu m;
+    m.conv->meta.stack_trace = "trace";
+    auto c = m.g.clone();
+    CHECK(graph_str(*c) == graph_str(m.g));
+    Node* cconv = c->find("conv");
+    REQUIRE(cconv != nullptr);
+    CHECK(cconv != m.conv);
+    CHECK(cconv->meta.stack_trace == "trace");
+    CHECK(names(cconv->users()) == std::vector<std::string>{"relu"});
+    CHECK(cconv->users()[0]->graph() == c.get());
+    // editing the copy leaves the original alone
+    c->find("relu")->set_args({N(c->find("x"))});
+    REQUIRE(c->erase_node(cconv).ok());
+    CHECK(m.g.find("conv") == m.conv);
+    CHECK(m.conv->users().size() == 1);
+    // names stay reserved like fx: a new "conv" in the copy is conv_1
+    CHECK(c->call_module("conv", {})->name() == "conv_1");
+}
+
+TEST_CASE("move_before reorders without touching users", "[graph]") {
+    ConvRelu m;
+    Node* w = m.g.get_attr("conv.weight");
+    m.g.move_before(w, m.x);
+    CHECK(names(m.g.nodes()) ==
+          std::vector<std::string>{"conv_weight", "x", "conv", "relu", "output"});
+    CHECK(m.g.lint().ok());
+}

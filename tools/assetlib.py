@@ -1,0 +1,136 @@
+"""Small helpers shared by make_assets.py and fx_cases.py: environment checks,
+deterministic file writing, .npy bytes, and the comparisons behind --check.
+
+No torch import here, so the comparisons also work without torch.
+"""
+
+import io
+import json
+import math
+import os
+import sys
+import zipfile
+
+import numpy as np
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Float tolerance for eager reference outputs (the convolution backend differs
+# between CPUs); everything else is compared exactly.
+OUTPUT_TOLERANCE = 1e-5
+
+
+def require_default_cpu_capability() -> None:
+    """Fails loudly unless the entry script set ATEN_CPU_CAPABILITY before torch."""
+    if os.environ.get("ATEN_CPU_CAPABILITY") != "default":
+        sys.exit("error: set ATEN_CPU_CAPABILITY=default before importing torch "
+                 "(the tools/ entry scripts do this on their first lines)")
+
+
+def rel(path: str) -> str:
+    """A path relative to the repository root, with forward slashes."""
+    return os.path.relpath(path, REPO_ROOT).replace(os.sep, "/")
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+
+def json_text(obj) -> str:
+    """Our own JSON files: 2-space indent, insertion order, trailing newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    """NumPy .npy format 1.0, little-endian, C order, as bytes."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array, version=(1, 0), allow_pickle=False)
+    return buf.getvalue()
+
+
+def npy_load(data: bytes) -> np.ndarray:
+    return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+
+
+# ---------------------------------------------------------------------------
+# Comparing (for --check)
+# ---------------------------------------------------------------------------
+
+
+def json_difference(expected, actual, path="$"):
+    """The first difference between two parsed JSON values, or None."""
+    if type(expected) is not type(actual):
+        # 1 and 1.0 are different JSON to us (the C++ side keeps int vs float).
+        return f"{path}: expected {_short(expected)}, got {_short(actual)}"
+    if isinstance(expected, dict):
+        if list(expected) != list(actual):
+            missing = [k for k in expected if k not in actual]
+            extra = [k for k in actual if k not in expected]
+            if missing or extra:
+                return f"{path}: keys missing {missing}, unexpected {extra}"
+            return f"{path}: key order differs"
+        for key in expected:
+            diff = json_difference(expected[key], actual[key], f"{path}.{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(expected, list):
+        if len(expected) != len(actual):
+            return f"{path}: expected {len(expected)} items, got {len(actual)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            diff = json_difference(e, a, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    if expected != actual:
+        return f"{path}: expected {_short(expected)}, got {_short(actual)}"
+    return None
+
+
+def _short(value, limit=120) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def npy_difference(expected_bytes: bytes, actual_bytes: bytes, tolerance: float):
+    """Compares two .npy files: dtype and shape exactly, values within tolerance
+    for floats (exactly for everything else). Returns a message or None."""
+    expected = npy_load(expected_bytes)
+    actual = npy_load(actual_bytes)
+    if expected.dtype != actual.dtype or expected.shape != actual.shape:
+        return (f"expected {expected.dtype}{list(expected.shape)}, "
+                f"got {actual.dtype}{list(actual.shape)}")
+    if np.issubdtype(expected.dtype, np.floating):
+        if expected.size == 0:
+            return None
+        diff = float(np.max(np.abs(expected.astype(np.float64) - actual.astype(np.float64))))
+        if not diff <= tolerance or math.isnan(diff):
+            return f"max |diff| {diff:.3g} > {tolerance:g}"
+        return None
+    if not np.array_equal(expected, actual):
+        return "values differ"
+    return None
+
+
+def zip_records(path: str):
+    """{name inside the root folder: bytes} and the root folder of an archive."""
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        root = names[0].split("/", 1)[0] if names else ""
+        records = {}
+        for name in names:
+            inner = name.split("/", 1)[1] if "/" in name else name
+            records[inner] = zf.read(name)
+    return root, records
