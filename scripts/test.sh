@@ -48,7 +48,8 @@ suite_wasm() {
         ctest --preset wasm -j"$JOBS"
 }
 suite_assets() {
-    ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check
+    ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check
 }
 
 for s in $SUITES; do

@@ -37,9 +37,23 @@ def rel(path: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def json_text(obj) -> str:
-    """Our own JSON files: 2-space indent, insertion order, trailing newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+def json_text(obj, inline_depth: int = 2) -> str:
+    """Our own JSON files: insertion order, 2-space indent for the outer
+    `inline_depth` levels, one compact line per value below that (one line per
+    graph node), trailing newline."""
+
+    def render(value, depth):
+        if depth >= inline_depth or not isinstance(value, (dict, list)) or not value:
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        pad, end = "  " * (depth + 1), "  " * depth
+        if isinstance(value, dict):
+            items = [f"{pad}{json.dumps(k, ensure_ascii=False)}: {render(v, depth + 1)}"
+                     for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + "\n" + end + "}"
+        items = [pad + render(v, depth + 1) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + end + "]"
+
+    return render(obj, 0) + "\n"
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
@@ -52,7 +66,7 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
 
 def npy_bytes(array: np.ndarray) -> bytes:
     """NumPy .npy format 1.0, little-endian, C order, as bytes."""
-    array = np.ascontiguousarray(array)
+    array = np.array(array, order="C", copy=True)  # (ascontiguousarray would make 0-d arrays 1-d)
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     buf = io.BytesIO()
@@ -67,6 +81,15 @@ def npy_load(data: bytes) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # Comparing (for --check)
 # ---------------------------------------------------------------------------
+
+
+def report_line(status, rel_path, detail):
+    """One --check line: `ok  path`, `skipped  path (why)`, `DIFF  path: what`."""
+    if status == "ok":
+        return f"ok       {rel_path}"
+    if status == "skipped":
+        return f"skipped  {rel_path} ({detail})"
+    return f"{status:<8} {rel_path}: {detail}"
 
 
 def json_difference(expected, actual, path="$"):

@@ -6,11 +6,15 @@ Used by make_assets.py (assets/fx/) and fx_cases.py (tests/golden/fx/).
 
 import contextlib
 import io
+import json
 import math
+import os
 import re
 
 import torch
 import torch.fx
+
+from assetlib import json_difference
 
 FORMAT = "pt2lab.fx_graph"
 VERSION = 1
@@ -154,3 +158,22 @@ def fx_graph_record(name: str, model: torch.nn.Module, script: str) -> dict:
         "nodes": [encode_node(n) for n in gm.graph.nodes],
         "expected": expected_texts(gm),
     }
+
+
+def compare_fx_files(committed_path: str, fresh_path: str):
+    """--check for one FX JSON: ("ok" | "skipped" | "DIFF" | "MISSING", detail).
+
+    The expected texts are torch's own output, and another torch minor version
+    prints differently, so a file is only compared under the torch that made it.
+    """
+    if not os.path.exists(committed_path):
+        return "MISSING", "not committed"
+    with open(committed_path, encoding="utf-8") as f:
+        committed = json.load(f)
+    with open(fresh_path, encoding="utf-8") as f:
+        fresh = json.load(f)
+    made_with = committed.get("producer", {}).get("torch_version", "?")
+    if re.findall(r"\d+", made_with)[:2] != re.findall(r"\d+", torch.__version__)[:2]:
+        return "skipped", f"made with torch {made_with}; this is torch {torch.__version__}"
+    diff = json_difference(committed, fresh)
+    return ("DIFF", diff) if diff else ("ok", "")

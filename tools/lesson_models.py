@@ -174,6 +174,10 @@ class ResNetStyle(nn.Module):
 LESSON_INPUT_SHAPE = (2, 3, 16, 16)
 RESNET_INPUT_SHAPE = (2, 3, 32, 32)
 BN_WARMUP_STEPS = 3
+# Warm-up batches are drawn as WARMUP_SHIFT + WARMUP_SCALE * randn, unlike the
+# example input (plain randn), so running statistics and the example batch's
+# own statistics differ visibly (eval vs train output in M00-2).
+WARMUP_SHIFT, WARMUP_SCALE = 0.5, 1.5
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,8 @@ def _warm_up_batch_norm(model: nn.Module, input_shape) -> None:
     shadow = copy.deepcopy(model).double().train()
     with torch.no_grad():
         for _ in range(BN_WARMUP_STEPS):
-            shadow(torch.randn(input_shape).double())
+            batch = WARMUP_SHIFT + WARMUP_SCALE * torch.randn(input_shape)
+            shadow(batch.double())
     shadow_buffers = dict(shadow.named_buffers())
     with torch.no_grad():
         for name, buf in model.named_buffers():

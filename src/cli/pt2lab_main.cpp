@@ -1,7 +1,272 @@
-// pt2lab: command-line view of torch.export files, printed the way PyTorch prints them.
+// pt2lab: command-line view of torch.export files (and pt2lab's symbolic_trace
+// graph JSON), printed exactly the way PyTorch prints them.
+// Exit status: 0 success, 1 bad input (message on stderr), 2 bad usage.
 #include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "graph/printer.h"
+#include "io/fx_json.h"
+#include "io/program_loader.h"
+#include "passes/unlift.h"
+
+using namespace pt2lab;
+
+namespace {
+
+const char* kUsage =
+    "usage: pt2lab <command> FILE [--module] [--no-guards]\n"
+    "\n"
+    "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
+    "pt2lab symbolic_trace graph .json (assets/fx).\n"
+    "\n"
+    "commands:\n"
+    "  info       how the file was made and what it holds\n"
+    "  graph      the graph, as print(graph) shows it\n"
+    "  code       the generated forward(), as gm.code shows it\n"
+    "  tabular    the node table, as graph.print_tabular() shows it\n"
+    "  signature  the graph signature and range constraints, as print(ep) ends\n"
+    "  readable   gm.print_readable() (types annotated from node metadata)\n"
+    "\n"
+    "options:\n"
+    "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
+    "  --no-guards  with --module: leave out _guards_fn, as ep.module(check_guards=False)\n"
+    "\n"
+    "exit status: 0 success, 1 bad input, 2 bad usage\n";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "pt2lab: %s\n\n%s", msg.c_str(), kUsage);
+    return 2;
+}
+
+int input_error(const Error& e) {
+    std::fprintf(stderr, "pt2lab: error: %s\n", e.str().c_str());
+    return 1;
+}
+
+std::string shape_str(const TensorData& t) {
+    std::string s = std::string(scalar_type_abbr(t.dtype)) + "[";
+    for (size_t k = 0; k < t.sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(t.sizes[k]);
+    return s + "]";
+}
+
+std::string op_counts(const Graph& g) {
+    std::map<std::string, int> by_op;
+    std::vector<std::string> order;
+    for (Node* n : g.nodes()) {
+        std::string k(op_name(n->op()));
+        if (!by_op.count(k)) order.push_back(k);
+        ++by_op[k];
+    }
+    std::string s = std::to_string(g.size()) + " nodes:";
+    for (size_t i = 0; i < order.size(); ++i)
+        s += (i ? ", " : " ") + std::to_string(by_op[order[i]]) + " " + order[i];
+    return s;
+}
+
+std::string call_targets(const Graph& g, std::vector<std::string>* unknown) {
+    std::map<std::string, int> count;
+    std::vector<std::string> order;
+    for (Node* n : g.nodes()) {
+        if (n->op() != Op::CallFunction && n->op() != Op::CallModule && n->op() != Op::CallMethod)
+            continue;
+        std::string t = n->op() == Op::CallFunction
+                            ? target_str(*n)
+                            : std::string(op_name(n->op())) + " " + n->target();
+        if (!count.count(t)) order.push_back(t);
+        ++count[t];
+        if (unknown && n->op() == Op::CallFunction && !n->schema()) unknown->push_back(n->target());
+    }
+    std::string s;
+    for (size_t i = 0; i < order.size(); ++i)
+        s += (i ? "\n             " : "") + order[i] + " x" + std::to_string(count[order[i]]);
+    return s;
+}
+
+void print_info(const ExportedProgram& ep) {
+    std::printf("file:        %s\n", ep.source_file.c_str());
+    std::printf("format:      %s\n", ep.format.c_str());
+    if (ep.provenance.present) {
+        const Provenance& p = ep.provenance;
+        if (p.made_by == "emulation")
+            std::printf("made by:     emulation of torch %s's export, with torch %s weights and "
+                        "eager outputs (%s)\n",
+                        p.emulates_torch.c_str(), p.torch_version.c_str(), p.script.c_str());
+        else
+            std::printf("made by:     %s, torch %s (%s)\n", p.made_by.c_str(),
+                        p.torch_version.c_str(), p.script.c_str());
+        if (!p.model_class.empty())
+            std::printf("model:       %s%s (seed %lld)\n", p.model_class.c_str(),
+                        p.mode.empty() ? "" : (", " + p.mode + " mode").c_str(),
+                        static_cast<long long>(p.seed));
+        if (!p.note.empty()) std::printf("note:        %s\n", p.note.c_str());
+    } else {
+        std::printf("made by:     not recorded (no extra/pt2lab/manifest.json)\n");
+    }
+    std::printf("torch_version (in the file): %s\n",
+                ep.torch_version.empty() ? "(none)" : ep.torch_version.c_str());
+    std::printf("schema:      %d.%d\n", ep.schema_major, ep.schema_minor);
+    std::printf("graph:       %s\n", op_counts(*ep.graph).c_str());
+    std::vector<std::string> unknown;
+    std::printf("calls:       %s\n", call_targets(*ep.graph, &unknown).c_str());
+    int params = 0, buffers = 0, users = 0, consts = 0;
+    for (const auto& is : ep.signature.inputs) {
+        params += is.kind == InputKind::Parameter;
+        buffers += is.kind == InputKind::Buffer;
+        users += is.kind == InputKind::UserInput;
+        consts += is.kind == InputKind::ConstantTensor;
+    }
+    int user_out = 0, mutations = 0;
+    for (const auto& os : ep.signature.outputs) {
+        user_out += os.kind == OutputKind::UserOutput;
+        mutations += os.kind == OutputKind::BufferMutation ||
+                     os.kind == OutputKind::ParameterMutation ||
+                     os.kind == OutputKind::UserInputMutation;
+    }
+    std::printf("signature:   %d parameters, %d buffers, %d constants, %d user inputs -> %d user "
+                "outputs, %d mutations\n",
+                params, buffers, consts, users, user_out, mutations);
+    int64_t values = 0, bytes = 0;
+    bool stand_in = false;
+    for (const auto* m : {&ep.state_dict, &ep.constants})
+        for (const auto& kv : *m) {
+            values += kv.second.numel();
+            bytes += static_cast<int64_t>(kv.second.bytes.size());
+            stand_in |= kv.second.stand_in;
+        }
+    std::printf("weights:     %zu tensors, %lld values, %lld bytes%s\n",
+                ep.state_dict.size() + ep.constants.size(), static_cast<long long>(values),
+                static_cast<long long>(bytes),
+                stand_in ? " (deterministic stand-ins, not the real values)" : "");
+    for (const auto& t : ep.example_inputs)
+        std::printf("input:       %s %s\n", t.name.c_str(), shape_str(t.tensor).c_str());
+    for (const auto& t : ep.reference_outputs)
+        std::printf("reference:   %s %s (PyTorch eager output)\n", t.name.c_str(),
+                    shape_str(t.tensor).c_str());
+    for (const auto& t : ep.buffers_after)
+        std::printf("after run:   %s %s (buffer after one eager forward)\n", t.name.c_str(),
+                    shape_str(t.tensor).c_str());
+    if (!unknown.empty()) {
+        std::printf("not runnable: ");
+        for (size_t i = 0; i < unknown.size(); ++i)
+            std::printf("%s%s", i ? ", " : "", unknown[i].c_str());
+        std::printf(" (not in pt2lab's op schema table: shown, but the executor refuses them)\n");
+    }
+    for (const auto& w : ep.warnings) std::printf("warning:     %s\n", w.c_str());
+}
+
+void print_fx_info(const FxGraph& fx, const std::string& file) {
+    std::printf("file:        %s\n", file.c_str());
+    std::printf("format:      pt2lab symbolic_trace graph JSON (traced by torch %s)\n",
+                fx.torch_version.c_str());
+    std::printf("model:       %s\n", fx.module_class.c_str());
+    std::printf("graph:       %s\n", op_counts(*fx.graph).c_str());
+    std::printf("calls:       %s\n", call_targets(*fx.graph, nullptr).c_str());
+    std::printf("submodules:  %zu\n", fx.modules.size());
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
-    std::fprintf(stderr, "usage: pt2lab info|graph|code|tabular|signature FILE [--module]\n");
-    return argc > 1 && argv ? 2 : 2;
+    std::vector<std::string> positional;
+    bool module = false, guards = true;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--module")
+            module = true;
+        else if (a == "--no-guards")
+            guards = false;
+        else if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a.rfind("--", 0) == 0)
+            return usage_error("unknown option " + a);
+        else
+            positional.push_back(a);
+    }
+    if (positional.size() != 2) return usage_error("expected a command and one FILE");
+    const std::string& cmd = positional[0];
+    const std::string& path = positional[1];
+    static const char* kCommands[] = {"info", "graph", "code", "tabular", "signature", "readable"};
+    bool known = false;
+    for (const char* c : kCommands) known |= cmd == c;
+    if (!known) return usage_error("unknown command '" + cmd + "'");
+    if (!guards && !module) return usage_error("--no-guards only applies with --module");
+
+    auto bytes = read_file_bytes(path);
+    if (!bytes.ok()) return input_error(bytes.error());
+    std::string head(bytes.value().begin(),
+                     bytes.value().begin() + std::min<size_t>(bytes.value().size(), 4096));
+    if (looks_like_fx_graph_json(head)) {
+        std::string text(bytes.value().begin(), bytes.value().end());
+        auto fx = read_fx_graph_json(text, path);
+        if (!fx.ok()) return input_error(fx.error());
+        const Graph& g = *fx.value().graph;
+        if (cmd == "info")
+            print_fx_info(fx.value(), path);
+        else if (cmd == "graph")
+            std::printf("%s\n", graph_str(g).c_str());
+        else if (cmd == "code")
+            std::printf("%s\n", python_code(g).c_str());
+        else if (cmd == "tabular")
+            std::fputs(print_tabular(g).c_str(), stdout);
+        else if (cmd == "readable")
+            std::printf("%s\n", print_readable(g, {}).c_str());
+        else {
+            Error e = make_error(
+                "", "a symbolic_trace graph has no graph signature (only ExportedPrograms do)");
+            e.file = path;
+            return input_error(e);
+        }
+        return 0;
+    }
+
+    std::string name =
+        path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    auto ep = load_program(bytes.take(), name);
+    if (!ep.ok()) return input_error(ep.error());
+    const ExportedProgram& program = ep.value();
+    if (cmd == "info") {
+        if (module) return usage_error("info describes the whole program; drop --module");
+        print_info(program);
+        return 0;
+    }
+    if (cmd == "signature") {
+        if (module) return usage_error("ep.module() has no graph signature; drop --module");
+        std::string sig = signature_str(program.signature);
+        std::string indented;
+        for (char c : sig) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+        std::printf("Graph signature: %s\nRange constraints: %s\n", indented.c_str(),
+                    program.range_constraints.c_str());
+        return 0;
+    }
+    if (module) {
+        UnliftOptions opt;
+        opt.guards_fn = guards;
+        auto gm = unlift(program, opt);
+        if (!gm.ok()) return input_error(gm.error());
+        const Graph& g = *gm.value().graph;
+        if (cmd == "graph")
+            std::printf("%s\n", graph_str(g).c_str());
+        else if (cmd == "code")
+            std::printf("%s\n", gm.value().code().c_str());
+        else if (cmd == "tabular")
+            std::fputs(print_tabular(g).c_str(), stdout);
+        else if (cmd == "readable")
+            std::printf("%s\n", print_readable(g, gm.value().codegen).c_str());
+        return 0;
+    }
+    const Graph& g = *program.graph;
+    if (cmd == "graph")
+        std::printf("%s\n", graph_str(g).c_str());
+    else if (cmd == "code")
+        std::printf("%s\n", python_code(g).c_str());
+    else if (cmd == "tabular")
+        std::fputs(print_tabular(g).c_str(), stdout);
+    else if (cmd == "readable")
+        std::printf("%s\n", print_readable(g, {}).c_str());
+    return 0;
 }

@@ -267,6 +267,18 @@ void Graph::rename(Node* n, std::string_view candidate) {
     by_name_[n->name_] = n;
 }
 
+bool Graph::force_name(Node* n, const std::string& name) {
+    if (n->name_ == name) return true;
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) return false;
+    by_name_.erase(n->name_);
+    names_.release(n->name_);
+    names_.reserve(name);
+    n->name_ = name;
+    by_name_[name] = n;
+    return true;
+}
+
 Status Graph::lint() const {
     std::set<const Node*> seen_values;
     std::set<std::string> seen_names;

@@ -77,6 +77,9 @@ public:
     void move_before(Node* n, Node* before);
     // Renames n (made unique like any new name).
     void rename(Node* n, std::string_view candidate);
+    // Gives n exactly `name` (no sanitizing, no builtin check), as torch's
+    // deserializer does with serialized names. False when another node has it.
+    bool force_name(Node* n, const std::string& name);
 
     // Checks fx's structural invariants; the messages are torch.fx's.
     Status lint() const;

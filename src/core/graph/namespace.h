@@ -17,6 +17,8 @@ public:
     // Frees a name for reuse (fx keeps erased names reserved; so do we unless asked).
     void release(const std::string& name) { used_.erase(name); }
     bool used(const std::string& name) const { return used_.count(name) != 0; }
+    // Marks an exact name as taken (names read from a file).
+    void reserve(const std::string& name) { used_.insert(name); }
 
 private:
     std::set<std::string> used_;

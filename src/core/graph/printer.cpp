@@ -414,10 +414,15 @@ std::string target_str(const Node& n) {
     if (t.rfind("operator.", 0) == 0 || t.rfind("builtins.", 0) == 0 ||
         t.rfind("torch._C._nn.", 0) == 0 || t.rfind("math.", 0) == 0)
         return "<built-in function " + name + ">";
+    // F.pad is the C function torch._C._nn.pad re-exported under torch.nn.functional.
+    if (t == "torch.nn.functional.pad") return "<built-in function pad>";
     if (t.rfind("torch.nn.functional.", 0) == 0)
         return "<function " + name + " at " + fake_address(t) + ">";
     if (t.rfind("torch.", 0) == 0 && t.find('.', 6) == std::string::npos)
         return "<built-in method " + name + " of type object at " + fake_address("torch") + ">";
+    // Anything else: what the file recorded as str(target), if it did.
+    auto repr = n.meta.other.find("target_repr");
+    if (repr != n.meta.other.end()) return repr->second;
     return "<function " + name + " at " + fake_address(t) + ">";
 }
 
@@ -446,6 +451,7 @@ std::string print_tabular(const Graph& g) {
             if (c) s += "  ";
             s += cells[c] + std::string(width[c] - cells[c].size(), ' ');
         }
+        while (!s.empty() && s.back() == ' ') s.pop_back(); // tabulate strips each line
         return s;
     };
     std::string out = line(headers) + "\n";
@@ -453,7 +459,7 @@ std::string print_tabular(const Graph& g) {
     for (size_t w : width) dashes.push_back(std::string(w, '-'));
     out += line(dashes);
     for (const auto& r : rows) out += "\n" + line(r);
-    return out;
+    return out + "\n";
 }
 
 } // namespace pt2lab

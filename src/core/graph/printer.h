@@ -39,7 +39,7 @@ std::string print_readable(const Graph& g, const CodegenOptions& opt,
 // "<built-in method conv2d of type object at 0x...>", "conv").
 std::string target_str(const Node& n);
 
-// Graph.print_tabular() output (tabulate's "simple" format), without the final newline print adds.
+// What Graph.print_tabular() prints (tabulate's "simple" format), final newline included.
 std::string print_tabular(const Graph& g);
 
 // How torch.fx's str(graph) shows a call target: torch.ops.aten.conv2d.default,

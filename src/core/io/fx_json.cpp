@@ -1,0 +1,194 @@
+// symbolic_trace JSON -> Graph, with torch.fx's exact node names.
+#include "io/fx_json.h"
+
+#include <limits>
+#include <set>
+
+#include "io/json_read.h"
+
+namespace pt2lab {
+
+namespace {
+
+class FxReader {
+public:
+    FxReader(const std::string& file) : file_(file) {}
+
+    Result<Argument> arg(const JsonAt& a) {
+        const json& v = *a.v;
+        if (v.is_null()) return Argument::none();
+        if (v.is_boolean()) return Argument::from_bool(v.get<bool>());
+        if (v.is_number_integer()) return Argument::from_int(v.get<int64_t>());
+        if (v.is_number_float()) return Argument::from_float(v.get<double>());
+        if (v.is_string()) return Argument::from_string(v.get<std::string>());
+        if (v.is_array()) {
+            std::vector<Argument> items;
+            for (size_t k = 0; k < v.size(); ++k) {
+                auto x = arg(a.index(k));
+                if (!x.ok()) return x;
+                items.push_back(x.take());
+            }
+            return Argument::list(std::move(items));
+        }
+        auto key = a.union_key();
+        if (!key.ok()) return key.error();
+        JsonAt body = a.get(key.value());
+        const std::string& k = key.value();
+        if (k == "node") {
+            auto name = body.as_str();
+            if (!name.ok()) return name.error();
+            auto it = nodes_.find(name.value());
+            if (it == nodes_.end())
+                return body.error("reference to undefined node \"" + name.value() + "\"",
+                                  "nodes must be listed in graph order");
+            return Argument::from_node(it->second);
+        }
+        if (k == "tuple") {
+            if (!body.is_array()) return body.error("expected an array");
+            std::vector<Argument> items;
+            for (size_t i = 0; i < body.size(); ++i) {
+                auto x = arg(body.index(i));
+                if (!x.ok()) return x;
+                items.push_back(x.take());
+            }
+            return Argument::tuple(std::move(items));
+        }
+        if (k == "dict") {
+            if (!body.is_array()) return body.error("expected an array of [key, value] pairs");
+            Argument d;
+            d.kind = ArgKind::Dict;
+            for (size_t i = 0; i < body.size(); ++i) {
+                JsonAt pair = body.index(i);
+                if (!pair.is_array() || pair.size() != 2 || !pair.v->at(0).is_string())
+                    return pair.error("expected [key, value] with a string key");
+                auto x = arg(pair.index(1));
+                if (!x.ok()) return x;
+                d.keys.push_back(pair.v->at(0).get<std::string>());
+                d.items.push_back(x.take());
+            }
+            return d;
+        }
+        if (k == "float") {
+            auto d = body.as_double();
+            if (!d.ok()) return d.error();
+            return Argument::from_float(d.value());
+        }
+        if (k == "dtype") {
+            auto s = body.as_str();
+            if (!s.ok()) return s.error();
+            auto dt = scalar_type_from_name(s.value());
+            if (!dt) return body.error("unknown dtype \"" + s.value() + "\"");
+            return Argument::from_dtype(*dt);
+        }
+        if (k == "device") {
+            auto s = body.as_str();
+            if (!s.ok()) return s.error();
+            return Argument::device(s.value());
+        }
+        if (k == "repr") {
+            auto s = body.as_str();
+            if (!s.ok()) return s.error();
+            return Argument::repr(s.value());
+        }
+        return a.error("unknown argument encoding \"" + k + "\"");
+    }
+
+    Result<FxGraph> run(const json& root) {
+        JsonAt r = json_root(root, &file_);
+        auto fmt = r.str("format");
+        if (!fmt.ok()) return fmt.error();
+        if (fmt.value() != "pt2lab.fx_graph")
+            return r.get("format").error("expected \"pt2lab.fx_graph\", found \"" + fmt.value() +
+                                         "\"");
+        auto version = r.integer("version");
+        if (!version.ok()) return version.error();
+        if (version.value() != 1)
+            return r.get("version").error("unsupported version " + std::to_string(version.value()) +
+                                          " (pt2lab reads 1)");
+        FxGraph fx;
+        fx.name = r.str_or("name", "");
+        fx.module_class = r.str_or("module_class", "");
+        if (JsonAt p = r.get("producer"); p.v && p.v->is_object())
+            fx.torch_version = p.str_or("torch_version", "");
+        if (JsonAt m = r.get("modules"); m.v && m.v->is_object())
+            for (auto it = m.v->begin(); it != m.v->end(); ++it)
+                if (it->is_string()) fx.modules[it.key()] = it->get<std::string>();
+        if (JsonAt at = r.get("attributes"); at.v && at.v->is_object())
+            for (auto it = at.v->begin(); it != at.v->end(); ++it) {
+                std::vector<int64_t> shape;
+                auto sh = it->find("shape");
+                if (it->is_object() && sh != it->end() && sh->is_array())
+                    for (const auto& d : *sh)
+                        if (d.is_number_integer()) shape.push_back(d.get<int64_t>());
+                fx.attributes[it.key()] = shape;
+            }
+        auto ns = r.array("nodes");
+        if (!ns.ok()) return ns.error();
+        fx.graph = std::make_unique<Graph>();
+        Graph& g = *fx.graph;
+        for (size_t k = 0; k < ns.value().size(); ++k) {
+            JsonAt n = ns.value().index(k);
+            auto op_s = n.str("op");
+            if (!op_s.ok()) return op_s.error();
+            auto op = op_from_name(op_s.value());
+            if (!op) return n.get("op").error("unknown opcode \"" + op_s.value() + "\"");
+            auto name = n.str("name");
+            if (!name.ok()) return name.error();
+            auto target = n.str("target");
+            if (!target.ok()) return target.error();
+            if (nodes_.count(name.value()))
+                return n.get("name").error("duplicate node name \"" + name.value() + "\"");
+            std::vector<Argument> args;
+            Kwargs kwargs;
+            if (JsonAt a = n.get("args"); a.v) {
+                if (!a.is_array()) return a.error("expected an array");
+                for (size_t i = 0; i < a.size(); ++i) {
+                    auto x = arg(a.index(i));
+                    if (!x.ok()) return x.error();
+                    args.push_back(x.take());
+                }
+            }
+            if (JsonAt kw = n.get("kwargs"); kw.v) {
+                if (!kw.is_object()) return kw.error("expected an object");
+                for (auto it = kw.v->begin(); it != kw.v->end(); ++it) {
+                    auto x = arg(JsonAt{&*it, kw.path + "." + it.key(), &file_});
+                    if (!x.ok()) return x.error();
+                    kwargs.emplace_back(it.key(), x.take());
+                }
+            }
+            Node* node = g.create_node(*op, target.value(), std::move(args), std::move(kwargs),
+                                       name.value());
+            g.force_name(node, name.value());
+            if (JsonAt tr = n.get("target_repr"); tr.v && tr.v->is_string())
+                node->meta.other["target_repr"] = tr.v->get<std::string>();
+            nodes_[name.value()] = node;
+        }
+        if (JsonAt e = r.get("expected"); e.v && e.v->is_object()) {
+            fx.expected_graph = e.str_or("graph", "");
+            fx.expected_code = e.str_or("code", "");
+            fx.expected_tabular = e.str_or("tabular", "");
+        }
+        return fx;
+    }
+
+private:
+    const std::string& file_;
+    std::map<std::string, Node*> nodes_;
+};
+
+} // namespace
+
+bool looks_like_fx_graph_json(const std::string& text) {
+    return text.find("\"pt2lab.fx_graph\"") != std::string::npos;
+}
+
+Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& file) {
+    auto root = parse_json_text(text, file);
+    if (!root.ok()) return root.error();
+    if (!root.value().is_object())
+        return json_root(root.value(), &file).error("expected a JSON object");
+    FxReader r(file);
+    return r.run(root.value());
+}
+
+} // namespace pt2lab

@@ -1,0 +1,29 @@
+// Reader for pt2lab's symbolic_trace graph JSON (docs/FORMATS.md section 2).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "util/status.h"
+
+namespace pt2lab {
+
+struct FxGraph {
+    std::string name;                                       // "style_modules"
+    std::string module_class;                               // "StyleModules"
+    std::string torch_version;                              // the torch that traced it
+    std::map<std::string, std::string> modules;             // qualified name -> Python type
+    std::map<std::string, std::vector<int64_t>> attributes; // get_attr target -> shape
+    std::unique_ptr<Graph> graph;
+    // What torch printed (tests only; pt2lab always regenerates text from nodes).
+    std::string expected_graph, expected_code, expected_tabular;
+};
+
+Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& file);
+// True when the JSON text is a pt2lab fx graph (cheap sniff of the "format" key).
+bool looks_like_fx_graph_json(const std::string& text);
+
+} // namespace pt2lab

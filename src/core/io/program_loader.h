@@ -1,0 +1,27 @@
+// Opens what torch.export writes: a PT2 archive (torch >= 2.8), a legacy
+// (<= 2.7) zip, or a bare ExportedProgram JSON; reads weights, constants and
+// pt2lab's extra/pt2lab/ folder. Every problem is an Error naming the file
+// and the record, JSON path or node.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "program/exported_program.h"
+
+namespace pt2lab {
+
+Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file);
+Result<ExportedProgram> load_program_file(const std::string& path);
+
+// Reads a whole file; the error names it.
+Result<std::vector<uint8_t>> read_file_bytes(const std::string& path);
+
+// Deterministic stand-in values for a tensor whose real values are missing
+// (legacy pickled weights, bare JSON): BatchNorm-style buffers get their
+// initial values (weight 1, bias 0, running_mean 0, running_var 1,
+// num_batches_tracked 0); other floats U(-b, b) with b = 1/sqrt(fan_in) from
+// SeededRng seeded by a hash of the FQN.
+TensorData make_stand_in(const std::string& fqn, const TensorMeta& meta);
+
+} // namespace pt2lab

@@ -1,0 +1,143 @@
+// ExportedProgram: torch.export's result as pt2lab holds it (graph, graph
+// signature, state_dict and constants, module call graph, provenance), and
+// GraphModule: the ep.module() view that unlift() builds from it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/printer.h"
+
+namespace pt2lab {
+
+// A tensor's bytes plus its shape. Data is the raw little-endian storage,
+// already cut to this tensor (contiguous, storage_offset applied).
+struct TensorData {
+    ScalarType dtype = ScalarType::Float;
+    std::vector<int64_t> sizes;
+    std::vector<uint8_t> bytes;
+    bool requires_grad = false;
+    bool stand_in = false; // deterministic stand-in values, not the real weights
+
+    int64_t numel() const;
+    const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
+};
+
+// Values follow torch.export.graph_signature (1-based, auto()).
+enum class InputKind { UserInput = 1, Parameter, Buffer, ConstantTensor, CustomObj, Token };
+// The newer numbering, with PARAMETER_MUTATION after BUFFER_MUTATION.
+enum class OutputKind {
+    UserOutput = 1,
+    LossOutput,
+    BufferMutation,
+    ParameterMutation,
+    GradientToParameter,
+    GradientToUserInput,
+    UserInputMutation,
+    Token
+};
+const char* input_kind_name(InputKind k);   // "PARAMETER"
+const char* output_kind_name(OutputKind k); // "BUFFER_MUTATION"
+
+struct InputSpec {
+    InputKind kind = InputKind::UserInput;
+    std::string arg;                // placeholder name
+    std::string target;             // FQN for parameters/buffers/constants; "" otherwise
+    std::optional<bool> persistent; // buffers only
+    bool constant_value = false;    // a constant (non-tensor) user input
+};
+
+struct OutputSpec {
+    OutputKind kind = OutputKind::UserOutput;
+    std::string arg;    // output node argument name
+    std::string target; // mutated buffer/parameter FQN or input name; "" otherwise
+};
+
+struct GraphSignature {
+    std::vector<InputSpec> inputs;
+    std::vector<OutputSpec> outputs;
+
+    const InputSpec* input_for(const std::string& placeholder) const;
+};
+
+// str(ep.graph_signature): "\n# inputs\n...\n\n# outputs\n...\n"
+std::string signature_str(const GraphSignature& sig);
+
+struct ModuleCallEntry {
+    std::string fqn;
+    bool has_signature = false;
+    std::vector<std::string> inputs; // argument names
+    std::vector<std::string> outputs;
+    std::string in_spec, out_spec; // treespec JSON text as serialized
+    std::vector<std::string> forward_arg_names;
+};
+
+// How the asset was made (extra/pt2lab/manifest.json), when present.
+struct Provenance {
+    bool present = false;
+    std::string made_by;       // "torch.export" or "emulation"
+    std::string torch_version; // the torch that really ran
+    std::string emulates_torch;
+    std::string script;
+    std::string model_class;
+    std::string mode;
+    std::string note;
+    int64_t seed = 0;
+};
+
+struct NamedTensor {
+    std::string name;
+    TensorData tensor;
+};
+
+struct ExportedProgram {
+    std::unique_ptr<Graph> graph;
+    GraphSignature signature;
+    std::map<std::string, TensorData> state_dict; // parameters and persistent buffers by FQN
+    std::map<std::string, TensorData> constants;  // tensor constants, non-persistent buffers
+    std::vector<ModuleCallEntry> module_call_graph;
+    std::map<std::string, std::string> graph_module_metadata;
+    std::map<std::string, int64_t> opset_version;
+    std::string range_constraints = "{}";
+    std::vector<std::string> verifiers;
+    int schema_major = 0, schema_minor = 0;
+    std::string torch_version;
+
+    // Where it came from.
+    std::string source_file;
+    std::string format; // "pt2 archive", "pt2 archive (legacy <= 2.7)", "ExportedProgram JSON"
+    bool has_weights = false;
+    std::vector<std::string> warnings;
+    Provenance provenance;
+    std::vector<NamedTensor> example_inputs;    // extra/pt2lab inputs
+    std::vector<NamedTensor> reference_outputs; // extra/pt2lab outputs (PyTorch eager)
+    std::vector<NamedTensor> buffers_after;     // train-mode buffers after one eager forward
+
+    // forward()'s user-facing argument names (from the root module call entry,
+    // else the user-input placeholders).
+    std::vector<std::string> forward_arg_names() const;
+    // Looks a parameter/buffer/constant up by FQN.
+    const TensorData* find_tensor(const std::string& fqn) const;
+};
+
+// print_readable + signature, as str(ep) prints it:
+// "ExportedProgram:\n    class GraphModule(torch.nn.Module):\n ... Range constraints: {}\n"
+std::string exported_program_str(const ExportedProgram& ep);
+
+// ep.module(): the unlifted GraphModule.
+struct GraphModule {
+    std::unique_ptr<Graph> graph;
+    CodegenOptions codegen; // _PyTreeCodeGen with forward's names
+    std::map<std::string, const TensorData*>
+        attrs;                           // get_attr targets -> tensors (owned by the program)
+    std::vector<std::string> submodules; // call_module targets it owns ("_guards_fn")
+    std::string guards_fn_code;          // the _guards_fn forward text (2.9+)
+    std::string code() const { return python_code(*graph, codegen); }
+};
+
+} // namespace pt2lab

@@ -1,0 +1,86 @@
+// Printers against text real PyTorch printed: every symbolic_trace graph in
+// assets/fx and tests/golden/fx is loaded from its nodes only, and str(graph),
+// gm.code and print_tabular are regenerated and compared byte for byte with
+// what torch 1.13 printed (tools/make_assets.py, tools/fx_cases.py).
+#include <catch2/catch.hpp>
+
+#include "graph/printer.h"
+#include "io/fx_json.h"
+#include "test_support.h"
+
+using namespace pt2lab;
+using namespace pt2lab_test;
+
+namespace {
+std::vector<std::string> fx_golden_files() {
+    auto a = list_dir("assets/fx", ".json");
+    auto b = list_dir("tests/golden/fx", ".json");
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+FxGraph load_fx(const std::string& rel) {
+    auto r = read_fx_graph_json(read_text(source_path(rel)), rel);
+    INFO(rel << ": " << (r.ok() ? "" : r.error().str()));
+    REQUIRE(r.ok());
+    return r.take();
+}
+} // namespace
+
+TEST_CASE("there are fx goldens to compare against", "[printer]") {
+    CHECK(list_dir("assets/fx", ".json").size() >= 7);
+    CHECK(list_dir("tests/golden/fx", ".json").size() >= 8);
+}
+
+TEST_CASE("str(graph) matches torch.fx", "[printer]") {
+    for (const auto& rel : fx_golden_files()) {
+        FxGraph fx = load_fx(rel);
+        REQUIRE_FALSE(fx.expected_graph.empty());
+        std::string actual = graph_str(*fx.graph);
+        INFO(rel << "\n" << first_difference(fx.expected_graph, actual));
+        CHECK(actual == fx.expected_graph);
+    }
+}
+
+TEST_CASE("gm.code matches torch.fx (torch 1.13 codegen rules)", "[printer]") {
+    CodegenOptions opt;
+    opt.free_unused_immediately = false; // the goldens come from torch 1.13
+    for (const auto& rel : fx_golden_files()) {
+        FxGraph fx = load_fx(rel);
+        std::string actual = python_code(*fx.graph, opt);
+        INFO(rel << "\n" << first_difference(fx.expected_code, actual));
+        CHECK(actual == fx.expected_code);
+    }
+}
+
+TEST_CASE("print_tabular matches torch.fx (addresses masked)", "[printer]") {
+    for (const auto& rel : fx_golden_files()) {
+        FxGraph fx = load_fx(rel);
+        std::string actual = mask_addresses(print_tabular(*fx.graph));
+        std::string expected = mask_addresses(fx.expected_tabular);
+        INFO(rel << "\n" << first_difference(expected, actual));
+        CHECK(actual == expected);
+    }
+}
+
+TEST_CASE("call_function names an OpOverload node like fx (op_overload)", "[printer]") {
+    Graph g;
+    Node* x = g.placeholder("x");
+    CHECK(g.call_function("torch.ops.aten.relu.default", {Argument::from_node(x)})->name() ==
+          "relu_default");
+}
+
+TEST_CASE("torch >= 2.1 codegen frees values nobody uses", "[printer]") {
+    // [C] fact sheet 1.4 (UNLIFT-NEW test expectations):
+    //   _guards_fn = self._guards_fn(x);  _guards_fn = None
+    Graph g;
+    Node* x = g.placeholder("x");
+    g.call_module("_guards_fn", {Argument::from_node(x)});
+    Node* r = g.call_function("torch.ops.aten.relu.default", {Argument::from_node(x)}, {}, "relu");
+    g.output(Argument::tuple({Argument::from_node(r)}));
+    std::string code = python_code(g);
+    CHECK(code.find("    _guards_fn = self._guards_fn(x);  _guards_fn = None\n") !=
+          std::string::npos);
+    CHECK(code.find("    relu = torch.ops.aten.relu.default(x);  x = None\n") != std::string::npos);
+    CHECK(code.find("    return (relu,)\n") != std::string::npos);
+}

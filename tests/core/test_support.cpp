@@ -1,0 +1,57 @@
+// Helpers shared by the core tests.
+#include "test_support.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace pt2lab_test {
+
+std::vector<std::string> list_dir(const std::string& rel_dir, const std::string& suffix) {
+    std::vector<std::string> out;
+    DIR* d = opendir(source_path(rel_dir).c_str());
+    if (!d) return out;
+    while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() > suffix.size() &&
+            n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+            out.push_back(rel_dir + "/" + n);
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string mask_addresses(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        if (s[i] == '0' && i + 2 < s.size() && s[i + 1] == 'x' &&
+            std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+            size_t j = i + 2;
+            while (j < s.size() && std::isxdigit(static_cast<unsigned char>(s[j]))) ++j;
+            out += "0xADDR" + std::string(j - i > 6 ? j - i - 6 : 0, ' ');
+            i = j;
+        } else {
+            out += s[i++];
+        }
+    }
+    return out;
+}
+
+std::string first_difference(const std::string& expected, const std::string& actual) {
+    std::istringstream a(expected), b(actual);
+    std::string la, lb;
+    int line = 1;
+    for (;; ++line) {
+        bool ga = static_cast<bool>(std::getline(a, la));
+        bool gb = static_cast<bool>(std::getline(b, lb));
+        if (!ga && !gb) return "identical";
+        if (la != lb || ga != gb)
+            return "line " + std::to_string(line) + ":\n  expected: [" + (ga ? la : "<end>") +
+                   "]\n  actual:   [" + (gb ? lb : "<end>") + "]";
+    }
+}
+
+} // namespace pt2lab_test

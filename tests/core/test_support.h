@@ -1,0 +1,30 @@
+// Small helpers shared by the core tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/program_loader.h"
+
+namespace pt2lab_test {
+
+inline std::string source_path(const std::string& rel) {
+    return std::string(PT2LAB_SOURCE_DIR) + "/" + rel;
+}
+
+inline std::string read_text(const std::string& path) {
+    auto b = pt2lab::read_file_bytes(path);
+    if (!b.ok()) return {};
+    return std::string(b.value().begin(), b.value().end());
+}
+
+// Files in a source folder with the given suffix, sorted.
+std::vector<std::string> list_dir(const std::string& rel_dir, const std::string& suffix);
+
+// Replaces every "0x<hex>" with "0xADDR" (object addresses differ run to run).
+std::string mask_addresses(const std::string& s);
+
+// First differing line, for readable failures.
+std::string first_difference(const std::string& expected, const std::string& actual);
+
+} // namespace pt2lab_test
