@@ -49,7 +49,8 @@ suite_wasm() {
 }
 suite_assets() {
     ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
+        /usr/bin/python3 tools/make_corpus.py --check
 }
 
 for s in $SUITES; do

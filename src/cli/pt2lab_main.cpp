@@ -133,9 +133,9 @@ void print_info(const ExportedProgram& ep) {
     bool stand_in = false;
     for (const auto* m : {&ep.state_dict, &ep.constants})
         for (const auto& kv : *m) {
-            values += kv.second.numel();
-            bytes += static_cast<int64_t>(kv.second.bytes.size());
-            stand_in |= kv.second.stand_in;
+            values += kv.second->numel();
+            bytes += static_cast<int64_t>(kv.second->bytes.size());
+            stand_in |= kv.second->stand_in;
         }
     std::printf("weights:     %zu tensors, %lld values, %lld bytes%s\n",
                 ep.state_dict.size() + ep.constants.size(), static_cast<long long>(values),

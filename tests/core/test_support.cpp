@@ -15,7 +15,7 @@ std::vector<std::string> list_dir(const std::string& rel_dir, const std::string&
     if (!d) return out;
     while (dirent* e = readdir(d)) {
         std::string n = e->d_name;
-        if (n.size() > suffix.size() &&
+        if (n[0] != '.' && n.size() > suffix.size() &&
             n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
             out.push_back(rel_dir + "/" + n);
     }

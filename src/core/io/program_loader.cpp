@@ -114,7 +114,7 @@ struct ModelRecords {
 // Reads a payload config ({"config": {fqn: {path_name, is_param, use_pickle, tensor_meta}}})
 // and fills `out` for each fqn in `wanted`.
 Status read_payloads(const Archive& ar, const std::string& config_rel, const std::string& data_dir,
-                     ExportedProgram& ep, std::map<std::string, TensorData>& out) {
+                     ExportedProgram& ep, TensorMap& out) {
     auto bytes = ar.read(config_rel);
     if (!bytes.ok()) return bytes.error();
     std::string label = ar.label(config_rel);
@@ -179,7 +179,7 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
             ep.warnings.push_back(
                 "tensor " + it.key() +
                 " is a pickled tensor subclass pt2lab cannot read: stand-in values are used");
-            out[it.key()] = make_stand_in(it.key(), meta);
+            out[it.key()] = std::make_shared<TensorData>(make_stand_in(it.key(), meta));
             continue;
         }
         std::string rel = data_dir + path_name.value();
@@ -191,7 +191,7 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
         if (!storage.ok()) return storage.error();
         auto t = tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + it.key());
         if (!t.ok()) return t.error();
-        out[it.key()] = t.take();
+        out[it.key()] = std::make_shared<TensorData>(t.take());
     }
     return {};
 }
@@ -202,7 +202,7 @@ Status check_state(const ExportedProgram& ep, const std::string& file, bool requ
         if (is.kind != InputKind::Parameter && is.kind != InputKind::Buffer &&
             is.kind != InputKind::ConstantTensor)
             continue;
-        const TensorData* t = ep.find_tensor(is.target);
+        auto t = ep.find_tensor(is.target);
         if (!t) {
             if (!require_all) continue;
             return file_error(
@@ -242,7 +242,8 @@ void fill_stand_ins(ExportedProgram& ep, const std::string& why) {
                      (is.kind == InputKind::Buffer && is.persistent.value_or(true)))
                         ? ep.state_dict
                         : ep.constants;
-        dst[is.target] = make_stand_in(is.target, ph->meta.val.tensor);
+        dst[is.target] =
+            std::make_shared<TensorData>(make_stand_in(is.target, ph->meta.val.tensor));
         ++made;
     }
     if (made)

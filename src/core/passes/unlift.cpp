@@ -88,7 +88,7 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
         if (Status s = g.erase_node(ph); !s.ok()) return s.error();
         attr->meta = meta;
         unlifted[is.target] = attr;
-        if (const TensorData* t = ep.find_tensor(is.target)) gm.attrs[is.target] = t;
+        if (auto t = ep.find_tensor(is.target)) gm.attrs[is.target] = t;
     }
 
     // 2. mutations -> copy_ before the output; output returns user outputs only

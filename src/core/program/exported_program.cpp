@@ -89,11 +89,11 @@ std::vector<std::string> ExportedProgram::forward_arg_names() const {
     return out;
 }
 
-const TensorData* ExportedProgram::find_tensor(const std::string& fqn) const {
+std::shared_ptr<const TensorData> ExportedProgram::find_tensor(const std::string& fqn) const {
     auto it = state_dict.find(fqn);
-    if (it != state_dict.end()) return &it->second;
+    if (it != state_dict.end()) return it->second;
     it = constants.find(fqn);
-    if (it != constants.end()) return &it->second;
+    if (it != constants.end()) return it->second;
     return nullptr;
 }
 

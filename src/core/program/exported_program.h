@@ -95,11 +95,14 @@ struct NamedTensor {
     TensorData tensor;
 };
 
+// Tensors are shared (not copied) between a program and the modules made from it.
+using TensorMap = std::map<std::string, std::shared_ptr<const TensorData>>;
+
 struct ExportedProgram {
     std::unique_ptr<Graph> graph;
     GraphSignature signature;
-    std::map<std::string, TensorData> state_dict; // parameters and persistent buffers by FQN
-    std::map<std::string, TensorData> constants;  // tensor constants, non-persistent buffers
+    TensorMap state_dict; // parameters and persistent buffers by FQN
+    TensorMap constants;  // tensor constants, non-persistent buffers
     std::vector<ModuleCallEntry> module_call_graph;
     std::map<std::string, std::string> graph_module_metadata;
     std::map<std::string, int64_t> opset_version;
@@ -121,8 +124,8 @@ struct ExportedProgram {
     // forward()'s user-facing argument names (from the root module call entry,
     // else the user-input placeholders).
     std::vector<std::string> forward_arg_names() const;
-    // Looks a parameter/buffer/constant up by FQN.
-    const TensorData* find_tensor(const std::string& fqn) const;
+    // Looks a parameter/buffer/constant up by FQN; null when absent.
+    std::shared_ptr<const TensorData> find_tensor(const std::string& fqn) const;
 };
 
 // print_readable + signature, as str(ep) prints it:
@@ -132,9 +135,8 @@ std::string exported_program_str(const ExportedProgram& ep);
 // ep.module(): the unlifted GraphModule.
 struct GraphModule {
     std::unique_ptr<Graph> graph;
-    CodegenOptions codegen; // _PyTreeCodeGen with forward's names
-    std::map<std::string, const TensorData*>
-        attrs;                           // get_attr targets -> tensors (owned by the program)
+    CodegenOptions codegen;              // _PyTreeCodeGen with forward's names
+    TensorMap attrs;                     // get_attr targets -> tensors (shared with the program)
     std::vector<std::string> submodules; // call_module targets it owns ("_guards_fn")
     std::string guards_fn_code;          // the _guards_fn forward text (2.9+)
     std::string code() const { return python_code(*graph, codegen); }

@@ -1,0 +1,123 @@
+// The pt2lab command-line tool: outputs, exit codes (0 ok, 1 bad input,
+// 2 bad usage) and messages. Runs the native binary (PT2LAB_CLI), so it is
+// registered only in native builds.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
+
+#include "io/fx_json.h"
+#include "test_support.h"
+
+using namespace pt2lab_test;
+
+namespace {
+struct Run {
+    int status;
+    std::string out, err;
+};
+
+Run run_cli(const std::string& args) {
+    const char* cli = std::getenv("PT2LAB_CLI");
+    REQUIRE(cli);
+    std::string err_file = "pt2lab_cli_stderr.txt";
+    std::string cmd = std::string(cli) + " " + args + " 2>" + err_file;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    Run r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.err = read_text(err_file);
+    std::remove(err_file.c_str());
+    return r;
+}
+
+std::string asset(const std::string& name) {
+    return source_path("assets/graphs/" + name + ".pt2");
+}
+} // namespace
+
+TEST_CASE("pt2lab code --module prints ep.module().code", "[cli]") {
+    Run r = run_cli("code " + asset("conv_bn_relu_eval") + " --module");
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    // [I] fact sheet 1.4: the first and last lines of the predicted code
+    CHECK(r.out.find("def forward(self, x):\n    x, = fx_pytree.tree_flatten_spec(([x], {}), "
+                     "self._in_spec)\n") != std::string::npos);
+    CHECK(r.out.find("    return pytree.tree_unflatten((relu,), self._out_spec)\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("every command works on every lesson asset", "[cli]") {
+    for (const auto& rel : list_dir("assets/graphs", ".pt2")) {
+        for (const char* cmd : {"info", "graph", "code", "tabular", "signature", "readable"}) {
+            Run r = run_cli(std::string(cmd) + " " + source_path(rel));
+            INFO(rel << " " << cmd << ": " << r.err);
+            CHECK(r.status == 0);
+            CHECK_FALSE(r.out.empty());
+        }
+        for (const char* cmd : {"graph", "code", "tabular", "readable"}) {
+            Run r = run_cli(std::string(cmd) + " " + source_path(rel) + " --module");
+            INFO(rel << " " << cmd << " --module: " << r.err);
+            CHECK(r.status == 0);
+        }
+    }
+}
+
+TEST_CASE("info says how the asset was made", "[cli]") {
+    Run r = run_cli("info " + asset("conv_relu"));
+    CHECK(r.status == 0);
+    CHECK(r.out.find("made by:     emulation of torch 2.11.0's export, with torch 1.13.0a0") !=
+          std::string::npos);
+    CHECK(r.out.find("input:       x f32[2, 3, 16, 16]") != std::string::npos);
+    CHECK(r.out.find("weights:     2 tensors") != std::string::npos);
+}
+
+TEST_CASE("symbolic_trace graph JSON prints as torch printed it", "[cli]") {
+    for (const char* name : {"style_functional", "style_modules", "style_sequential"}) {
+        std::string path = source_path(std::string("assets/fx/") + name + ".json");
+        auto fx = pt2lab::read_fx_graph_json(read_text(path), path);
+        REQUIRE(fx.ok());
+        Run g = run_cli("graph " + path);
+        CHECK(g.status == 0);
+        CHECK(g.out == fx.value().expected_graph + "\n");
+        Run t = run_cli("tabular " + path);
+        CHECK(mask_addresses(t.out) == mask_addresses(fx.value().expected_tabular));
+        Run s = run_cli("signature " + path);
+        CHECK(s.status == 1);
+        CHECK(s.err.find("has no graph signature") != std::string::npos);
+    }
+}
+
+TEST_CASE("bad usage exits 2 with the usage text", "[cli]") {
+    for (const char* args : {"", "info", "frobnicate x.pt2", "info a.pt2 b.pt2",
+                             "code x.pt2 --bogus", "code x.pt2 --no-guards"}) {
+        Run r = run_cli(args);
+        INFO(args);
+        CHECK(r.status == 2);
+        CHECK(r.err.find("usage: pt2lab") != std::string::npos);
+        CHECK(r.out.empty());
+    }
+    Run r = run_cli("signature " + asset("conv_relu") + " --module");
+    CHECK(r.status == 2);
+    CHECK(run_cli("--help").status == 0);
+}
+
+TEST_CASE("bad input exits 1 with a message naming the file", "[cli]") {
+    for (const auto& rel : list_dir("tests/corpus/bad", "")) {
+        std::string name = rel.substr(rel.find_last_of('/') + 1);
+        Run r = run_cli("info " + source_path(rel));
+        INFO(rel << ": " << r.err);
+        CHECK(r.status == 1);
+        CHECK(r.err.rfind("pt2lab: error: ", 0) == 0);
+        CHECK(r.err.find(name) != std::string::npos);
+        CHECK(r.out.empty());
+    }
+    Run missing = run_cli("graph /nonexistent/model.pt2");
+    CHECK(missing.status == 1);
+    CHECK(missing.err.find("cannot open the file") != std::string::npos);
+}
