@@ -46,4 +46,8 @@ if [ -n "$missing" ]; then
 else
   say "all Debian packages present ($want)"
 fi
+# The Dear ImGui source for the page (Debian source package, unpacked under build/).
+if [ "$want" = all ]; then
+  bash "$(dirname "$0")/fetch_imgui.sh"
+fi
 say "done"
