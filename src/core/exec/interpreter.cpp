@@ -1,0 +1,362 @@
+// Node-by-node evaluation with schema-driven argument binding.
+#include "exec/interpreter.h"
+
+namespace pt2lab {
+
+ModuleState ModuleState::from_program(const ExportedProgram& ep) {
+    ModuleState s;
+    for (const auto* m : {&ep.state_dict, &ep.constants})
+        for (const auto& [fqn, t] : *m)
+            s.tensors[fqn] = std::make_shared<Tensor>(Tensor::from_data(*t));
+    return s;
+}
+
+ModuleState ModuleState::clone() const {
+    ModuleState s;
+    for (const auto& [k, t] : tensors) s.tensors[k] = std::make_shared<Tensor>(*t);
+    for (const auto& [k, o] : observers) s.observers[k] = std::make_shared<MinMaxObserver>(*o);
+    return s;
+}
+
+namespace {
+
+Error node_error(const Node& n, const std::string& message, const std::string& hint = {}) {
+    return make_error("%" + n.name(), "while executing %" + n.name() + ": " + message, hint);
+}
+
+class Runner {
+public:
+    Runner(const Graph& g, ModuleState& state, const RunOptions& opt)
+        : g_(g), state_(state), opt_(opt) {}
+
+    Result<RunResult> run(const std::vector<Value>& inputs) {
+        size_t next_input = 0;
+        RunResult result;
+        for (Node* n : g_.nodes()) {
+            Value v;
+            switch (n->op()) {
+            case Op::Placeholder:
+                if (next_input < inputs.size()) {
+                    v = inputs[next_input++];
+                } else if (!n->args().empty()) {
+                    auto d = eval(*n, n->args()[0]);
+                    if (!d.ok()) return d.error();
+                    v = d.take();
+                } else {
+                    return node_error(*n, "no value given for input '" + n->target() + "'",
+                                      "pass one input per placeholder");
+                }
+                break;
+            case Op::GetAttr: {
+                auto it = state_.tensors.find(n->target());
+                if (it == state_.tensors.end())
+                    return node_error(*n, "the module has no attribute '" + n->target() + "'",
+                                      "the weights for this graph are missing");
+                v = Value::of(it->second);
+                break;
+            }
+            case Op::CallFunction: {
+                auto r = call_function(*n);
+                if (!r.ok()) return r.error();
+                v = r.take();
+                break;
+            }
+            case Op::CallModule: {
+                auto r = call_module(*n);
+                if (!r.ok()) return r.error();
+                v = r.take();
+                break;
+            }
+            case Op::CallMethod:
+                return node_error(*n,
+                                  "call_method '" + n->target() +
+                                      "' cannot run: pt2lab runs exported (ATen) graphs",
+                                  "open the torch.export version of this model");
+            case Op::Output: {
+                if (n->args().empty()) break;
+                auto out = eval(*n, n->args()[0]);
+                if (!out.ok()) return out.error();
+                const Argument& a = n->args()[0];
+                if (a.kind == ArgKind::Tuple || a.kind == ArgKind::List) {
+                    result.outputs = out.value().items;
+                    for (const Argument& item : a.items)
+                        result.output_names.push_back(item.is_node() ? item.node->name() : "");
+                } else {
+                    result.outputs = {out.value()};
+                    result.output_names = {a.is_node() ? a.node->name() : ""};
+                }
+                break;
+            }
+            }
+            env_[n] = v;
+            if (opt_.keep_values && n->op() != Op::Output) result.values[n->name()] = v;
+        }
+        return result;
+    }
+
+private:
+    Result<Value> eval(const Node& n, const Argument& a) {
+        switch (a.kind) {
+        case ArgKind::None: return Value::none();
+        case ArgKind::Bool: return Value::boolean(a.b);
+        case ArgKind::Int: return Value::integer(a.i);
+        case ArgKind::Float: return Value::real(a.f);
+        case ArgKind::NodeRef: {
+            auto it = env_.find(a.node);
+            if (it == env_.end())
+                return node_error(n,
+                                  "argument %" + a.node->name() +
+                                      " has no value yet (graph not topologically ordered)",
+                                  "run lint to find the problem");
+            return it->second;
+        }
+        case ArgKind::List:
+        case ArgKind::Tuple: {
+            std::vector<Value> items;
+            for (const Argument& x : a.items) {
+                auto v = eval(n, x);
+                if (!v.ok()) return v;
+                items.push_back(v.take());
+            }
+            return Value::tuple(std::move(items));
+        }
+        case ArgKind::Dtype: {
+            Value v;
+            v.kind = Value::Kind::Dtype;
+            v.dtype = a.dtype;
+            return v;
+        }
+        case ArgKind::String: {
+            Value v;
+            v.kind = Value::Kind::String;
+            v.s = a.s;
+            return v;
+        }
+        case ArgKind::Device:
+        case ArgKind::Layout:
+        case ArgKind::MemoryFormat:
+        case ArgKind::Dict:
+        case ArgKind::Repr: {
+            Value v;
+            v.kind = Value::Kind::String;
+            v.s = arg_repr(a);
+            return v;
+        }
+        }
+        return Value::none();
+    }
+
+    Result<Value> call_function(const Node& n) {
+        const OpSchema* schema = n.schema();
+        if (!schema)
+            return node_error(n, "op " + n.target() + " is not in pt2lab's op schema table",
+                              "pt2lab shows this node but cannot run it");
+        KernelFn fn = find_kernel(*schema);
+        if (!fn)
+            return node_error(n, "pt2lab has no kernel for " + schema->overload_str(),
+                              "this op cannot run yet");
+        const auto& sargs = schema->arguments;
+        if (n.args().size() > sargs.size())
+            return node_error(n, schema->overload_str() + " takes " + std::to_string(sargs.size()) +
+                                     " arguments but " + std::to_string(n.args().size()) +
+                                     " were given");
+        std::vector<Value> bound(sargs.size());
+        std::vector<bool> given(sargs.size(), false);
+        for (size_t k = 0; k < n.args().size(); ++k) {
+            auto v = eval(n, n.args()[k]);
+            if (!v.ok()) return v.error();
+            bound[k] = v.take();
+            given[k] = true;
+        }
+        for (const auto& [key, arg] : n.kwargs()) {
+            int idx = schema->arg_index(key);
+            if (idx < 0)
+                return node_error(n,
+                                  schema->overload_str() + " has no argument named '" + key + "'");
+            if (given[static_cast<size_t>(idx)])
+                return node_error(n, "argument '" + key + "' is given twice");
+            auto v = eval(n, arg);
+            if (!v.ok()) return v.error();
+            bound[static_cast<size_t>(idx)] = v.take();
+            given[static_cast<size_t>(idx)] = true;
+        }
+        for (size_t k = 0; k < sargs.size(); ++k) {
+            if (given[k]) continue;
+            if (!sargs[k].has_default && !sargs[k].type.optional)
+                return node_error(n, schema->overload_str() + " is missing its argument '" +
+                                         sargs[k].name + "'");
+            if (sargs[k].has_default) {
+                auto v = eval(n, sargs[k].default_value);
+                if (!v.ok()) return v.error();
+                bound[k] = v.take();
+            }
+        }
+        CallArgs args(*schema, std::move(bound));
+        auto r = fn(args, opt_.kernels);
+        if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
+        return r.take();
+    }
+
+    Result<Value> call_module(const Node& n) {
+        if (n.target() == "_guards_fn") {
+            if (!opt_.check_guards) return Value::none();
+            size_t k = 0;
+            for (const Argument& a : n.args()) {
+                if (!a.is_node()) continue;
+                const Node* ph = a.node;
+                auto it = env_.find(ph);
+                if (it == env_.end() || !it->second.is_tensor() || !ph->meta.val.is_tensor())
+                    continue;
+                const Tensor& t = *it->second.tensor;
+                const TensorMeta& m = ph->meta.val.tensor;
+                if (t.dim() != static_cast<int64_t>(m.sizes.size()))
+                    return node_error(n,
+                                      "Guard failed: " + ph->name() +
+                                          ".dim() == " + std::to_string(m.sizes.size()),
+                                      "the input's rank differs from the exported example's");
+                for (size_t d = 0; d < m.sizes.size(); ++d) {
+                    bool symbolic = d < m.symbolic_sizes.size() && !m.symbolic_sizes[d].empty();
+                    if (!symbolic && t.sizes[d] != m.sizes[d])
+                        return node_error(
+                            n,
+                            "Guard failed: " + ph->name() + ".size()[" + std::to_string(d) +
+                                "] == " + std::to_string(m.sizes[d]),
+                            "the program was exported with static shapes; give an input of shape " +
+                                shape_str(m.sizes));
+                }
+                ++k;
+            }
+            return Value::none();
+        }
+        auto obs = state_.observers.find(n.target());
+        if (obs != state_.observers.end()) {
+            if (n.args().size() != 1) return node_error(n, "an observer takes exactly one input");
+            auto v = eval(n, n.args()[0]);
+            if (!v.ok()) return v.error();
+            if (!v.value().is_tensor())
+                return node_error(n, "an observer needs a tensor, got " + v.value().describe());
+            if (Status s = obs->second->observe(*v.value().tensor); !s.ok())
+                return node_error(n, s.error().message);
+            return v.take(); // passes its input through unchanged
+        }
+        return node_error(
+            n, "module '" + n.target() + "' cannot run",
+            "pt2lab runs exported graphs, observers and _guards_fn; symbolic_trace module calls "
+            "carry no weights");
+    }
+
+    const Graph& g_;
+    ModuleState& state_;
+    const RunOptions& opt_;
+    std::map<const Node*, Value> env_;
+};
+
+// Count and dtype always; static shapes too unless a _guards_fn call will check them.
+Status check_inputs(const Graph& g, const GraphSignature* sig, const std::vector<Tensor>& inputs,
+                    bool shapes) {
+    auto specs = user_input_specs(g, sig);
+    if (inputs.size() != specs.size())
+        return make_error("inputs",
+                          "the program takes " + std::to_string(specs.size()) +
+                              " user input(s), got " + std::to_string(inputs.size()),
+                          "give one tensor per forward() argument");
+    for (size_t k = 0; k < specs.size(); ++k) {
+        const TensorMeta& m = specs[k].second;
+        if (inputs[k].dtype != m.dtype)
+            return make_error("input " + specs[k].first,
+                              "expected dtype " + std::string(scalar_type_name(m.dtype)) +
+                                  ", got " + std::string(scalar_type_name(inputs[k].dtype)));
+        if (!shapes || (m.sizes.empty() && inputs[k].dim() == 0)) continue;
+        if (inputs[k].dim() != static_cast<int64_t>(m.sizes.size()))
+            return make_error("input " + specs[k].first,
+                              "Unexpected number of dimensions in input at *args[" +
+                                  std::to_string(k) + "].shape: expected " +
+                                  std::to_string(m.sizes.size()) + ", but got " +
+                                  std::to_string(inputs[k].dim()),
+                              "the program was exported for inputs of shape " + shape_str(m.sizes));
+        for (size_t d = 0; d < m.sizes.size(); ++d) {
+            bool symbolic = d < m.symbolic_sizes.size() && !m.symbolic_sizes[d].empty();
+            if (!symbolic && inputs[k].sizes[d] != m.sizes[d])
+                return make_error(
+                    "input " + specs[k].first,
+                    "Expected input at *args[" + std::to_string(k) + "].shape[" +
+                        std::to_string(d) + "] to be equal to " + std::to_string(m.sizes[d]) +
+                        ", but got " + std::to_string(inputs[k].sizes[d]),
+                    "the program was exported with static shapes " + shape_str(m.sizes));
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
+                                                                 const GraphSignature* sig) {
+    std::vector<std::pair<std::string, TensorMeta>> out;
+    for (Node* n : g.placeholders()) {
+        if (sig) {
+            const InputSpec* is = sig->input_for(n->name());
+            if (is && is->kind != InputKind::UserInput) continue;
+        }
+        out.emplace_back(n->name(), n->meta.val.is_tensor() ? n->meta.val.tensor : TensorMeta{});
+    }
+    return out;
+}
+
+Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, ModuleState& state,
+                            const RunOptions& opt) {
+    return Runner(g, state, opt).run(inputs);
+}
+
+Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
+                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
+    if (Status s = check_inputs(*ep.graph, &ep.signature, inputs, true); !s.ok()) return s.error();
+    std::vector<Value> values;
+    size_t next_user = 0;
+    for (const InputSpec& is : ep.signature.inputs) {
+        if (is.kind == InputKind::UserInput) {
+            values.push_back(Value::of(inputs[next_user++]));
+            continue;
+        }
+        auto it = state.tensors.find(is.target);
+        if (it == state.tensors.end())
+            return make_error("%" + is.arg,
+                              "no value for " + std::string(input_kind_name(is.kind)) + " " +
+                                  is.target,
+                              "the program's weights are missing");
+        values.push_back(Value::of(it->second)); // shared: in-place ops update the state
+    }
+    auto r = run_graph(*ep.graph, values, state, opt);
+    if (!r.ok()) return r;
+    RunResult out;
+    out.values = std::move(r.value().values);
+    for (size_t k = 0; k < ep.signature.outputs.size() && k < r.value().outputs.size(); ++k) {
+        const OutputSpec& os = ep.signature.outputs[k];
+        const Value& v = r.value().outputs[k];
+        if (os.kind == OutputKind::BufferMutation || os.kind == OutputKind::ParameterMutation) {
+            auto it = state.tensors.find(os.target);
+            if (it == state.tensors.end() || !v.is_tensor())
+                return make_error("output " + os.arg,
+                                  "cannot write the new value of " + os.target + " back");
+            it->second->storage = v.tensor->storage; // the buffer takes its new value
+            continue;
+        }
+        if (os.kind == OutputKind::UserOutput || os.kind == OutputKind::LossOutput) {
+            out.outputs.push_back(v);
+            out.output_names.push_back(r.value().output_names[k]);
+        }
+    }
+    return out;
+}
+
+Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
+                             const std::vector<Tensor>& inputs, const RunOptions& opt) {
+    // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
+    bool has_guards = gm.graph->find("_guards_fn") != nullptr && opt.check_guards;
+    if (Status s = check_inputs(*gm.graph, nullptr, inputs, !has_guards); !s.ok()) return s.error();
+    std::vector<Value> values;
+    for (const Tensor& t : inputs) values.push_back(Value::of(t));
+    return run_graph(*gm.graph, values, state, opt);
+}
+
+} // namespace pt2lab

@@ -1,0 +1,59 @@
+// The interpreter: runs a Graph node by node (torch.fx Interpreter style),
+// keeping one value per node for the inspector. Kernels come from the op
+// schema table; module state (parameters, buffers, observers) lives in a
+// ModuleState that in-place ops and buffer mutations update, so running a
+// train-mode graph twice counts num_batches_tracked up. Errors name the node:
+// "while executing %batch_norm: ...".
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/kernels.h"
+#include "exec/observer.h"
+#include "program/exported_program.h"
+
+namespace pt2lab {
+
+struct ModuleState {
+    std::map<std::string, std::shared_ptr<Tensor>> tensors; // FQN -> parameter / buffer / constant
+    std::map<std::string, std::shared_ptr<MinMaxObserver>>
+        observers; // call_module target -> observer
+
+    // A private copy of the program's parameters, buffers and constants.
+    static ModuleState from_program(const ExportedProgram& ep);
+    ModuleState clone() const; // deep copy (observers included)
+};
+
+struct RunOptions {
+    KernelOptions kernels;
+    bool check_guards = true; // evaluate _guards_fn calls
+    bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
+};
+
+struct RunResult {
+    std::vector<Value> outputs;            // the user outputs, flattened, in order
+    std::vector<std::string> output_names; // the graph values they came from
+    std::map<std::string, Value> values;   // node name -> value (when keep_values)
+};
+
+// Runs any graph; placeholders take `inputs` in order (or their default).
+Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, ModuleState& state,
+                            const RunOptions& opt = {});
+
+// Runs ep.graph: lifted placeholders read `state`, user inputs come from `inputs`;
+// BUFFER_MUTATION outputs are written back to `state`; returns the user outputs.
+Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
+                              const std::vector<Tensor>& inputs, const RunOptions& opt = {});
+
+// Runs ep.module(): get_attr reads `state`; placeholders take `inputs`.
+Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
+                             const std::vector<Tensor>& inputs, const RunOptions& opt = {});
+
+// The shapes user inputs must have (from the placeholders' metadata), in order.
+std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
+                                                                 const GraphSignature* sig);
+
+} // namespace pt2lab

@@ -1,0 +1,96 @@
+// Typed access to a call's arguments, with messages that name the argument.
+#include "exec/kernels.h"
+
+namespace pt2lab {
+
+Error kernel_error(const std::string& message, const std::string& hint) {
+    return make_error("", message, hint);
+}
+
+std::string shape_str(const std::vector<int64_t>& sizes) {
+    std::string s = "[";
+    for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(sizes[k]);
+    return s + "]";
+}
+
+Error CallArgs::bad(size_t i, const std::string& want) const {
+    std::string got = i < v_.size() ? v_[i].describe() : "nothing";
+    return kernel_error(schema_.overload_str() + ": argument '" + name(i) + "' must be " + want +
+                        ", got " + got);
+}
+
+Result<std::shared_ptr<Tensor>> CallArgs::tensor(size_t i) const {
+    if (i >= v_.size() || !v_[i].is_tensor()) return bad(i, "a tensor");
+    return v_[i].tensor;
+}
+
+Result<std::shared_ptr<Tensor>> CallArgs::opt_tensor(size_t i) const {
+    if (i >= v_.size() || v_[i].kind == Value::Kind::None) return std::shared_ptr<Tensor>();
+    if (!v_[i].is_tensor()) return bad(i, "a tensor or None");
+    return v_[i].tensor;
+}
+
+Result<std::vector<int64_t>> CallArgs::ints(size_t i, size_t n) const {
+    if (i >= v_.size()) return bad(i, "a list of ints");
+    const Value& v = v_[i];
+    if (v.kind == Value::Kind::Int) return std::vector<int64_t>(n ? n : 1, v.i);
+    if (v.kind != Value::Kind::Tuple) return bad(i, "a list of ints");
+    std::vector<int64_t> out;
+    for (const Value& x : v.items) {
+        if (x.kind != Value::Kind::Int) return bad(i, "a list of ints");
+        out.push_back(x.i);
+    }
+    if (n && out.size() == 1) out.assign(n, out[0]);
+    if (n && out.size() != n) return bad(i, "a list of " + std::to_string(n) + " ints");
+    return out;
+}
+
+Result<int64_t> CallArgs::integer(size_t i) const {
+    if (i >= v_.size()) return bad(i, "an int");
+    if (v_[i].kind == Value::Kind::Int) return v_[i].i;
+    if (v_[i].kind == Value::Kind::Bool) return int64_t(v_[i].b);
+    return bad(i, "an int");
+}
+
+Result<double> CallArgs::real(size_t i) const {
+    if (i >= v_.size() || !v_[i].is_number()) return bad(i, "a number");
+    return v_[i].number();
+}
+
+Result<bool> CallArgs::boolean(size_t i) const {
+    if (i >= v_.size()) return bad(i, "a bool");
+    if (v_[i].kind == Value::Kind::Bool) return v_[i].b;
+    if (v_[i].kind == Value::Kind::Int) return v_[i].i != 0;
+    return bad(i, "a bool");
+}
+
+Result<ScalarType> CallArgs::dtype(size_t i) const {
+    if (i >= v_.size() || v_[i].kind != Value::Kind::Dtype) return bad(i, "a dtype");
+    return v_[i].dtype;
+}
+
+Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
+                                              const std::vector<int64_t>& b) {
+    size_t n = std::max(a.size(), b.size());
+    std::vector<int64_t> out(n);
+    for (size_t k = 0; k < n; ++k) {
+        int64_t da = k < n - a.size() ? 1 : a[k - (n - a.size())];
+        int64_t db = k < n - b.size() ? 1 : b[k - (n - b.size())];
+        if (da != db && da != 1 && db != 1)
+            return kernel_error("shapes " + shape_str(a) + " and " + shape_str(b) +
+                                " cannot be broadcast together (dimension " + std::to_string(k) +
+                                ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
+        out[k] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+Result<int64_t> wrap_dim(int64_t d, int64_t rank) {
+    int64_t r = rank == 0 ? 1 : rank;
+    if (d < -r || d >= r)
+        return kernel_error("dimension " + std::to_string(d) + " is out of range for a tensor of " +
+                            std::to_string(rank) + " dimensions");
+    return d < 0 ? d + r : d;
+}
+
+} // namespace pt2lab

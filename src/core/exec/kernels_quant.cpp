@@ -1,0 +1,173 @@
+// quantized_decomposed quantize/dequantize (per tensor and per channel),
+// evaluated exactly as torch.ao's _decomposed.py does in float32:
+//   q  = clamp(round_half_even(x * float(1.0 / scale)) + zero_point, quant_min,
+//   quant_max).to(dtype) dq = (float(q) - zero_point) * float(scale)
+#include <cmath>
+#include <limits>
+
+#include "exec/kernels.h"
+
+namespace pt2lab {
+
+namespace {
+
+Status check_range(const char* op, ScalarType dtype, int64_t qmin, int64_t qmax) {
+    int64_t lo, hi;
+    if (dtype == ScalarType::Byte)
+        lo = 0, hi = 255;
+    else if (dtype == ScalarType::Char)
+        lo = -128, hi = 127;
+    else if (dtype == ScalarType::Int)
+        lo = INT32_MIN, hi = INT32_MAX;
+    else
+        return kernel_error(std::string(op) + ": dtype torch." +
+                            std::string(scalar_type_name(dtype)) +
+                            " is not a quantized dtype (uint8, int8, int32)");
+    if (qmin < lo || qmax > hi || qmin > qmax)
+        return kernel_error(std::string(op) + ": quant_min " + std::to_string(qmin) +
+                            " / quant_max " + std::to_string(qmax) + " are outside torch." +
+                            std::string(scalar_type_name(dtype)) + "'s range [" +
+                            std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return {};
+}
+
+float quantize_one(float x, float inv_scale, int64_t zp, int64_t qmin, int64_t qmax) {
+    float r = std::nearbyint(x * inv_scale) + static_cast<float>(zp);
+    if (std::isnan(r)) return static_cast<float>(qmin);
+    return std::fmin(std::fmax(r, static_cast<float>(qmin)), static_cast<float>(qmax));
+}
+
+struct QArgs {
+    std::shared_ptr<Tensor> x;
+    int64_t qmin, qmax;
+    ScalarType dtype;
+};
+
+Result<QArgs> read_q(const CallArgs& a, const char* op, size_t qmin_at) {
+    QArgs q;
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    q.x = x.value();
+    auto lo = a.integer(qmin_at), hi = a.integer(qmin_at + 1);
+    auto dt = a.dtype(qmin_at + 2);
+    if (!lo.ok()) return lo.error();
+    if (!hi.ok()) return hi.error();
+    if (!dt.ok()) return dt.error();
+    q.qmin = lo.value(), q.qmax = hi.value(), q.dtype = dt.value();
+    if (Status s = check_range(op, q.dtype, q.qmin, q.qmax); !s.ok()) return s.error();
+    return q;
+}
+
+// Moves `axis` to the front conceptually: element k belongs to channel (k / inner) % channels.
+Result<std::pair<int64_t, int64_t>> channel_layout(const Tensor& x, int64_t axis, const char* op) {
+    auto w = wrap_dim(axis, x.dim());
+    if (!w.ok()) return kernel_error(std::string(op) + ": " + w.error().message);
+    int64_t inner = 1;
+    for (int64_t d = w.value() + 1; d < x.dim(); ++d) inner *= x.sizes[static_cast<size_t>(d)];
+    return std::make_pair(x.sizes[static_cast<size_t>(w.value())], inner);
+}
+
+} // namespace
+
+// quantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype)
+Result<Value> kernel_quantize_per_tensor(const CallArgs& a, const KernelOptions&) {
+    const char* op = "quantized_decomposed.quantize_per_tensor.default";
+    auto q = read_q(a, op, 3);
+    if (!q.ok()) return q.error();
+    if (q.value().x->dtype != ScalarType::Float)
+        return kernel_error(std::string(op) +
+                            ": Expecting input to have dtype torch.float32, but got dtype: torch." +
+                            std::string(scalar_type_name(q.value().x->dtype)));
+    auto scale = a.real(1);
+    auto zp = a.integer(2);
+    if (!scale.ok()) return scale.error();
+    if (!zp.ok()) return zp.error();
+    const float inv = static_cast<float>(1.0 / scale.value());
+    const Tensor& x = *q.value().x;
+    Tensor y = Tensor::empty(q.value().dtype, x.sizes);
+    for (int64_t k = 0; k < x.numel(); ++k)
+        y.set(k, quantize_one(x.f32()[k], inv, zp.value(), q.value().qmin, q.value().qmax));
+    return Value::of(std::move(y));
+}
+
+// dequantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype=None)
+Result<Value> kernel_dequantize_per_tensor(const CallArgs& a, const KernelOptions&) {
+    const char* op = "quantized_decomposed.dequantize_per_tensor.default";
+    auto q = read_q(a, op, 3);
+    if (!q.ok()) return q.error();
+    if (q.value().x->dtype != q.value().dtype)
+        return kernel_error(std::string(op) + ": Expecting input to have dtype torch." +
+                            std::string(scalar_type_name(q.value().dtype)) +
+                            ", but got dtype: torch." +
+                            std::string(scalar_type_name(q.value().x->dtype)));
+    auto scale = a.real(1);
+    auto zp = a.integer(2);
+    if (!scale.ok()) return scale.error();
+    if (!zp.ok()) return zp.error();
+    const float s = static_cast<float>(scale.value()), z = static_cast<float>(zp.value());
+    const Tensor& x = *q.value().x;
+    Tensor y = Tensor::empty(ScalarType::Float, x.sizes);
+    for (int64_t k = 0; k < x.numel(); ++k) y.f32()[k] = (static_cast<float>(x.get(k)) - z) * s;
+    return Value::of(std::move(y));
+}
+
+// quantize_per_channel(input, scales, zero_points, axis, quant_min, quant_max, dtype)
+Result<Value> kernel_quantize_per_channel(const CallArgs& a, const KernelOptions&) {
+    const char* op = "quantized_decomposed.quantize_per_channel.default";
+    auto q = read_q(a, op, 4);
+    if (!q.ok()) return q.error();
+    auto scales = a.tensor(1), zps = a.tensor(2);
+    auto axis = a.integer(3);
+    if (!scales.ok()) return scales.error();
+    if (!zps.ok()) return zps.error();
+    if (!axis.ok()) return axis.error();
+    const Tensor& x = *q.value().x;
+    if (x.dtype != ScalarType::Float)
+        return kernel_error(std::string(op) + ": expects a float32 input");
+    auto layout = channel_layout(x, axis.value(), op);
+    if (!layout.ok()) return layout.error();
+    auto [channels, inner] = layout.value();
+    if (scales.value()->numel() != channels || zps.value()->numel() != channels)
+        return kernel_error(std::string(op) + ": " + std::to_string(channels) +
+                            " channels but scales " + scales.value()->type_str() +
+                            " and zero_points " + zps.value()->type_str());
+    Tensor y = Tensor::empty(q.value().dtype, x.sizes);
+    for (int64_t k = 0; k < x.numel(); ++k) {
+        int64_t c = (k / inner) % channels;
+        const float inv = static_cast<float>(1.0 / scales.value()->get(c));
+        y.set(k, quantize_one(x.f32()[k], inv, static_cast<int64_t>(zps.value()->get(c)),
+                              q.value().qmin, q.value().qmax));
+    }
+    return Value::of(std::move(y));
+}
+
+// dequantize_per_channel(input, scales, zero_points?, axis, quant_min, quant_max, dtype, *,
+// out_dtype=None)
+Result<Value> kernel_dequantize_per_channel(const CallArgs& a, const KernelOptions&) {
+    const char* op = "quantized_decomposed.dequantize_per_channel.default";
+    auto q = read_q(a, op, 4);
+    if (!q.ok()) return q.error();
+    auto scales = a.tensor(1);
+    auto zps = a.opt_tensor(2);
+    auto axis = a.integer(3);
+    if (!scales.ok()) return scales.error();
+    if (!zps.ok()) return zps.error();
+    if (!axis.ok()) return axis.error();
+    const Tensor& x = *q.value().x;
+    auto layout = channel_layout(x, axis.value(), op);
+    if (!layout.ok()) return layout.error();
+    auto [channels, inner] = layout.value();
+    if (scales.value()->numel() != channels)
+        return kernel_error(std::string(op) + ": " + std::to_string(channels) +
+                            " channels but scales " + scales.value()->type_str());
+    Tensor y = Tensor::empty(ScalarType::Float, x.sizes);
+    for (int64_t k = 0; k < x.numel(); ++k) {
+        int64_t c = (k / inner) % channels;
+        float z = zps.value() ? static_cast<float>(zps.value()->get(c)) : 0.0f;
+        y.f32()[k] =
+            (static_cast<float>(x.get(k)) - z) * static_cast<float>(scales.value()->get(c));
+    }
+    return Value::of(std::move(y));
+}
+
+} // namespace pt2lab

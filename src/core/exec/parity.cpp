@@ -1,0 +1,127 @@
+// Output comparison with torch.allclose's rule and summary figures.
+#include "exec/parity.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace pt2lab {
+
+TensorParity compare_tensors(const std::string& name, const Tensor& a, const Tensor& b,
+                             const Tolerance& tol) {
+    TensorParity p;
+    p.name = name;
+    p.type_a = a.type_str();
+    p.type_b = b.type_str();
+    if (a.sizes != b.sizes || a.dtype != b.dtype) {
+        p.comparable = p.allclose = p.bit_identical = false;
+        p.max_abs = p.max_rel = std::numeric_limits<double>::infinity();
+        p.sqnr_db = -std::numeric_limits<double>::infinity();
+        return p;
+    }
+    p.bit_identical = a.storage == b.storage;
+    double signal = 0.0, noise = 0.0;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+        double x = a.get(k), y = b.get(k);
+        if (std::isnan(x) || std::isnan(y)) {
+            if (!(std::isnan(x) && std::isnan(y))) p.allclose = false;
+            continue;
+        }
+        double d = std::fabs(x - y);
+        if (std::isinf(x) || std::isinf(y))
+            d = x == y ? 0.0 : std::numeric_limits<double>::infinity();
+        p.max_abs = std::max(p.max_abs, d);
+        p.max_rel = std::max(p.max_rel, d / std::max(std::fabs(y), 1e-30));
+        if (d > tol.atol + tol.rtol * std::fabs(y)) p.allclose = false;
+        signal += y * y;
+        noise += (x - y) * (x - y);
+    }
+    p.sqnr_db =
+        noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
+    return p;
+}
+
+bool ParityReport::allclose() const {
+    for (const auto& o : outputs)
+        if (!o.allclose) return false;
+    return !outputs.empty();
+}
+
+bool ParityReport::bit_identical() const {
+    for (const auto& o : outputs)
+        if (!o.bit_identical) return false;
+    return !outputs.empty();
+}
+
+double ParityReport::max_abs() const {
+    double m = 0.0;
+    for (const auto& o : outputs) m = std::max(m, o.max_abs);
+    return m;
+}
+
+std::string ParityReport::str() const {
+    std::string s;
+    char buf[256];
+    for (const auto& o : outputs) {
+        if (!o.comparable) {
+            std::snprintf(buf, sizeof buf, "  %-12s %s vs %s: shapes or dtypes differ\n",
+                          o.name.c_str(), o.type_a.c_str(), o.type_b.c_str());
+        } else {
+            std::snprintf(
+                buf, sizeof buf,
+                "  %-12s %-18s max|diff| %.3g  max rel %.3g  allclose %s  bit-identical %s\n",
+                o.name.c_str(), o.type_a.c_str(), o.max_abs, o.max_rel, o.allclose ? "yes" : "NO",
+                o.bit_identical ? "yes" : "no");
+        }
+        s += buf;
+    }
+    s += std::string("  verdict: ") +
+         (outputs.empty()   ? "nothing to compare"
+          : bit_identical() ? "bit-identical"
+          : allclose()      ? "allclose"
+                            : "NOT allclose") +
+         "\n";
+    return s;
+}
+
+namespace {
+void add_outputs(ParityReport& r, const std::vector<Value>& a, const std::vector<Value>& b,
+                 const std::vector<std::string>& names, const Tolerance& tol) {
+    for (size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
+        std::string name =
+            k < names.size() && !names[k].empty() ? names[k] : "output " + std::to_string(k);
+        if (k >= a.size() || k >= b.size() || !a[k].is_tensor() || !b[k].is_tensor()) {
+            TensorParity p;
+            p.name = name;
+            p.comparable = p.allclose = p.bit_identical = false;
+            p.type_a = k < a.size() ? a[k].describe() : "missing";
+            p.type_b = k < b.size() ? b[k].describe() : "missing";
+            r.outputs.push_back(p);
+            continue;
+        }
+        r.outputs.push_back(compare_tensors(name, *a[k].tensor, *b[k].tensor, tol));
+    }
+}
+} // namespace
+
+ParityReport compare_runs(const RunResult& a, const RunResult& b, const Tolerance& tol) {
+    ParityReport r;
+    add_outputs(r, a.outputs, b.outputs, a.output_names, tol);
+    for (const auto& [name, va] : a.values) {
+        auto it = b.values.find(name);
+        if (it == b.values.end() || !va.is_tensor() || !it->second.is_tensor()) continue;
+        r.nodes.push_back(compare_tensors(name, *va.tensor, *it->second.tensor, tol));
+    }
+    return r;
+}
+
+ParityReport compare_with_reference(const RunResult& run, const std::vector<NamedTensor>& reference,
+                                    const Tolerance& tol) {
+    ParityReport r;
+    std::vector<Value> ref;
+    for (const auto& t : reference) ref.push_back(Value::of(Tensor::from_data(t.tensor)));
+    add_outputs(r, run.outputs, ref, run.output_names, tol);
+    return r;
+}
+
+} // namespace pt2lab

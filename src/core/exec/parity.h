@@ -1,0 +1,50 @@
+// Parity: run two graphs on the same inputs and say how far apart their
+// outputs are (max |diff|, max relative diff, torch.allclose verdict,
+// bit-identical or not), output by output and node by node where names match.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/interpreter.h"
+
+namespace pt2lab {
+
+struct Tolerance {
+    double rtol = 1e-5; // torch.allclose defaults
+    double atol = 1e-8;
+};
+
+struct TensorParity {
+    std::string name;
+    std::string type_a, type_b;
+    bool comparable = true; // same shape and dtype
+    double max_abs = 0.0;   // max |a - b|
+    double max_rel = 0.0;   // max |a - b| / max(|b|, tiny)
+    bool allclose = true;   // |a - b| <= atol + rtol * |b| everywhere (NaN == NaN)
+    bool bit_identical = true;
+    double sqnr_db = 0.0; // 10 log10(sum b^2 / sum (a-b)^2); inf when identical
+};
+
+TensorParity compare_tensors(const std::string& name, const Tensor& a, const Tensor& b,
+                             const Tolerance& tol = {});
+
+struct ParityReport {
+    std::vector<TensorParity> outputs;
+    std::vector<TensorParity>
+        nodes; // per node, where both runs have a tensor value under the same name
+    bool allclose() const;
+    bool bit_identical() const;
+    double max_abs() const;
+    // A readable table: one line per output, then the verdict.
+    std::string str() const;
+};
+
+// Compares outputs pairwise (by position) and node values by name.
+ParityReport compare_runs(const RunResult& a, const RunResult& b, const Tolerance& tol = {});
+// Compares a run's outputs with reference tensors (e.g. PyTorch's eager outputs).
+ParityReport compare_with_reference(const RunResult& run, const std::vector<NamedTensor>& reference,
+                                    const Tolerance& tol = {});
+
+} // namespace pt2lab
