@@ -11,7 +11,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-SUITES=${PT2LAB_SUITES:-"format native asan wasm assets"}
+SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets"}
 declare -a RESULTS=()
 FAILED=0
 
@@ -47,10 +47,19 @@ suite_wasm() {
     cmake --preset wasm >/dev/null && cmake --build --preset wasm -j"$JOBS" &&
         ctest --preset wasm -j"$JOBS"
 }
+suite_crossbuild() {
+    # The reference kernels give bit-identical results natively and in WebAssembly.
+    local a=build/native/exec_digest.txt b=build/wasm/exec_digest.txt
+    [ -f "$a" ] && [ -f "$b" ] || { echo "digests missing: run the native and wasm suites first"; return 1; }
+    echo "native: $(cat "$a")"
+    echo "wasm:   $(cat "$b")"
+    cmp -s "$a" "$b"
+}
 suite_assets() {
     ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
-        /usr/bin/python3 tools/make_corpus.py --check
+        /usr/bin/python3 tools/make_corpus.py --check &&
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check
 }
 
 for s in $SUITES; do

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "graph/op_schema.h"
 #include "graph/printer.h"
 #include "io/fx_json.h"
@@ -19,6 +20,8 @@ namespace {
 
 const char* kUsage =
     "usage: pt2lab <command> FILE [--module] [--no-guards]\n"
+    "       pt2lab run FILE [--input x.npy ... | --seed N] [--module] [--out out.npy|out.json]\n"
+    "                       [--fast] [--repeat N]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -30,22 +33,19 @@ const char* kUsage =
     "  tabular    the node table, as graph.print_tabular() shows it\n"
     "  signature  the graph signature and range constraints, as print(ep) ends\n"
     "  readable   gm.print_readable() (types annotated from node metadata)\n"
+    "  run        run it on the CPU executor; compare with PyTorch's eager output when the\n"
+    "             asset carries one (extra/pt2lab)\n"
     "\n"
     "options:\n"
     "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
     "  --no-guards  with --module: leave out _guards_fn, as ep.module(check_guards=False)\n"
+    "  --input F    (run) a .npy file per forward() input, in order\n"
+    "  --seed N     (run) inputs from pt2lab's seeded generator (SeededRng(N).normal())\n"
+    "  --out F      (run) write the outputs to F (.npy; several outputs: F_0.npy ...) or .json\n"
+    "  --fast       (run) the fast conv2d (im2col + tiled GEMM) instead of the reference loop\n"
+    "  --repeat N   (run) run N times on the same state (train mode: running stats keep moving)\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 bad usage\n";
-
-int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "pt2lab: %s\n\n%s", msg.c_str(), kUsage);
-    return 2;
-}
-
-int input_error(const Error& e) {
-    std::fprintf(stderr, "pt2lab: error: %s\n", e.str().c_str());
-    return 1;
-}
 
 std::string shape_str(const TensorData& t) {
     std::string s = std::string(scalar_type_abbr(t.dtype)) + "[";
@@ -170,16 +170,63 @@ void print_fx_info(const FxGraph& fx, const std::string& file) {
 
 } // namespace
 
+namespace pt2lab {
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "pt2lab: %s\n\n%s", msg.c_str(), kUsage);
+    return 2;
+}
+
+int input_error(const Error& e) {
+    std::fprintf(stderr, "pt2lab: error: %s\n", e.str().c_str());
+    return 1;
+}
+} // namespace pt2lab
+
+namespace {
+// Parses a non-negative integer option value; false on junk.
+bool parse_count(const char* s, uint64_t& out) {
+    if (!s || !*s) return false;
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (*end || s[0] == '-') return false;
+    out = v;
+    return true;
+}
+} // namespace
+
 int main(int argc, char** argv) {
     std::vector<std::string> positional;
-    bool module = false, guards = true;
+    CliArgs args;
+    bool run_only_option = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
+        auto value = [&](const char* opt) -> const char* {
+            if (i + 1 >= argc) return nullptr;
+            (void)opt;
+            return argv[++i];
+        };
         if (a == "--module")
-            module = true;
+            args.module = true;
         else if (a == "--no-guards")
-            guards = false;
-        else if (a == "-h" || a == "--help") {
+            args.guards = false;
+        else if (a == "--fast")
+            args.fast = run_only_option = true;
+        else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
+            const char* v = value(a.c_str());
+            if (!v) return usage_error(a + " needs a value");
+            run_only_option = true;
+            uint64_t n = 0;
+            if (a == "--input")
+                args.inputs.push_back(v);
+            else if (a == "--out")
+                args.out = v;
+            else if (!parse_count(v, n))
+                return usage_error(a + " needs a non-negative integer, got '" + v + "'");
+            else if (a == "--seed")
+                args.has_seed = true, args.seed = n;
+            else
+                args.repeat = static_cast<int>(n);
+        } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             return 0;
         } else if (a.rfind("--", 0) == 0)
@@ -190,11 +237,20 @@ int main(int argc, char** argv) {
     if (positional.size() != 2) return usage_error("expected a command and one FILE");
     const std::string& cmd = positional[0];
     const std::string& path = positional[1];
-    static const char* kCommands[] = {"info", "graph", "code", "tabular", "signature", "readable"};
+    static const char* kCommands[] = {"info",      "graph",    "code", "tabular",
+                                      "signature", "readable", "run"};
     bool known = false;
     for (const char* c : kCommands) known |= cmd == c;
     if (!known) return usage_error("unknown command '" + cmd + "'");
-    if (!guards && !module) return usage_error("--no-guards only applies with --module");
+    if (!args.guards && !args.module) return usage_error("--no-guards only applies with --module");
+    if (run_only_option && cmd != "run")
+        return usage_error("--input, --seed, --out, --fast and --repeat are for run");
+    const bool module = args.module, guards = args.guards;
+    if (cmd == "run") {
+        args.command = cmd;
+        args.file = path;
+        return cmd_run(args);
+    }
 
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return input_error(bytes.error());

@@ -20,7 +20,7 @@ struct Run {
 
 Run run_cli(const std::string& args) {
     const char* cli = std::getenv("PT2LAB_CLI");
-    REQUIRE(cli);
+    if (!cli) cli = PT2LAB_CLI_PATH;
     std::string err_file = "pt2lab_cli_stderr.txt";
     std::string cmd = std::string(cli) + " " + args + " 2>" + err_file;
     FILE* p = popen(cmd.c_str(), "r");

@@ -2,6 +2,9 @@
 // ep.module()) match PyTorch's eager reference stored in the asset, and each other.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "exec/parity.h"
 #include "io/program_loader.h"
 #include "passes/unlift.h"
@@ -132,4 +135,57 @@ TEST_CASE("an op without a schema entry is refused at run time, with a message",
     CHECK(r.error().message ==
           "while executing %relu: op torch.ops.mylib.fancy_relu.default is not in pt2lab's op "
           "schema table");
+}
+
+TEST_CASE("negative control: a wrong eps makes the parity check fail", "[exec]") {
+    ExportedProgram ep = load_asset("assets/graphs/conv_bn_relu_eval.pt2");
+    ModuleState state = ModuleState::from_program(ep);
+    auto good = run_program(ep, state, example_inputs(ep));
+    REQUIRE(good.ok());
+    CHECK(compare_with_reference(good.value(), ep.reference_outputs).allclose());
+    // The same program with batch_norm's eps changed from 1e-05 to 1e-03.
+    Node* bn = ep.graph->find("batch_norm");
+    REQUIRE(bn);
+    std::vector<Argument> args = bn->args();
+    REQUIRE(args[7].kind == ArgKind::Float);
+    CHECK(args[7].f == 1e-05);
+    args[7] = Argument::from_float(1e-03);
+    bn->set_args(args);
+    auto bad = run_program(ep, state, example_inputs(ep));
+    REQUIRE(bad.ok());
+    ParityReport p = compare_with_reference(bad.value(), ep.reference_outputs);
+    INFO(p.str());
+    CHECK_FALSE(p.allclose());
+    CHECK(p.max_abs() > 1e-4);
+    CHECK(p.str().find("verdict: NOT allclose") != std::string::npos);
+    // and the two runs differ node by node from batch_norm on, not before
+    ParityReport runs = compare_runs(good.value(), bad.value());
+    for (const auto& n : runs.nodes) {
+        INFO(n.name);
+        CHECK(n.bit_identical == (n.name != "batch_norm" && n.name != "relu"));
+    }
+}
+
+TEST_CASE("reference kernels: a digest of every lesson output, to compare native with WebAssembly",
+          "[exec]") {
+    // scripts/test.sh compares the digest files written by the native and the wasm
+    // runs of this test: the reference kernels must agree bit for bit.
+    uint64_t h = 1469598103934665603ull;
+    int tensors = 0;
+    for (const auto& rel : list_dir("assets/graphs", ".pt2")) {
+        ExportedProgram ep = load_asset(rel);
+        ModuleState state = ModuleState::from_program(ep);
+        auto r = run_program(ep, state, example_inputs(ep));
+        REQUIRE(r.ok());
+        for (const auto& [name, v] : r.value().values) {
+            if (!v.is_tensor()) continue;
+            for (uint8_t byte : v.tensor->storage) h = (h ^ byte) * 1099511628211ull;
+            ++tensors;
+        }
+    }
+    CHECK(tensors > 50);
+    FILE* f = std::fopen(PT2LAB_DIGEST_PATH, "w");
+    REQUIRE(f);
+    std::fprintf(f, "%016llx %d\n", static_cast<unsigned long long>(h), tensors);
+    std::fclose(f);
 }

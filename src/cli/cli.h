@@ -1,0 +1,25 @@
+// Shared pieces of the pt2lab command-line tool.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace pt2lab {
+
+struct CliArgs {
+    std::string command, file;
+    bool module = false, guards = true, fast = false;
+    std::vector<std::string> inputs; // --input x.npy (repeatable)
+    bool has_seed = false;
+    uint64_t seed = 0;
+    std::string out; // --out out.npy | out.json
+    int repeat = 1;  // --repeat N
+};
+
+int usage_error(const std::string& msg);
+int input_error(const Error& e);
+int cmd_run(const CliArgs& args);
+
+} // namespace pt2lab

@@ -1,0 +1,239 @@
+// Every kernel against real PyTorch (torch 1.13 eager; tests/golden/exec,
+// written by tools/exec_reference.py): one-node graphs per case, observers,
+// and multi-step model runs. Floats within 1e-5 max abs; integers, quantized
+// values and qparams exactly.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "exec/parity.h"
+#include "io/npy.h"
+#include "io/program_loader.h"
+#include "passes/unlift.h"
+#include "test_support.h"
+
+using namespace pt2lab;
+using namespace pt2lab_test;
+using nlohmann::json;
+
+namespace {
+const std::string kDir = "tests/golden/exec/";
+
+json cases() {
+    json j = json::parse(read_text(source_path(kDir + "cases.json")), nullptr, false);
+    REQUIRE_FALSE(j.is_discarded());
+    return j;
+}
+
+Tensor npy(const std::string& rel) {
+    auto bytes = read_file_bytes(source_path(kDir + rel));
+    REQUIRE(bytes.ok());
+    auto t = read_npy(bytes.value(), rel);
+    INFO(rel << (t.ok() ? "" : t.error().str()));
+    REQUIRE(t.ok());
+    return Tensor::from_data(t.value());
+}
+
+// FORMATS.md section 2 argument encoding, plus {"tensor": key} -> the placeholder for key.
+Argument decode(const json& j, const std::map<std::string, Node*>& tensors) {
+    if (j.is_null()) return Argument::none();
+    if (j.is_boolean()) return Argument::from_bool(j.get<bool>());
+    if (j.is_number_integer()) return Argument::from_int(j.get<int64_t>());
+    if (j.is_number_float()) return Argument::from_float(j.get<double>());
+    if (j.is_string()) return Argument::from_string(j.get<std::string>());
+    if (j.is_array()) {
+        std::vector<Argument> items;
+        for (const auto& x : j) items.push_back(decode(x, tensors));
+        return Argument::list(std::move(items));
+    }
+    if (j.contains("tensor"))
+        return Argument::from_node(tensors.at(j["tensor"].get<std::string>()));
+    if (j.contains("tuple")) {
+        std::vector<Argument> items;
+        for (const auto& x : j["tuple"]) items.push_back(decode(x, tensors));
+        return Argument::tuple(std::move(items));
+    }
+    if (j.contains("dtype"))
+        return Argument::from_dtype(*scalar_type_from_name(j["dtype"].get<std::string>()));
+    if (j.contains("float")) {
+        std::string s = j["float"].get<std::string>();
+        return Argument::from_float(s == "nan" ? std::nan("") : s == "-inf" ? -INFINITY : INFINITY);
+    }
+    FAIL("unknown argument encoding " << j.dump());
+    return Argument::none();
+}
+
+void check_close(const std::string& what, const Tensor& actual, const Tensor& expected) {
+    INFO(what << ": actual " << actual.type_str() << ", expected " << expected.type_str());
+    REQUIRE(actual.sizes == expected.sizes);
+    REQUIRE(actual.dtype == expected.dtype);
+    bool is_float = expected.dtype == ScalarType::Float || expected.dtype == ScalarType::Double;
+    TensorParity p = compare_tensors(what, actual, expected, Tolerance{0.0, is_float ? 1e-5 : 0.0});
+    INFO("max |diff| " << p.max_abs);
+    if (is_float)
+        CHECK(p.max_abs <= 1e-5);
+    else
+        CHECK(p.bit_identical);
+}
+
+struct CaseRun {
+    Result<RunResult> result = RunResult{};
+    std::vector<Value> inputs;
+    std::map<std::string, size_t> input_index;
+};
+
+CaseRun run_case(const json& c, bool fast) {
+    Graph g;
+    std::map<std::string, Node*> tensors;
+    CaseRun run;
+    for (auto it = c["tensors"].begin(); it != c["tensors"].end(); ++it) {
+        tensors[it.key()] = g.placeholder(it.key());
+        run.input_index[it.key()] = run.inputs.size();
+        run.inputs.push_back(Value::of(npy(it.value().get<std::string>())));
+    }
+    std::vector<Argument> args;
+    for (const auto& a : c["args"]) args.push_back(decode(a, tensors));
+    Kwargs kwargs;
+    for (auto it = c["kwargs"].begin(); it != c["kwargs"].end(); ++it)
+        kwargs.emplace_back(it.key(), decode(it.value(), tensors));
+    Node* n = g.call_function(c["target"].get<std::string>(), args, kwargs, "op");
+    REQUIRE(n->schema());
+    g.output(Argument::from_node(n));
+    ModuleState state;
+    RunOptions opt;
+    opt.kernels.fast_conv = fast;
+    run.result = run_graph(g, run.inputs, state, opt);
+    return run;
+}
+} // namespace
+
+TEST_CASE("kernels match PyTorch on the reference case table", "[exec]") {
+    json all = cases();
+    REQUIRE(all["cases"].size() >= 50);
+    std::set<std::string> targets;
+    for (const auto& c : all["cases"]) {
+        std::string name = c["name"].get<std::string>();
+        INFO("case " << name << " (" << c["how"].get<std::string>() << ")");
+        targets.insert(c["target"].get<std::string>());
+        CaseRun run = run_case(c, false);
+        INFO((run.result.ok() ? std::string() : run.result.error().str()));
+        REQUIRE(run.result.ok());
+        const Value& out = run.result.value().outputs.at(0);
+        const auto& expected = c["outputs"];
+        if (expected.size() == 1) {
+            REQUIRE(out.is_tensor());
+            check_close(name, *out.tensor, npy(expected[0].get<std::string>()));
+        } else {
+            REQUIRE(out.kind == Value::Kind::Tuple);
+            REQUIRE(out.items.size() == expected.size());
+            for (size_t k = 0; k < expected.size(); ++k)
+                check_close(name + " output " + std::to_string(k), *out.items[k].tensor,
+                            npy(expected[k].get<std::string>()));
+        }
+        for (auto it = c["mutated"].begin(); it != c["mutated"].end(); ++it) {
+            size_t arg = std::stoul(it.key());
+            std::string key = c["args"][arg]["tensor"].get<std::string>();
+            check_close(name + " mutated " + key, *run.inputs[run.input_index[key]].tensor,
+                        npy(it.value().get<std::string>()));
+        }
+    }
+    // every lesson op is covered
+    for (const char* t :
+         {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default",
+          "torch.ops.aten.batch_norm.default",
+          "torch.ops.aten._native_batch_norm_legit_no_training.default",
+          "torch.ops.aten._native_batch_norm_legit_functional.default",
+          "torch.ops.aten.relu.default", "torch.ops.aten.mean.dim", "torch.ops.aten.linear.default",
+          "torch.ops.aten.permute.default", "torch.ops.aten.t.default",
+          "torch.ops.aten.addmm.default", "torch.ops.aten.add.Tensor", "torch.ops.aten.add_.Tensor",
+          "torch.ops.aten.copy_.default", "torch.ops.aten.max_pool2d.default",
+          "torch.ops.aten.adaptive_avg_pool2d.default", "torch.ops.aten.flatten.using_ints",
+          "torch.ops.quantized_decomposed.quantize_per_tensor.default",
+          "torch.ops.quantized_decomposed.dequantize_per_tensor.default"})
+        CHECK(targets.count(t));
+}
+
+TEST_CASE("the fast conv2d agrees with the reference loop", "[exec]") {
+    int compared = 0;
+    json all = cases();
+    for (const auto& c : all["cases"]) {
+        std::string t = c["target"].get<std::string>();
+        if (t != "torch.ops.aten.conv2d.default" && t != "torch.ops.aten.convolution.default")
+            continue;
+        INFO(c["name"].get<std::string>());
+        CaseRun ref = run_case(c, false), fast = run_case(c, true);
+        REQUIRE(ref.result.ok());
+        REQUIRE(fast.result.ok());
+        TensorParity p =
+            compare_tensors("conv", *fast.result.value().outputs[0].tensor,
+                            *ref.result.value().outputs[0].tensor, Tolerance{1e-5, 1e-5});
+        INFO("max |diff| " << p.max_abs);
+        CHECK(p.allclose);
+        ++compared;
+    }
+    CHECK(compared >= 15);
+}
+
+TEST_CASE("MinMaxObserver qparams equal torch.ao's exactly", "[exec]") {
+    json all = cases();
+    REQUIRE(all["observers"].size() >= 10);
+    for (const auto& o : all["observers"]) {
+        INFO(o["name"].get<std::string>());
+        ScalarType dt = o["dtype"] == "quint8" ? ScalarType::Byte : ScalarType::Char;
+        QScheme qs = o["qscheme"] == "per_tensor_affine" ? QScheme::PerTensorAffine
+                                                         : QScheme::PerTensorSymmetric;
+        bool custom = !o["quant_min"].is_null();
+        auto cfg = ObserverConfig::make(dt, qs, custom, custom ? o["quant_min"].get<int64_t>() : 0,
+                                        custom ? o["quant_max"].get<int64_t>() : 0);
+        REQUIRE(cfg.ok());
+        MinMaxObserver obs(cfg.value());
+        for (const auto& f : o["inputs"]) REQUIRE(obs.observe(npy(f.get<std::string>())).ok());
+        auto q = obs.calculate_qparams();
+        REQUIRE(q.ok());
+        CHECK(obs.min_val() == static_cast<float>(o["min_val"].get<double>()));
+        CHECK(obs.max_val() == static_cast<float>(o["max_val"].get<double>()));
+        CHECK(q.value().scale == static_cast<float>(o["scale"].get<double>()));
+        CHECK(q.value().zero_point == o["zero_point"].get<int64_t>());
+    }
+}
+
+TEST_CASE("an observer that never ran returns torch's defaults (1.0, 0)", "[exec]") {
+    MinMaxObserver obs;
+    auto q = obs.calculate_qparams();
+    REQUIRE(q.ok());
+    CHECK_FALSE(q.value().observed);
+    CHECK(q.value().scale == 1.0f);
+    CHECK(q.value().zero_point == 0);
+    CHECK_FALSE(ObserverConfig::make(ScalarType::Byte, QScheme::PerTensorAffine, true, 5, 255)
+                    .ok()); // must include 0
+}
+
+TEST_CASE("multi-step model runs follow PyTorch (train: running stats and counter)", "[exec]") {
+    json all = cases();
+    REQUIRE(all["model_runs"].size() >= 2);
+    for (const auto& m : all["model_runs"]) {
+        INFO(m["name"].get<std::string>());
+        auto ep = load_program_file(source_path(m["asset"].get<std::string>()));
+        REQUIRE(ep.ok());
+        for (bool module_form : {false, true}) {
+            ModuleState state = ModuleState::from_program(ep.value());
+            auto gm = unlift(ep.value());
+            REQUIRE(gm.ok());
+            int step = 0;
+            for (const auto& s : m["steps"]) {
+                INFO("step " << step++ << (module_form ? " (ep.module())" : " (ep.graph)"));
+                std::vector<Tensor> in = {npy(s["input"].get<std::string>())};
+                auto r = module_form ? run_module(gm.value(), state, in)
+                                     : run_program(ep.value(), state, in);
+                REQUIRE(r.ok());
+                check_close("output", *r.value().outputs[0].tensor,
+                            npy(s["output"].get<std::string>()));
+                for (auto it = s["buffers"].begin(); it != s["buffers"].end(); ++it)
+                    check_close(it.key(), *state.tensors.at(it.key()),
+                                npy(it.value().get<std::string>()));
+            }
+        }
+    }
+}

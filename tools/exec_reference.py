@@ -1,0 +1,784 @@
+#!/usr/bin/env python3
+"""Reference data for pt2lab's CPU executor: tests/golden/exec/cases.json plus
+.npy files under tests/golden/exec/<entry name>/ (docs/FORMATS.md section 5).
+
+    /usr/bin/python3 tools/exec_reference.py            # write tests/golden/exec/
+    /usr/bin/python3 tools/exec_reference.py --out DIR  # write DIR/cases.json, DIR/<entry>/...
+    /usr/bin/python3 tools/exec_reference.py --check    # regenerate into a temp dir, compare
+
+Three kinds of entries, each computed by torch 1.13 (Debian's python3-torch):
+single op calls ("cases", with arguments as an export graph node holds them),
+MinMaxObserver runs ("observers") and multi-step runs of the lesson models on
+the weights stored in their archives ("model_runs"). Ops torch 1.13 lacks are
+computed from the formula or kernel they are defined by; their `how` says so.
+"""
+
+import os
+import sys
+
+# Seeded data depends on the CPU kernels torch picks; pin them before torch loads.
+os.environ["ATEN_CPU_CAPABILITY"] = "default"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import argparse  # noqa: E402
+import copy  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import tempfile  # noqa: E402
+import zlib  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import Callable, Dict, List, Optional, Sequence, Tuple  # noqa: E402
+
+import torch  # noqa: E402
+from torch.ao.quantization import MinMaxObserver  # noqa: E402
+
+import assetlib  # noqa: E402
+import fx_json  # noqa: E402
+import lesson_models  # noqa: E402
+import pt2_emulator  # noqa: E402
+
+SCRIPT = "tools/exec_reference.py"
+FORMAT = "pt2lab.exec_cases"
+VERSION = 1
+GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "exec")
+CASES_FILE = "cases.json"
+KINDS = ("cases", "observers", "model_runs")
+
+# ---------------------------------------------------------------------------
+# Tensor recipes. Each is a function of a torch.Generator seeded from the entry
+# and tensor names (crc32), so reordering or adding entries changes nothing else.
+# ---------------------------------------------------------------------------
+
+TensorRecipe = Callable[[torch.Generator], torch.Tensor]
+
+
+def seed_of(*names: str) -> int:
+    return zlib.crc32("/".join(names).encode("utf-8"))
+
+
+def randn(*shape, scale=1.0, shift=0.0, distinct=False) -> TensorRecipe:
+    """shift + scale * randn; `distinct` asserts no two values are equal (max_pool)."""
+
+    def make(g):
+        t = shift + scale * torch.randn(shape, generator=g)
+        if distinct and torch.unique(t).numel() != t.numel():
+            raise AssertionError("randn drew a tie; pick another shape or name")
+        return t
+
+    return make
+
+
+def conv_weight(*shape) -> TensorRecipe:
+    """randn scaled by 1/sqrt(fan_in): outputs stay O(1), so 1e-5 is a fair tolerance."""
+    fan_in = math.prod(shape[1:])
+    return randn(*shape, scale=1.0 / math.sqrt(fan_in))
+
+
+def uniform(*shape, low, high) -> TensorRecipe:
+    return lambda g: low + (high - low) * torch.rand(shape, generator=g)
+
+
+def randint(*shape, low, high, dtype) -> TensorRecipe:
+    """Integers in [low, high] inclusive."""
+    return lambda g: torch.randint(low, high + 1, shape, generator=g, dtype=dtype)
+
+
+def arange_times(start, stop, step, dtype=torch.float32) -> TensorRecipe:
+    """start, start + step, ... (< stop): integer steps times `step`, exact in float32
+    for the steps used here."""
+    return lambda g: (torch.arange(start, stop, dtype=torch.float64) * step).to(dtype)
+
+
+def values(data, dtype=torch.float32) -> TensorRecipe:
+    return lambda g: torch.tensor(data, dtype=dtype)
+
+
+def full(shape, value, dtype=torch.float32) -> TensorRecipe:
+    return lambda g: torch.full(shape, value, dtype=dtype)
+
+
+def with_zeros(recipe: TensorRecipe, every: int) -> TensorRecipe:
+    """Sets every `every`-th element to exactly 0.0 (relu at the boundary)."""
+
+    def make(g):
+        t = recipe(g)
+        t.view(-1)[::every] = 0.0
+        return t
+
+    return make
+
+
+def make_tensor(recipe: TensorRecipe, *names: str) -> torch.Tensor:
+    g = torch.Generator()
+    g.manual_seed(seed_of(*names))
+    return recipe(g).contiguous()
+
+
+# ---------------------------------------------------------------------------
+# Op cases
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class T:
+    """An argument that is the tensor `key` of the case's `tensors`."""
+
+    key: str
+
+
+@dataclass
+class Case:
+    name: str
+    target: str  # "aten.conv2d.default" or "quantized_decomposed.quantize_per_tensor.default"
+    args: list
+    tensors: Dict[str, TensorRecipe]
+    kwargs: dict = field(default_factory=dict)
+    mutates: Tuple[int, ...] = ()  # argument indices an in-place op writes
+    # How torch 1.13 computes the reference when it lacks the op; None = call the op.
+    compute: Optional[Callable] = None
+    how: Optional[str] = None
+
+    @property
+    def full_target(self) -> str:
+        return f"torch.ops.{self.target}"
+
+
+def encode_arg(value):
+    """FORMATS.md section 2's argument encoding, plus {"tensor": key}."""
+    if isinstance(value, T):
+        return {"tensor": value.key}
+    if isinstance(value, list):
+        return [encode_arg(v) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [encode_arg(v) for v in value]}
+    return fx_json.encode_arg(value)
+
+
+def bind(value, tensors):
+    """Replaces every T in an argument by a fresh copy of its tensor."""
+    if isinstance(value, T):
+        return tensors[value.key].clone()
+    if isinstance(value, list):
+        return [bind(v, tensors) for v in value]
+    if isinstance(value, tuple):
+        return tuple(bind(v, tensors) for v in value)
+    return value
+
+
+def aten_op(target: str):
+    op = torch.ops
+    for part in target.split("."):
+        op = getattr(op, part)
+    return op
+
+
+# --- references for ops torch 1.13 does not have ----------------------------
+
+QDQ_BOUNDS = {torch.uint8: (0, 255), torch.int8: (-128, 127)}
+
+
+def _check_qdq_args(x_dtype, quant_min, quant_max, dtype, expected_input):
+    """The assertions torch.ao.quantization.fx._decomposed makes."""
+    if x_dtype != expected_input:
+        raise AssertionError(f"input dtype {x_dtype}, expected {expected_input}")
+    lo, hi = QDQ_BOUNDS[dtype]
+    if not lo <= quant_min <= quant_max <= hi:
+        raise AssertionError(f"quant range [{quant_min}, {quant_max}] outside {dtype}")
+
+
+def quantize_per_tensor(x, scale, zero_point, quant_min, quant_max, dtype):
+    _check_qdq_args(x.dtype, quant_min, quant_max, dtype, torch.float32)
+    inv_scale = 1.0 / scale  # a Python float; torch multiplies in float32
+    return torch.clamp(torch.round(x * inv_scale) + zero_point, quant_min, quant_max).to(dtype)
+
+
+def dequantize_per_tensor(x, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype=None):
+    _check_qdq_args(x.dtype, quant_min, quant_max, dtype, dtype)
+    return (x.to(out_dtype or torch.float32) - zero_point) * scale
+
+
+QUANTIZE_HOW = ("formula (torch 1.13 has no quantized_decomposed ops; fact sheet 5.4): "
+                "torch.clamp(torch.round(x * (1.0 / scale)) + zero_point, quant_min, "
+                "quant_max).to(dtype), float32 tensor ops")
+DEQUANTIZE_HOW = ("formula (torch 1.13 has no quantized_decomposed ops; fact sheet 5.4): "
+                  "(x.to(torch.float32) - zero_point) * scale, float32 tensor ops")
+
+
+def bn_legit_no_training(x, weight, bias, running_mean, running_var, momentum, eps):
+    return torch.native_batch_norm(x, weight, bias, running_mean, running_var,
+                                   False, momentum, eps)
+
+
+def bn_legit_functional(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    new_mean, new_var = running_mean.clone(), running_var.clone()
+    out, save_mean, save_rstd = torch.native_batch_norm(x, weight, bias, new_mean, new_var,
+                                                        training, momentum, eps)
+    return out, save_mean, save_rstd, new_mean, new_var
+
+
+BN_NO_TRAINING_HOW = ("torch.native_batch_norm(x, weight, bias, running_mean, running_var, "
+                      "False, momentum, eps) (torch 1.13 has no "
+                      "_native_batch_norm_legit_no_training; torch 2.x's CPU kernel is the "
+                      "same batch_norm_cpu call)")
+BN_FUNCTIONAL_HOW = ("torch.native_batch_norm(x, weight, bias, clone(running_mean), "
+                     "clone(running_var), training, momentum, eps), which updates the clones "
+                     "in place; returns (out, save_mean, save_rstd, clones) (torch 1.13 has no "
+                     "_native_batch_norm_legit_functional)")
+
+# --- the table ---------------------------------------------------------------
+
+CONV2D = "aten.conv2d.default"
+CONVOLUTION = "aten.convolution.default"
+BN_ARGS = [T("x"), T("weight"), T("bias"), T("running_mean"), T("running_var")]
+
+
+def pair(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v, v]
+
+
+def conv_case(name, x_shape, w_shape, bias=True, stride=1, padding=0, dilation=1, groups=1,
+              target=CONV2D):
+    """conv2d with every argument written out (convolution: all 9)."""
+    tensors = {"x": randn(*x_shape), "weight": conv_weight(*w_shape)}
+    if bias:
+        tensors["bias"] = randn(w_shape[0], scale=0.1)
+    args = [T("x"), T("weight"), T("bias") if bias else None,
+            pair(stride), pair(padding), pair(dilation)]
+    args += [groups] if target == CONV2D else [False, [0, 0], groups]
+    return Case(name, target, args, tensors)
+
+
+def bn_tensors(shape, affine=True):
+    channels = shape[1]
+    tensors = {"x": randn(*shape, scale=1.5, shift=0.5)}
+    if affine:
+        tensors["weight"] = randn(channels, scale=0.2, shift=1.0)
+        tensors["bias"] = randn(channels, scale=0.1)
+    tensors["running_mean"] = randn(channels, scale=0.3)
+    tensors["running_var"] = uniform(channels, low=0.5, high=1.5)
+    return tensors
+
+
+def q_case(name, x, scale, zero_point, quant_min, quant_max, dtype):
+    return Case(name, "quantized_decomposed.quantize_per_tensor.default",
+                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x},
+                compute=quantize_per_tensor, how=QUANTIZE_HOW)
+
+
+def dq_case(name, x, scale, zero_point, quant_min, quant_max, dtype):
+    return Case(name, "quantized_decomposed.dequantize_per_tensor.default",
+                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x},
+                compute=dequantize_per_tensor, how=DEQUANTIZE_HOW)
+
+
+# A quantization scale as convert_pt2e writes it (float(float32 scale)), from the fact sheet.
+ACT_SCALE, ACT_ZP = 0.021406318992376328, 130
+
+CASES: List[Case] = [
+    # conv2d: stride, padding, dilation, groups, bias, batch, non-square shapes, lesson sizes
+    conv_case("conv2d_stride2_pad0_bias", (2, 4, 9, 9), (6, 4, 3, 3), stride=2),
+    conv_case("conv2d_pad2_bias", (2, 4, 8, 8), (6, 4, 3, 3), padding=2),
+    conv_case("conv2d_dilation2_pad2_bias", (2, 4, 10, 10), (6, 4, 3, 3), padding=2, dilation=2),
+    conv_case("conv2d_groups2_pad1_bias", (2, 4, 8, 8), (6, 2, 3, 3), padding=1, groups=2),
+    conv_case("conv2d_depthwise_pad1_bias", (2, 8, 8, 8), (8, 1, 3, 3), padding=1, groups=8),
+    conv_case("conv2d_pad1_no_bias", (2, 4, 8, 8), (6, 4, 3, 3), bias=False, padding=1),
+    Case("conv2d_no_bias_defaults_trimmed", CONV2D, [T("x"), T("weight")],
+         {"x": randn(2, 4, 6, 6), "weight": conv_weight(5, 4, 3, 3)}),
+    conv_case("conv2d_batch1_pad1_bias", (1, 3, 8, 8), (4, 3, 3, 3), padding=1),
+    conv_case("conv2d_batch5_pad1_bias", (5, 3, 8, 8), (4, 3, 3, 3), padding=1),
+    conv_case("conv2d_input_7x11_pad1_bias", (2, 3, 7, 11), (4, 3, 3, 3), padding=1),
+    conv_case("conv2d_kernel_3x1_pad_1x0_bias", (2, 3, 8, 9), (4, 3, 3, 1), padding=(1, 0)),
+    conv_case("conv2d_mixed_stride_2x1_pad_0x1_dilation_1x2", (2, 3, 9, 10), (4, 3, 3, 3),
+              stride=(2, 1), padding=(0, 1), dilation=(1, 2)),
+    conv_case("conv2d_lesson_3to8_pad1_no_bias", (2, 3, 16, 16), (8, 3, 3, 3), bias=False,
+              padding=1),
+    conv_case("conv2d_lesson_3to8_pad1_bias", (2, 3, 16, 16), (8, 3, 3, 3), padding=1),
+    conv_case("conv2d_resnet_64to64_56x56_pad1_no_bias", (1, 64, 56, 56), (64, 64, 3, 3),
+              bias=False, padding=1),
+    conv_case("convolution_stride2_pad0_bias", (2, 4, 9, 9), (6, 4, 3, 3), stride=2,
+              target=CONVOLUTION),
+    conv_case("convolution_depthwise_pad1_no_bias", (2, 8, 8, 8), (8, 1, 3, 3), bias=False,
+              padding=1, groups=8, target=CONVOLUTION),
+
+    # batch norm at each IR level
+    Case("batch_norm_eval", "aten.batch_norm.default",
+         BN_ARGS + [False, 0.1, 1e-05, False], bn_tensors((2, 8, 5, 5))),
+    Case("batch_norm_eval_no_affine", "aten.batch_norm.default",
+         [T("x"), None, None, T("running_mean"), T("running_var"), False, 0.1, 1e-05, False],
+         bn_tensors((2, 8, 5, 5), affine=False)),
+    Case("batch_norm_train", "aten.batch_norm.default",
+         BN_ARGS + [True, 0.1, 1e-05, False], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
+    Case("native_batch_norm_legit_no_training",
+         "aten._native_batch_norm_legit_no_training.default",
+         BN_ARGS + [0.1, 1e-05], bn_tensors((2, 8, 5, 5)),
+         compute=bn_legit_no_training, how=BN_NO_TRAINING_HOW),
+    Case("native_batch_norm_legit_functional_train",
+         "aten._native_batch_norm_legit_functional.default",
+         BN_ARGS + [True, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)),
+         compute=bn_legit_functional, how=BN_FUNCTIONAL_HOW),
+
+    # relu, mean
+    Case("relu_both_signs_and_zeros", "aten.relu.default", [T("x")],
+         {"x": with_zeros(randn(2, 8, 4, 4), every=7)}),
+    *[Case(f"mean_dim_{'_'.join(str(d).replace('-', 'neg') for d in dims)}"
+           f"{'_keepdim' if keep else ''}", "aten.mean.dim",
+           [T("x"), dims] + ([True] if keep else []), {"x": randn(2, 8, 5, 6)})
+      for dims in ([2, 3], [1], [-1]) for keep in (False, True)],
+
+    # linear and its Core ATen pieces
+    Case("linear_bias", "aten.linear.default", [T("x"), T("weight"), T("bias")],
+         {"x": randn(2, 8), "weight": conv_weight(4, 8), "bias": randn(4, scale=0.1)}),
+    Case("linear_no_bias", "aten.linear.default", [T("x"), T("weight")],
+         {"x": randn(2, 8), "weight": conv_weight(4, 8)}),
+    Case("linear_bias_3d_input", "aten.linear.default", [T("x"), T("weight"), T("bias")],
+         {"x": randn(2, 3, 8), "weight": conv_weight(4, 8), "bias": randn(4, scale=0.1)}),
+    Case("permute_1_0", "aten.permute.default", [T("x"), [1, 0]], {"x": randn(3, 5)}),
+    Case("permute_0_2_3_1", "aten.permute.default", [T("x"), [0, 2, 3, 1]],
+         {"x": randn(2, 3, 4, 5)}),
+    Case("t_2d", "aten.t.default", [T("x")], {"x": randn(3, 5)}),
+    Case("addmm_default_beta_alpha", "aten.addmm.default", [T("bias"), T("x"), T("weight_t")],
+         {"bias": randn(4, scale=0.1), "x": randn(2, 8), "weight_t": conv_weight(8, 4)}),
+    Case("addmm_beta_0.5_alpha_2.0", "aten.addmm.default", [T("bias"), T("x"), T("weight_t")],
+         {"bias": randn(4), "x": randn(2, 8), "weight_t": conv_weight(8, 4)},
+         kwargs={"beta": 0.5, "alpha": 2.0}),
+
+    # add, add_, copy_
+    Case("add_same_shape", "aten.add.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}),
+    Case("add_broadcast_2x8x4x4_8x1x1", "aten.add.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(8, 1, 1)}),
+    Case("add_broadcast_2x8_8", "aten.add.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8), "y": randn(8)}),
+    Case("add_alpha_2", "aten.add.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}, kwargs={"alpha": 2}),
+    Case("add__same_shape", "aten.add_.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}, mutates=(0,)),
+    Case("add__broadcast_2x8_8", "aten.add_.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8), "y": randn(8)}, mutates=(0,)),
+    Case("add__num_batches_tracked_int64_0d", "aten.add_.Tensor", [T("num_batches_tracked"), 1],
+         {"num_batches_tracked": values(3, torch.int64)}, mutates=(0,)),
+    Case("copy__same_shape", "aten.copy_.default", [T("self"), T("src")],
+         {"self": randn(8), "src": randn(8)}, mutates=(0,)),
+    Case("copy__broadcast_8_into_4x8", "aten.copy_.default", [T("self"), T("src")],
+         {"self": randn(4, 8), "src": randn(8)}, mutates=(0,)),
+
+    # pooling and shapes
+    Case("max_pool2d_k3_s2_p1", "aten.max_pool2d.default", [T("x"), [3, 3], [2, 2], [1, 1]],
+         {"x": randn(2, 4, 9, 9, distinct=True)}),
+    Case("max_pool2d_k2_default_stride", "aten.max_pool2d.default", [T("x"), [2, 2]],
+         {"x": randn(2, 4, 8, 10, distinct=True)}),
+    Case("max_pool2d_k3_s2_p0_ceil_mode", "aten.max_pool2d.default",
+         [T("x"), [3, 3], [2, 2], [0, 0], [1, 1], True],
+         {"x": randn(2, 4, 8, 9, distinct=True)}),
+    Case("adaptive_avg_pool2d_to_1x1", "aten.adaptive_avg_pool2d.default", [T("x"), [1, 1]],
+         {"x": randn(2, 8, 5, 6)}),
+    Case("adaptive_avg_pool2d_5x7_to_3x2", "aten.adaptive_avg_pool2d.default",
+         [T("x"), [3, 2]], {"x": randn(2, 4, 5, 7)}),
+    Case("flatten_using_ints_start1", "aten.flatten.using_ints", [T("x"), 1],
+         {"x": randn(2, 8, 1, 1)}),
+    Case("view_2x8x1x1_to_2x8", "aten.view.default", [T("x"), [2, 8]],
+         {"x": randn(2, 8, 1, 1)}),
+    Case("reshape_2x3x4_to_4_neg1", "aten.reshape.default", [T("x"), [4, -1]],
+         {"x": randn(2, 3, 4)}),
+
+    # quantize / dequantize (quantized_decomposed)
+    # k * 0.25 with scale 0.5: x / scale lands on every .5 (round half to even) and
+    # clamps at both ends (-150 + 128 < 0, 150 + 128 > 255).
+    q_case("quantize_uint8_half_ties_clamp", arange_times(-300, 301, 0.25), 0.5, 128, 0, 255,
+           torch.uint8),
+    q_case("quantize_int8_half_ties_clamp", arange_times(-300, 301, 0.25), 0.5, 0, -128, 127,
+           torch.int8),
+    q_case("quantize_int8_negative_zero_point", arange_times(-300, 301, 0.25), 0.5, -5, -128, 127,
+           torch.int8),
+    # 1.0 / 0.1 == 10.0 in float32, but k * 0.05 is inexact in float32: x * 10
+    # lands just above or below .5, which x / scale in double would get wrong.
+    q_case("quantize_uint8_scale_0.1_near_ties", arange_times(-100, 101, 0.05), 0.1, 10, 0, 255,
+           torch.uint8),
+    q_case("quantize_uint8_activation_scale", randn(2, 8, 4, 4, scale=2.0), ACT_SCALE, ACT_ZP,
+           0, 255, torch.uint8),
+    q_case("quantize_int8_weight_symmetric_127", randn(8, 3, 3, 3, scale=0.2), 0.003, 0, -127,
+           127, torch.int8),
+    dq_case("dequantize_uint8_full_range", arange_times(0, 256, 1, torch.uint8), 0.5, 128, 0, 255,
+            torch.uint8),
+    dq_case("dequantize_int8_full_range", arange_times(-128, 128, 1, torch.int8), 0.25, 0,
+            -128, 127, torch.int8),
+    dq_case("dequantize_int8_negative_zero_point", arange_times(-128, 128, 1, torch.int8), 0.25,
+            -5, -128, 127, torch.int8),
+    dq_case("dequantize_uint8_activation_scale",
+            randint(2, 8, 4, 4, low=0, high=255, dtype=torch.uint8), ACT_SCALE, ACT_ZP, 0, 255,
+            torch.uint8),
+    dq_case("dequantize_int8_weight_symmetric_127",
+            randint(8, 3, 3, 3, low=-127, high=127, dtype=torch.int8), 0.005, 0, -127, 127,
+            torch.int8),
+]
+
+
+def folder_file(entry: str, name: str) -> str:
+    return f"{entry}/{name}.npy"
+
+
+def run_case(case: Case, files: Dict[str, bytes]) -> dict:
+    """Computes one case; adds its .npy files to `files`, returns its JSON entry."""
+    tensors = {key: make_tensor(recipe, case.name, key) for key, recipe in case.tensors.items()}
+    tensor_files = {}
+    for key, t in tensors.items():
+        tensor_files[key] = folder_file(case.name, key)
+        files[tensor_files[key]] = assetlib.npy_bytes(t.numpy())
+
+    args = bind(case.args, tensors)
+    kwargs = {k: bind(v, tensors) for k, v in case.kwargs.items()}
+    fn = case.compute or aten_op(case.target)
+    with torch.no_grad():
+        result = fn(*args, **kwargs)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+
+    outputs = []
+    for i, out in enumerate(results):
+        outputs.append(folder_file(case.name, f"out_{i}"))
+        files[outputs[-1]] = assetlib.npy_bytes(out.detach().numpy())
+    mutated = {}
+    for index in case.mutates:
+        mutated[str(index)] = folder_file(case.name, f"mutated_{index}")
+        files[mutated[str(index)]] = assetlib.npy_bytes(args[index].numpy())
+
+    return {
+        "name": case.name,
+        "target": case.full_target,
+        "args": encode_arg(case.args),
+        "kwargs": {k: encode_arg(v) for k, v in case.kwargs.items()},
+        "tensors": tensor_files,
+        "outputs": outputs,
+        "mutated": mutated,
+        "how": case.how or case.full_target,
+    }
+
+
+# ---------------------------------------------------------------------------
+# MinMaxObserver
+# ---------------------------------------------------------------------------
+
+QSCHEMES = {"per_tensor_affine": torch.per_tensor_affine,
+            "per_tensor_symmetric": torch.per_tensor_symmetric}
+QDTYPES = {"quint8": torch.quint8, "qint8": torch.qint8}
+
+
+@dataclass
+class ObserverCase:
+    name: str
+    dtype: str  # "quint8" | "qint8"
+    qscheme: str  # key of QSCHEMES
+    inputs: Sequence[TensorRecipe]
+    quant_min: Optional[int] = None
+    quant_max: Optional[int] = None
+
+
+OBSERVERS: List[ObserverCase] = [
+    ObserverCase("minmax_quint8_affine_random", "quint8", "per_tensor_affine",
+                 [randn(2, 8, 4, 4)]),
+    ObserverCase("minmax_quint8_affine_3_batches", "quint8", "per_tensor_affine",
+                 [randn(2, 8, 4, 4), randn(2, 8, 4, 4, scale=2.0), randn(2, 8, 4, 4, shift=1.0)]),
+    ObserverCase("minmax_quint8_affine_all_zero", "quint8", "per_tensor_affine",
+                 [full((2, 8), 0.0)]),
+    ObserverCase("minmax_quint8_affine_constant_3", "quint8", "per_tensor_affine",
+                 [full((2, 8), 3.0)]),
+    ObserverCase("minmax_quint8_affine_constant_neg2", "quint8", "per_tensor_affine",
+                 [full((2, 8), -2.0)]),
+    ObserverCase("minmax_quint8_affine_only_negative", "quint8", "per_tensor_affine",
+                 [randn(2, 8, 4, 4, scale=0.5, shift=-2.0)]),
+    ObserverCase("minmax_quint8_affine_only_positive", "quint8", "per_tensor_affine",
+                 [uniform(2, 8, 4, 4, low=0.5, high=3.0)]),
+    ObserverCase("minmax_quint8_affine_0_255", "quint8", "per_tensor_affine",
+                 [randn(2, 8, 4, 4, scale=1.5, shift=0.5)], quant_min=0, quant_max=255),
+    ObserverCase("minmax_qint8_affine_random", "qint8", "per_tensor_affine",
+                 [randn(2, 8, 4, 4, scale=1.5, shift=0.5)]),
+    ObserverCase("minmax_qint8_symmetric_127_weight", "qint8", "per_tensor_symmetric",
+                 [conv_weight(8, 3, 3, 3)], quant_min=-127, quant_max=127),
+    ObserverCase("minmax_qint8_symmetric_127_only_negative", "qint8", "per_tensor_symmetric",
+                 [randn(4, 8, scale=0.5, shift=-2.0)], quant_min=-127, quant_max=127),
+    ObserverCase("minmax_qint8_symmetric_127_all_zero", "qint8", "per_tensor_symmetric",
+                 [full((4, 8), 0.0)], quant_min=-127, quant_max=127),
+    ObserverCase("minmax_qint8_symmetric_random", "qint8", "per_tensor_symmetric",
+                 [randn(2, 8, 4, 4)]),
+    ObserverCase("minmax_quint8_symmetric_random", "quint8", "per_tensor_symmetric",
+                 [randn(2, 8, 4, 4)]),
+    ObserverCase("minmax_fact_sheet_example_quint8_affine", "quint8", "per_tensor_affine",
+                 [values([-1.0, 0.5, 2.0])]),
+    ObserverCase("minmax_fact_sheet_example_qint8_symmetric", "qint8", "per_tensor_symmetric",
+                 [values([-1.0, 0.5, 2.0])]),
+]
+
+
+def run_observer(case: ObserverCase, files: Dict[str, bytes]) -> dict:
+    observer = MinMaxObserver(dtype=QDTYPES[case.dtype], qscheme=QSCHEMES[case.qscheme],
+                              quant_min=case.quant_min, quant_max=case.quant_max)
+    inputs = []
+    for i, recipe in enumerate(case.inputs):
+        x = make_tensor(recipe, case.name, f"input_{i}")
+        inputs.append(folder_file(case.name, f"input_{i}"))
+        files[inputs[-1]] = assetlib.npy_bytes(x.numpy())
+        observer(x)
+    scale, zero_point = observer.calculate_qparams()
+    return {
+        "name": case.name,
+        "dtype": case.dtype,
+        "qscheme": case.qscheme,
+        "quant_min": case.quant_min,
+        "quant_max": case.quant_max,
+        "inputs": inputs,
+        "min_val": float(observer.min_val.item()),
+        "max_val": float(observer.max_val.item()),
+        "scale": float(scale.item()),
+        "zero_point": int(zero_point.item()),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Model runs on the lesson archives' weights
+# ---------------------------------------------------------------------------
+
+_DTYPE_OF_CODE = {code: dtype for dtype, code in pt2_emulator._SCALAR_TYPE.items()}
+
+
+@dataclass
+class ModelRun:
+    name: str
+    asset: str  # repository-relative .pt2
+    factory: Callable[[], torch.nn.Module]
+    mode: str  # "train" | "eval"
+    steps: int
+    input_shape: Tuple[int, ...] = lesson_models.LESSON_INPUT_SHAPE
+
+
+MODEL_RUNS: List[ModelRun] = [
+    ModelRun("conv_bn_relu_train_3_steps", "assets/graphs/conv_bn_relu_train.pt2",
+             lesson_models.ConvBnReLU, "train", 3),
+    ModelRun("conv_bn_relu_eval_2_steps", "assets/graphs/conv_bn_relu_eval.pt2",
+             lesson_models.ConvBnReLU, "eval", 2),
+]
+
+
+def archive_state(records: Dict[str, bytes]) -> Dict[str, torch.Tensor]:
+    """Parameters and buffers from data/weights/ (FORMATS.md section 1)."""
+    config = json.loads(records["data/weights/model_weights_config.json"])["config"]
+    state = {}
+    for fqn, entry in config.items():
+        if entry["use_pickle"]:
+            raise ValueError(f"{fqn}: pickled weights are not read here")
+        meta = entry["tensor_meta"]
+        dtype = _DTYPE_OF_CODE[meta["dtype"]]
+        raw = records["data/weights/" + entry["path_name"]]
+        storage = (torch.frombuffer(bytearray(raw), dtype=dtype) if raw
+                   else torch.empty(0, dtype=dtype))
+        state[fqn] = torch.as_strided(storage, [s["as_int"] for s in meta["sizes"]],
+                                      [s["as_int"] for s in meta["strides"]],
+                                      meta["storage_offset"]["as_int"]).clone()
+    return state
+
+
+def _extras_difference(model, records) -> Optional[str]:
+    """Runs a copy of the model on the archive's own example input and compares
+    with the eager output and buffers_after it stores: proof that the weights
+    were read back correctly and the mode is right."""
+    manifest = json.loads(records["extra/pt2lab/manifest.json"])
+    twin = copy.deepcopy(model)
+    x = torch.from_numpy(assetlib.npy_load(records[manifest["inputs"][0]["file"]]))
+    with torch.no_grad():
+        out = twin(x)
+    expected = [(manifest["outputs"][0]["file"], out)]
+    buffers = dict(twin.named_buffers())
+    expected += [(b["file"], buffers[b["target"]]) for b in manifest["buffers_after"]]
+    for file, value in expected:
+        diff = assetlib.npy_difference(records[file], assetlib.npy_bytes(value.numpy()),
+                                       assetlib.OUTPUT_TOLERANCE)
+        if diff:
+            return f"{file}: {diff}"
+    return None
+
+
+def run_model(run: ModelRun, files: Dict[str, bytes]) -> dict:
+    _, records = assetlib.zip_records(os.path.join(assetlib.REPO_ROOT, run.asset))
+    model = run.factory()
+    # strict: every parameter and buffer comes from the archive, none from __init__.
+    model.load_state_dict(archive_state(records), strict=True)
+    model.train(run.mode == "train")
+    diff = _extras_difference(model, records)
+    if diff:
+        raise AssertionError(f"{run.asset}: model with the archive's weights disagrees "
+                             f"with its extras: {diff}")
+    out_steps = []
+    for step in range(run.steps):
+        folder = f"{run.name}/step_{step}"
+        x = make_tensor(randn(*run.input_shape), run.name, f"step_{step}", "input")
+        with torch.no_grad():
+            y = model(x)
+        entry = {"input": folder_file(folder, "input"), "output": folder_file(folder, "output"),
+                 "buffers": {}}
+        files[entry["input"]] = assetlib.npy_bytes(x.numpy())
+        files[entry["output"]] = assetlib.npy_bytes(y.numpy())
+        for fqn, buf in model.named_buffers():
+            entry["buffers"][fqn] = folder_file(folder, fqn)
+            files[entry["buffers"][fqn]] = assetlib.npy_bytes(buf.numpy())
+        out_steps.append(entry)
+    return {"name": run.name, "asset": run.asset, "mode": run.mode, "steps": out_steps}
+
+
+# ---------------------------------------------------------------------------
+# Generate / check
+# ---------------------------------------------------------------------------
+
+
+def build() -> Tuple[dict, Dict[str, bytes]]:
+    """Everything in memory: (cases.json object, {relative .npy path: bytes})."""
+    torch.set_num_threads(1)  # reductions split work by thread count
+    names = [c.name for c in CASES] + [o.name for o in OBSERVERS] + [r.name for r in MODEL_RUNS]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"entry names used twice: {duplicates}")
+    files: Dict[str, bytes] = {}
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "torch_version": str(torch.__version__),
+        "cases": [run_case(c, files) for c in CASES],
+        "observers": [run_observer(o, files) for o in OBSERVERS],
+        "model_runs": [run_model(r, files) for r in MODEL_RUNS],
+    }
+    return doc, files
+
+
+def _owned_npy_files(out_dir: str) -> List[str]:
+    """.npy files under a folder this script wrote before (it has our cases.json)."""
+    try:
+        with open(os.path.join(out_dir, CASES_FILE), encoding="utf-8") as f:
+            if json.load(f).get("format") != FORMAT:
+                return []
+    except (OSError, ValueError):
+        return []
+    found = []
+    for folder, _, names in os.walk(out_dir):
+        found += [os.path.relpath(os.path.join(folder, n), out_dir).replace(os.sep, "/")
+                  for n in names if n.endswith(".npy")]
+    return found
+
+
+def generate(out_dir: str, quiet: bool = False) -> dict:
+    doc, files = build()
+    stale = set(_owned_npy_files(out_dir)) - set(files)
+    for rel_path, data in sorted(files.items()):
+        assetlib.write_bytes_atomic(os.path.join(out_dir, rel_path), data)
+    assetlib.write_bytes_atomic(os.path.join(out_dir, CASES_FILE),
+                                assetlib.json_text(doc, inline_depth=3).encode("utf-8"))
+    for rel_path in sorted(stale):
+        os.remove(os.path.join(out_dir, rel_path))
+        folder = os.path.dirname(os.path.join(out_dir, rel_path))
+        if not os.listdir(folder):
+            os.rmdir(folder)
+    if not quiet:
+        where = assetlib.rel(out_dir) if out_dir.startswith(assetlib.REPO_ROOT) else out_dir
+        print(f"wrote    {where}/{CASES_FILE}: {len(doc['cases'])} cases, "
+              f"{len(doc['observers'])} observers, {len(doc['model_runs'])} model runs, "
+              f"{len(files)} .npy files" + (f"; removed {len(stale)} stale" if stale else ""))
+    return doc
+
+
+def entry_files(kind: str, entry: dict) -> Tuple[List[str], List[str]]:
+    """(files compared byte for byte, files compared as outputs) of one entry."""
+    if kind == "cases":
+        return list(entry["tensors"].values()), entry["outputs"] + list(entry["mutated"].values())
+    if kind == "observers":
+        return list(entry["inputs"]), []
+    exact, outputs = [], []
+    for step in entry["steps"]:
+        exact.append(step["input"])
+        outputs += [step["output"]] + list(step["buffers"].values())
+    return exact, outputs
+
+
+def _file_difference(committed_dir, fresh_dir, rel_path, exact):
+    committed = os.path.join(committed_dir, rel_path)
+    if not os.path.exists(committed):
+        return f"{rel_path}: not committed"
+    with open(committed, "rb") as f:
+        want = f.read()
+    with open(os.path.join(fresh_dir, rel_path), "rb") as f:
+        got = f.read()
+    if exact:
+        return None if want == got else f"{rel_path}: bytes differ"
+    diff = assetlib.npy_difference(want, got, assetlib.OUTPUT_TOLERANCE)
+    return f"{rel_path}: {diff}" if diff else None
+
+
+def _outline(doc: dict) -> dict:
+    """cases.json with each entry list reduced to its names (the entries get
+    their own --check lines)."""
+    return {k: [e.get("name") for e in v] if k in KINDS and isinstance(v, list) else v
+            for k, v in doc.items()}
+
+
+def _entry_difference(kind, committed_entry, fresh_entry, golden_dir, fresh_dir):
+    """The entry's JSON exactly, then its files. A message or None."""
+    if committed_entry is None:
+        return "not in the committed cases.json"
+    diff = assetlib.json_difference(committed_entry, fresh_entry)
+    if diff:
+        return diff
+    exact, outputs = entry_files(kind, fresh_entry)
+    for rel_path, is_exact in [(p, True) for p in exact] + [(p, False) for p in outputs]:
+        diff = _file_difference(golden_dir, fresh_dir, rel_path, is_exact)
+        if diff:
+            return diff
+    return None
+
+
+def check(golden_dir: str) -> int:
+    """Regenerates into a temp folder and compares with golden_dir, one line per
+    entry. Returns 0 or 1."""
+    json_path = os.path.join(golden_dir, CASES_FILE)
+    if not os.path.exists(json_path):
+        print(assetlib.report_line("MISSING", CASES_FILE, "not committed"))
+        return 1
+    with open(json_path, encoding="utf-8") as f:
+        committed = json.load(f)
+    committed_entries = {(kind, e.get("name")): e for kind in KINDS
+                         for e in committed.get(kind, [])}
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = generate(tmp, quiet=True)
+        results = [(CASES_FILE, assetlib.json_difference(_outline(committed), _outline(fresh)))]
+        expected_files = set()
+        for kind in KINDS:
+            for entry in fresh[kind]:
+                old = committed_entries.get((kind, entry["name"]))
+                results.append((f"{kind}/{entry['name']}",
+                                _entry_difference(kind, old, entry, golden_dir, tmp)))
+                exact, outputs = entry_files(kind, entry)
+                expected_files.update(exact + outputs)
+        stale = sorted(set(_owned_npy_files(golden_dir)) - expected_files)
+        if stale:
+            more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+            results.append(("stale files", ", ".join(stale[:5]) + more))
+    for label, diff in results:
+        print(assetlib.report_line("DIFF" if diff else "ok", label, diff))
+        failures += diff is not None
+    if failures:
+        print(f"{failures} difference(s); regenerate with: /usr/bin/python3 {SCRIPT}")
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate into a temp folder and compare with the golden files")
+    parser.add_argument("--out", metavar="DIR", default=GOLDEN_DIR,
+                        help="write DIR/cases.json and DIR/<entry>/*.npy "
+                             "(with --check: the folder to compare against)")
+    args = parser.parse_args(argv)
+    out_dir = os.path.abspath(args.out)
+    if args.check:
+        return check(out_dir)
+    generate(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
