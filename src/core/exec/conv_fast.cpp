@@ -24,25 +24,27 @@ inline void store4(float* p, f32x4 v) {
 }
 
 // C[M, N] (row stride ldc) = A[M, K] @ B[K, N] (+ bias[m]); A, B row-major.
-void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
-          const float* bias) {
-    int64_t m = 0;
-    for (; m + 4 <= M; m += 4) {
-        int64_t n = 0;
-        for (; n + 8 <= N; n += 8) {
-            f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-                  c30 = c00, c31 = c00;
-            const float* a0 = A + (m + 0) * K;
-            const float* a1 = A + (m + 1) * K;
-            const float* a2 = A + (m + 2) * K;
-            const float* a3 = A + (m + 3) * K;
-            for (int64_t k = 0; k < K; ++k) {
-                const float* b = B + k * N + n;
+// Loop order: 8-column panels of B outer (packed into [K, 8], it stays in L1),
+// 4-row tiles of A inner (packed into [K, 4], read as broadcasts).
+void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc, const float* bias) {
+    const int64_t M4 = M / 4 * 4, N8 = N / 8 * 8;
+    std::vector<float> apack(static_cast<size_t>(M4 * K)); // [M/4][K][4]
+    for (int64_t m = 0; m < M4; m += 4)
+        for (int64_t k = 0; k < K; ++k)
+            for (int r = 0; r < 4; ++r) apack[static_cast<size_t>((m * K) + k * 4 + r)] = A[(m + r) * K + k];
+    std::vector<float> bpack(static_cast<size_t>(K * 8)); // [K][8]
+    for (int64_t n = 0; n < N8; n += 8) {
+        for (int64_t k = 0; k < K; ++k) std::memcpy(&bpack[static_cast<size_t>(k * 8)], B + k * N + n, 8 * sizeof(float));
+        for (int64_t m = 0; m < M4; m += 4) {
+            f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+            const float* a = apack.data() + m * K;
+            const float* b = bpack.data();
+            for (int64_t k = 0; k < K; ++k, a += 4, b += 8) {
                 f32x4 b0 = load4(b), b1 = load4(b + 4);
-                f32x4 w0 = {a0[k], a0[k], a0[k], a0[k]};
-                f32x4 w1 = {a1[k], a1[k], a1[k], a1[k]};
-                f32x4 w2 = {a2[k], a2[k], a2[k], a2[k]};
-                f32x4 w3 = {a3[k], a3[k], a3[k], a3[k]};
+                f32x4 w0 = {a[0], a[0], a[0], a[0]};
+                f32x4 w1 = {a[1], a[1], a[1], a[1]};
+                f32x4 w2 = {a[2], a[2], a[2], a[2]};
+                f32x4 w3 = {a[3], a[3], a[3], a[3]};
                 c00 += w0 * b0;
                 c01 += w0 * b1;
                 c10 += w1 * b0;
@@ -60,19 +62,15 @@ void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_
                 store4(C + (m + r) * ldc + n + 4, rows[r][1] + bb);
             }
         }
-        for (; n < N; ++n) // column tail
-            for (int r = 0; r < 4; ++r) {
-                float acc = 0.0f;
-                for (int64_t k = 0; k < K; ++k) acc += A[(m + r) * K + k] * B[k * N + n];
-                C[(m + r) * ldc + n] = acc + (bias ? bias[m + r] : 0.0f);
-            }
     }
-    for (; m < M; ++m) // row tail
-        for (int64_t n = 0; n < N; ++n) {
-            float acc = 0.0f;
-            for (int64_t k = 0; k < K; ++k) acc += A[m * K + k] * B[k * N + n];
-            C[m * ldc + n] = acc + (bias ? bias[m] : 0.0f);
-        }
+    // Edges: rows past the last full 4-row tile, columns past the last 8-column panel.
+    auto scalar = [&](int64_t m, int64_t n) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < K; ++k) acc += A[m * K + k] * B[k * N + n];
+        C[m * ldc + n] = acc + (bias ? bias[m] : 0.0f);
+    };
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = (m < M4 ? N8 : 0); n < N; ++n) scalar(m, n);
 }
 
 } // namespace
