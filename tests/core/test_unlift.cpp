@@ -86,6 +86,7 @@ TEST_CASE("check_guards=False leaves _guards_fn out", "[unlift]") {
     CHECK(gm.graph->find("_guards_fn") == nullptr);
     CHECK(gm.code().find("_guards_fn") == std::string::npos);
     CHECK(gm.submodules.empty());
+    CHECK_FALSE(gm.stale());
 }
 
 TEST_CASE("train export: add_ acts on the get_attr, no copy_ nodes", "[unlift]") {
@@ -132,6 +133,9 @@ TEST_CASE("buffer mutations become copy_ nodes; only user outputs are returned",
                             {OutputKind::BufferMutation, "add", "bn.num_batches_tracked"},
                             {OutputKind::UserOutput, "relu", ""}};
     REQUIRE(g.lint().ok());
+    for (const char* fqn :
+         {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"})
+        ep.state_dict[fqn] = std::make_shared<TensorData>();
     GraphModule gm = module_of(ep, false);
     std::string code = gm.code();
     // [C*] fact sheet 3.2 (TE-B): copy_ node names and arguments

@@ -26,17 +26,21 @@ inline void store4(float* p, f32x4 v) {
 // C[M, N] (row stride ldc) = A[M, K] @ B[K, N] (+ bias[m]); A, B row-major.
 // Loop order: 8-column panels of B outer (packed into [K, 8], it stays in L1),
 // 4-row tiles of A inner (packed into [K, 4], read as broadcasts).
-void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc, const float* bias) {
+void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
+          const float* bias) {
     const int64_t M4 = M / 4 * 4, N8 = N / 8 * 8;
     std::vector<float> apack(static_cast<size_t>(M4 * K)); // [M/4][K][4]
     for (int64_t m = 0; m < M4; m += 4)
         for (int64_t k = 0; k < K; ++k)
-            for (int r = 0; r < 4; ++r) apack[static_cast<size_t>((m * K) + k * 4 + r)] = A[(m + r) * K + k];
+            for (int r = 0; r < 4; ++r)
+                apack[static_cast<size_t>((m * K) + k * 4 + r)] = A[(m + r) * K + k];
     std::vector<float> bpack(static_cast<size_t>(K * 8)); // [K][8]
     for (int64_t n = 0; n < N8; n += 8) {
-        for (int64_t k = 0; k < K; ++k) std::memcpy(&bpack[static_cast<size_t>(k * 8)], B + k * N + n, 8 * sizeof(float));
+        for (int64_t k = 0; k < K; ++k)
+            std::memcpy(&bpack[static_cast<size_t>(k * 8)], B + k * N + n, 8 * sizeof(float));
         for (int64_t m = 0; m < M4; m += 4) {
-            f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+            f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+                  c30 = c00, c31 = c00;
             const float* a = apack.data() + m * K;
             const float* b = bpack.data();
             for (int64_t k = 0; k < K; ++k, a += 4, b += 8) {

@@ -11,6 +11,20 @@ ModuleState ModuleState::from_program(const ExportedProgram& ep) {
     return s;
 }
 
+ModuleState ModuleState::from_module(const GraphModule& gm) {
+    ModuleState s;
+    for (const auto& [fqn, t] : gm.attrs)
+        s.tensors[fqn] = std::make_shared<Tensor>(Tensor::from_data(*t));
+    s.add_missing_observers(gm);
+    return s;
+}
+
+void ModuleState::add_missing_observers(const GraphModule& gm) {
+    for (const auto& [name, sub] : gm.submodules)
+        if (sub.observer && !observers.count(name))
+            observers[name] = std::make_shared<MinMaxObserver>(*sub.observer);
+}
+
 ModuleState ModuleState::clone() const {
     ModuleState s;
     for (const auto& [k, t] : tensors) s.tensors[k] = std::make_shared<Tensor>(*t);
@@ -351,6 +365,7 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
 
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
+    state.add_missing_observers(gm);
     // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
     bool has_guards = gm.graph->find("_guards_fn") != nullptr && opt.check_guards;
     if (Status s = check_inputs(*gm.graph, nullptr, inputs, !has_guards); !s.ok()) return s.error();

@@ -24,6 +24,10 @@ struct ModuleState {
 
     // A private copy of the program's parameters, buffers and constants.
     static ModuleState from_program(const ExportedProgram& ep);
+    // A private copy of a module's attributes, with a fresh observer per observer submodule.
+    static ModuleState from_module(const GraphModule& gm);
+    // Adds a fresh observer for every observer submodule the state lacks (after edits).
+    void add_missing_observers(const GraphModule& gm);
     ModuleState clone() const; // deep copy (observers included)
 };
 

@@ -34,6 +34,14 @@ Result<ObserverConfig> ObserverConfig::make(ScalarType dtype, QScheme qscheme, b
     return c;
 }
 
+ObserverConfig ObserverConfig::activation() {
+    return make(ScalarType::Byte, QScheme::PerTensorAffine).take();
+}
+
+ObserverConfig ObserverConfig::weight() {
+    return make(ScalarType::Char, QScheme::PerTensorSymmetric, true, -127, 127).take();
+}
+
 std::string ObserverConfig::describe() const {
     return std::string("MinMaxObserver(dtype=torch.") +
            (dtype == ScalarType::Byte ? "quint8" : "qint8") + ", qscheme=torch." +

@@ -8,24 +8,9 @@
 #include <string>
 
 #include "exec/tensor.h"
+#include "program/observer_spec.h"
 
 namespace pt2lab {
-
-enum class QScheme { PerTensorAffine, PerTensorSymmetric };
-
-struct ObserverConfig {
-    ScalarType dtype = ScalarType::Byte; // Byte = quint8, Char = qint8
-    QScheme qscheme = QScheme::PerTensorAffine;
-    bool custom_range = false; // quant_min/quant_max given by the user
-    int64_t quant_min = 0, quant_max = 255;
-    float eps = std::numeric_limits<float>::epsilon(); // torch.finfo(torch.float32).eps
-
-    // Validates a custom range like torch (must include 0, min < max, fits the dtype).
-    static Result<ObserverConfig> make(ScalarType dtype, QScheme qscheme, bool custom_range = false,
-                                       int64_t quant_min = 0, int64_t quant_max = 0);
-    // "MinMaxObserver(min_val=..., max_val=...)"-style description of the settings
-    std::string describe() const;
-};
 
 struct QParams {
     float scale = 1.0f;

@@ -315,6 +315,53 @@ Status Graph::lint() const {
     return {};
 }
 
+bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_module) {
+    static const char* const kSideEffects[] = {
+        "torch._assert",
+        "torch._assert_async",
+        "torch.ops.aten._assert_async.msg",
+        "torch.ops.aten._assert_scalar.default",
+        "torch.ops.aten._assert_tensor_metadata.default",
+        "torch.ops.aten.sym_constrain_range.default",
+        "torch.ops.aten.sym_constrain_range_for_size.default",
+        "torch.ops.profiler._record_function_enter",
+        "torch.ops.profiler._record_function_enter_new",
+        "torch.ops.profiler._record_function_exit",
+        "torch.ops.inductor.accumulate_grad_.default",
+        "operator.setitem",
+        "torch._C._set_grad_enabled",
+        "torch.amp._enter_autocast",
+        "torch.amp._exit_autocast",
+    };
+    switch (n.op()) {
+    case Op::Placeholder:
+    case Op::Output: return true;
+    case Op::CallFunction:
+        if (n.schema() && n.schema()->is_mutable()) return true;
+        for (const char* t : kSideEffects)
+            if (n.target() == t) return true;
+        return false;
+    case Op::CallModule: return impure_module && impure_module(n);
+    default: return false;
+    }
+}
+
+Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& impure_module) {
+    if (Status s = lint(); !s.ok()) return s.error();
+    bool changed = false;
+    std::vector<Node*> order = nodes();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Node* n = *it;
+        if (n->users().empty() && !is_impure(*n, impure_module)) {
+            Status s = erase_node(n);
+            assert(s.ok());
+            (void)s;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 std::unique_ptr<Graph> Graph::clone() const {
     auto g = std::make_unique<Graph>();
     g->names_ = names_;

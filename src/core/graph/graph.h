@@ -3,6 +3,7 @@
 // fx-style identifiers) and offers fx's editing vocabulary.
 #pragma once
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -84,6 +85,11 @@ public:
     // Checks fx's structural invariants; the messages are torch.fx's.
     Status lint() const;
 
+    // torch.fx's eliminate_dead_code: lint, then walk the nodes in reverse and
+    // erase every node without users that is not impure (is_impure below;
+    // `impure_module` says whether a call_module target is). True if anything went.
+    Result<bool> eliminate_dead_code(const std::function<bool(const Node&)>& impure_module = {});
+
     // The namespace used for node names (exposed for passes that need fx's naming).
     const Namespace& names() const { return names_; }
 
@@ -98,6 +104,12 @@ private:
         bool at_start = false;  // with a null anchor: start of graph (else end)
     } insert_;
 };
+
+// Node.is_impure (torch >= 2.x): placeholders and outputs; call_function whose
+// schema mutates an input (add_, copy_) or that is a known side effect
+// (torch._assert, aten._assert_tensor_metadata ...); call_module when the
+// module says so (`impure_module`). get_attr and call_method never are.
+bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_module = {});
 
 // torch.fx's Graph._target_to_str for a call_function target string:
 // "torch.ops.aten.conv2d.default" -> "conv2d_default" after sanitizing is done

@@ -186,7 +186,7 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
                 break;
             }
         if (first_call) guards->meta.nn_module_stack = {first_call->meta.nn_module_stack.front()};
-        gm.submodules.push_back("_guards_fn");
+        gm.submodules["_guards_fn"] = Submodule{"GuardsFn", /*impure=*/true, std::nullopt};
         std::string code = "def _(*args):\n";
         for (size_t k = 0; k < phs.size(); ++k) {
             const MetaVal& v = phs[k]->meta.val;
@@ -205,7 +205,8 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
         gm.guards_fn_code = code;
     }
 
-    if (Status s = g.lint(); !s.ok()) return s.error();
+    if (Status s = gm.lint(); !s.ok()) return s.error();
+    gm.recompile();
     return gm;
 }
 

@@ -12,21 +12,10 @@
 
 #include "graph/graph.h"
 #include "graph/printer.h"
+#include "program/graph_module.h"
+#include "program/tensor_data.h"
 
 namespace pt2lab {
-
-// A tensor's bytes plus its shape. Data is the raw little-endian storage,
-// already cut to this tensor (contiguous, storage_offset applied).
-struct TensorData {
-    ScalarType dtype = ScalarType::Float;
-    std::vector<int64_t> sizes;
-    std::vector<uint8_t> bytes;
-    bool requires_grad = false;
-    bool stand_in = false; // deterministic stand-in values, not the real weights
-
-    int64_t numel() const;
-    const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
-};
 
 // Values follow torch.export.graph_signature (1-based, auto()).
 enum class InputKind { UserInput = 1, Parameter, Buffer, ConstantTensor, CustomObj, Token };
@@ -95,9 +84,6 @@ struct NamedTensor {
     TensorData tensor;
 };
 
-// Tensors are shared (not copied) between a program and the modules made from it.
-using TensorMap = std::map<std::string, std::shared_ptr<const TensorData>>;
-
 struct ExportedProgram {
     std::unique_ptr<Graph> graph;
     GraphSignature signature;
@@ -131,15 +117,5 @@ struct ExportedProgram {
 // print_readable + signature, as str(ep) prints it:
 // "ExportedProgram:\n    class GraphModule(torch.nn.Module):\n ... Range constraints: {}\n"
 std::string exported_program_str(const ExportedProgram& ep);
-
-// ep.module(): the unlifted GraphModule.
-struct GraphModule {
-    std::unique_ptr<Graph> graph;
-    CodegenOptions codegen;              // _PyTreeCodeGen with forward's names
-    TensorMap attrs;                     // get_attr targets -> tensors (shared with the program)
-    std::vector<std::string> submodules; // call_module targets it owns ("_guards_fn")
-    std::string guards_fn_code;          // the _guards_fn forward text (2.9+)
-    std::string code() const { return python_code(*graph, codegen); }
-};
 
 } // namespace pt2lab

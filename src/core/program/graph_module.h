@@ -1,0 +1,57 @@
+// GraphModule: a Graph with its owning module, as torch.fx.GraphModule:
+// attributes that get_attr reads, submodules that call_module calls
+// (observers, _guards_fn), and the generated code, which changes only when
+// recompile() runs (as in torch: edit the graph, then recompile).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/printer.h"
+#include "program/observer_spec.h"
+#include "program/tensor_data.h"
+
+namespace pt2lab {
+
+struct Submodule {
+    std::string type;    // "MinMaxObserver", "GuardsFn"
+    bool impure = false; // kept by dead-code elimination (GuardsFn._is_impure)
+    std::optional<ObserverConfig> observer;
+};
+
+struct GraphModule {
+    std::unique_ptr<Graph> graph;
+    CodegenOptions codegen; // _PyTreeCodeGen with forward's names for ep.module()
+    TensorMap attrs;        // get_attr targets -> tensors
+    std::map<std::string, Submodule> submodules; // call_module targets
+    std::string guards_fn_code;                  // the _guards_fn forward text (torch >= 2.9)
+
+    GraphModule() = default;
+    GraphModule(GraphModule&&) = default;
+    GraphModule& operator=(GraphModule&&) = default;
+    GraphModule clone() const;
+
+    // gm.code: the code as of the last recompile().
+    const std::string& code() const { return code_; }
+    // Regenerates code() from the graph (GraphModule.recompile()).
+    void recompile() { code_ = python_code(*graph, codegen); }
+    // True when the graph changed since the last recompile (forward is stale).
+    bool stale() const { return code_ != python_code(*graph, codegen); }
+
+    // graph.lint() with the owning module: also checks that get_attr and
+    // call_module targets exist, with torch's messages.
+    Status lint() const;
+    // graph.eliminate_dead_code() with this module's impure submodules.
+    Result<bool> eliminate_dead_code();
+    // First unused "activation_post_process_N" (torch.ao's get_new_attr_name_with_prefix).
+    std::string new_submodule_name(const std::string& prefix) const;
+
+private:
+    std::string code_;
+};
+
+} // namespace pt2lab
