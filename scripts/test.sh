@@ -59,7 +59,8 @@ suite_assets() {
     ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
         /usr/bin/python3 tools/make_corpus.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check &&
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
 }
 
 for s in $SUITES; do

@@ -23,12 +23,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402
-import json  # noqa: E402
 import re  # noqa: E402
 import tempfile  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import Callable, Dict, List, Optional, Tuple  # noqa: E402
+from typing import Callable, List, Optional, Tuple  # noqa: E402
 
 import torch  # noqa: E402
 import torch.fx  # noqa: E402
@@ -195,7 +194,7 @@ SCENARIOS = [
                    function("torch.clamp", N("relu"), min=0.0, max=255.0),
                    function("torch.round", N("clamp"))),
             erase_node(OBSERVER),  # refused: output still uses it
-            replace_all_uses_with(OBSERVER, "round"),
+            replace_all_uses_with(OBSERVER, "round_1"),
             erase_node(OBSERVER),
             DCE,
             LINT,
@@ -438,9 +437,7 @@ class EditReplay:
         elif new.op == "call_module":
             if hasattr(self.gm, new.target):
                 raise ValueError(f"module {new.target!r} is already registered")
-            submodule = new.module()
-            self.gm.add_submodule(new.target, submodule)
-            record["module_type"] = _type_name(submodule)
+            self.gm.add_submodule(new.target, new.module())
             node = self.graph.call_module(new.target, args, kwargs)
         elif new.op == "call_method":
             node = self.graph.call_method(new.target, args, kwargs)
@@ -456,9 +453,8 @@ class EditReplay:
                              "write it the way str(graph) prints it")
         record["args"] = [fx_json.encode_arg(a) for a in node.args]
         record["kwargs"] = {k: fx_json.encode_arg(v) for k, v in node.kwargs.items()}
-        # Reorder so module_type (call_module only) comes last, after the call itself.
-        if "module_type" in record:
-            record["module_type"] = record.pop("module_type")
+        if new.op == "call_module":
+            record["module_type"] = _type_name(self.gm.get_submodule(new.target))
         return node, record
 
     def _replace_all_uses_with(self, spec):
@@ -503,6 +499,8 @@ class EditReplay:
 
     def _recompile(self, spec):
         self.gm.recompile()
+        if self.gm.code != self.graph.python_code(root_module="self").src:
+            raise RuntimeError("recompile: gm.code differs from the graph's fresh code")
         return {"kind": "recompile"}, {"code": fx_json.normalize_addresses(self.gm.code)}
 
 
@@ -591,7 +589,7 @@ def check() -> int:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="regenerate into a temp folder and compare with tests/golden/fx_edits/")
+                        help="regenerate into a temp folder and compare with the committed files")
     parser.add_argument("--out", metavar="DIR", default=GOLDEN_DIR,
                         help="write DIR/<scenario>.json instead of tests/golden/fx_edits/")
     args = parser.parse_args(argv)

@@ -147,17 +147,24 @@ def expected_texts(gm: torch.fx.GraphModule) -> dict:
 def fx_graph_record(name: str, model: torch.nn.Module, script: str) -> dict:
     """Traces `model` with torch.fx.symbolic_trace and returns the JSON record."""
     gm = torch.fx.symbolic_trace(model)
-    return {
+    record = {
         "format": FORMAT,
         "version": VERSION,
         "producer": {"script": script, "torch_version": torch.__version__},
         "name": name,
         "module_class": type(model).__qualname__,
         "modules": _modules_used(model, gm.graph),
+    }
+    # Modules dead-code elimination must keep (their `_is_impure` flag), when any.
+    impure = sorted(path for path in record["modules"] if getattr(gm.get_submodule(path), "_is_impure", False))
+    if impure:
+        record["impure_modules"] = impure
+    record.update({
         "attributes": _attributes_read(model, gm.graph),
         "nodes": [encode_node(n) for n in gm.graph.nodes],
         "expected": expected_texts(gm),
-    }
+    })
+    return record
 
 
 def compare_fx_files(committed_path: str, fresh_path: str):

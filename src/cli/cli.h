@@ -14,12 +14,15 @@ struct CliArgs {
     std::vector<std::string> inputs; // --input x.npy (repeatable)
     bool has_seed = false;
     uint64_t seed = 0;
-    std::string out; // --out out.npy | out.json
-    int repeat = 1;  // --repeat N
+    std::string out;               // --out out.npy | out.json
+    int repeat = 1;                // --repeat N
+    std::string level;             // decompose --level inference|core
+    std::vector<std::string> keep; // decompose --keep aten.conv2d.default (drop that rule)
 };
 
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
 int cmd_run(const CliArgs& args);
+int cmd_decompose(const CliArgs& args);
 
 } // namespace pt2lab

@@ -22,6 +22,7 @@ const char* kUsage =
     "usage: pt2lab <command> FILE [--module] [--no-guards]\n"
     "       pt2lab run FILE [--input x.npy ... | --seed N] [--module] [--out out.npy|out.json]\n"
     "                       [--fast] [--repeat N]\n"
+    "       pt2lab decompose FILE --level inference|core [--keep OP ...] [--module]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -35,6 +36,9 @@ const char* kUsage =
     "  readable   gm.print_readable() (types annotated from node metadata)\n"
     "  run        run it on the CPU executor; compare with PyTorch's eager output when the\n"
     "             asset carries one (extra/pt2lab)\n"
+    "  decompose  ep.run_decompositions({}) (inference) or ep.run_decompositions() (core):\n"
+    "             the rules applied, op counts, the new code and signature, and the parity\n"
+    "             against the exported program\n"
     "\n"
     "options:\n"
     "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
@@ -44,6 +48,8 @@ const char* kUsage =
     "  --out F      (run) write the outputs to F (.npy; several outputs: F_0.npy ...) or .json\n"
     "  --fast       (run) the fast conv2d (im2col + tiled GEMM) instead of the reference loop\n"
     "  --repeat N   (run) run N times on the same state (train mode: running stats keep moving)\n"
+    "  --level L    (decompose) inference | core\n"
+    "  --keep OP    (decompose) keep an op by dropping its rule, e.g. --keep aten.conv2d.default\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 bad usage\n";
 
@@ -197,7 +203,7 @@ bool parse_count(const char* s, uint64_t& out) {
 int main(int argc, char** argv) {
     std::vector<std::string> positional;
     CliArgs args;
-    bool run_only_option = false;
+    bool run_only_option = false, decompose_only_option = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&](const char* opt) -> const char* {
@@ -211,7 +217,15 @@ int main(int argc, char** argv) {
             args.guards = false;
         else if (a == "--fast")
             args.fast = run_only_option = true;
-        else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
+        else if (a == "--level" || a == "--keep") {
+            const char* v = value(a.c_str());
+            if (!v) return usage_error(a + " needs a value");
+            decompose_only_option = true;
+            if (a == "--level")
+                args.level = v;
+            else
+                args.keep.push_back(v);
+        } else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
             const char* v = value(a.c_str());
             if (!v) return usage_error(a + " needs a value");
             run_only_option = true;
@@ -238,7 +252,7 @@ int main(int argc, char** argv) {
     const std::string& cmd = positional[0];
     const std::string& path = positional[1];
     static const char* kCommands[] = {"info",      "graph",    "code", "tabular",
-                                      "signature", "readable", "run"};
+                                      "signature", "readable", "run",  "decompose"};
     bool known = false;
     for (const char* c : kCommands) known |= cmd == c;
     if (!known) return usage_error("unknown command '" + cmd + "'");
@@ -246,11 +260,12 @@ int main(int argc, char** argv) {
     if (run_only_option && cmd != "run")
         return usage_error("--input, --seed, --out, --fast and --repeat are for run");
     const bool module = args.module, guards = args.guards;
-    if (cmd == "run") {
-        args.command = cmd;
-        args.file = path;
-        return cmd_run(args);
-    }
+    if (decompose_only_option && cmd != "decompose")
+        return usage_error("--level and --keep are for decompose");
+    args.command = cmd;
+    args.file = path;
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "decompose") return cmd_decompose(args);
 
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return input_error(bytes.error());

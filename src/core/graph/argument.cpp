@@ -38,6 +38,12 @@ Argument Argument::from_node(Node* n) {
     a.node = n;
     return a;
 }
+Argument Argument::node_name(std::string name) {
+    Argument a;
+    a.kind = ArgKind::NodeRef;
+    a.s = std::move(name);
+    return a;
+}
 Argument Argument::list(std::vector<Argument> v) {
     Argument a;
     a.kind = ArgKind::List;
@@ -134,7 +140,10 @@ std::string render(const Argument& a, bool fx) {
     case ArgKind::Int: return std::to_string(a.i);
     case ArgKind::Float: return py_float_repr(a.f);
     case ArgKind::String: return fx ? a.s : py_str_repr(a.s);
-    case ArgKind::NodeRef: return fx ? "%" + a.node->name() : a.node->name();
+    case ArgKind::NodeRef: {
+        const std::string& name = a.node ? a.node->name() : a.s;
+        return fx ? "%" + name : name;
+    }
     case ArgKind::Dtype: return "torch." + std::string(scalar_type_name(a.dtype));
     case ArgKind::Device: return fx ? a.s : device_repr(a.s);
     case ArgKind::Layout: return layout_name(a.i);

@@ -48,6 +48,10 @@ struct Argument {
     static Argument from_float(double v);
     static Argument from_string(std::string v);
     static Argument from_node(Node* n);
+    // A reference to a node known only by name (actions written as data);
+    // resolve_node_names() turns it into a real one.
+    static Argument node_name(std::string name);
+    bool is_unresolved_node() const { return kind == ArgKind::NodeRef && node == nullptr; }
     static Argument list(std::vector<Argument> v);
     static Argument tuple(std::vector<Argument> v);
     static Argument int_list(const std::vector<int64_t>& v);

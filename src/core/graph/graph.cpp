@@ -155,7 +155,9 @@ std::vector<Node*> Graph::placeholders() const {
 
 Graph::InsertPoint::InsertPoint(Graph* g, Node* anchor, bool after)
     : graph_(g), saved_{g->insert_.anchor, g->insert_.after, g->insert_.at_start} {
-    g->insert_ = InsertState{anchor, after, anchor == nullptr};
+    // fx: inserting_after(None) is inserting_before(root), i.e. the end of the
+    // graph (even after the output); inserting_before(None) is the start.
+    g->insert_ = InsertState{anchor, after, anchor == nullptr && !after};
 }
 
 Graph::InsertPoint::InsertPoint(InsertPoint&& other) noexcept

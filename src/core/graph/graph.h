@@ -54,8 +54,9 @@ public:
         } saved_;
         bool active_ = true;
     };
-    [[nodiscard]] InsertPoint inserting_after(Node* n);  // n == null: start of graph
-    [[nodiscard]] InsertPoint inserting_before(Node* n); // n == null: start of graph
+    [[nodiscard]] InsertPoint
+    inserting_after(Node* n); // n == null: the end (after the output), as fx
+    [[nodiscard]] InsertPoint inserting_before(Node* n); // n == null: the start, as fx
 
     // Creates a node at the insert point. `name` is a candidate: it is made
     // unique and legal the way torch.fx's _Namespace does (relu, relu_1; abs -> abs_1).

@@ -1,6 +1,8 @@
 // symbolic_trace JSON -> Graph, with torch.fx's exact node names.
 #include "io/fx_json.h"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -10,87 +12,95 @@ namespace pt2lab {
 
 namespace {
 
+using NodeResolver = std::function<Result<Argument>(const std::string&, const JsonAt&)>;
+
+Result<Argument> decode_arg(const JsonAt& a, const NodeResolver& node_ref) {
+    const json& v = *a.v;
+    if (v.is_null()) return Argument::none();
+    if (v.is_boolean()) return Argument::from_bool(v.get<bool>());
+    if (v.is_number_integer()) return Argument::from_int(v.get<int64_t>());
+    if (v.is_number_float()) return Argument::from_float(v.get<double>());
+    if (v.is_string()) return Argument::from_string(v.get<std::string>());
+    if (v.is_array()) {
+        std::vector<Argument> items;
+        for (size_t k = 0; k < v.size(); ++k) {
+            auto x = decode_arg(a.index(k), node_ref);
+            if (!x.ok()) return x;
+            items.push_back(x.take());
+        }
+        return Argument::list(std::move(items));
+    }
+    auto key = a.union_key();
+    if (!key.ok()) return key.error();
+    JsonAt body = a.get(key.value());
+    const std::string& k = key.value();
+    if (k == "node") {
+        auto name = body.as_str();
+        if (!name.ok()) return name.error();
+        return node_ref(name.value(), body);
+    }
+    if (k == "tuple") {
+        if (!body.is_array()) return body.error("expected an array");
+        std::vector<Argument> items;
+        for (size_t i = 0; i < body.size(); ++i) {
+            auto x = decode_arg(body.index(i), node_ref);
+            if (!x.ok()) return x;
+            items.push_back(x.take());
+        }
+        return Argument::tuple(std::move(items));
+    }
+    if (k == "dict") {
+        if (!body.is_array()) return body.error("expected an array of [key, value] pairs");
+        Argument d;
+        d.kind = ArgKind::Dict;
+        for (size_t i = 0; i < body.size(); ++i) {
+            JsonAt pair = body.index(i);
+            if (!pair.is_array() || pair.size() != 2 || !pair.v->at(0).is_string())
+                return pair.error("expected [key, value] with a string key");
+            auto x = decode_arg(pair.index(1), node_ref);
+            if (!x.ok()) return x;
+            d.keys.push_back(pair.v->at(0).get<std::string>());
+            d.items.push_back(x.take());
+        }
+        return d;
+    }
+    if (k == "float") {
+        auto d = body.as_double();
+        if (!d.ok()) return d.error();
+        return Argument::from_float(d.value());
+    }
+    if (k == "dtype") {
+        auto s = body.as_str();
+        if (!s.ok()) return s.error();
+        auto dt = scalar_type_from_name(s.value());
+        if (!dt) return body.error("unknown dtype \"" + s.value() + "\"");
+        return Argument::from_dtype(*dt);
+    }
+    if (k == "device") {
+        auto s = body.as_str();
+        if (!s.ok()) return s.error();
+        return Argument::device(s.value());
+    }
+    if (k == "repr") {
+        auto s = body.as_str();
+        if (!s.ok()) return s.error();
+        return Argument::repr(s.value());
+    }
+    return a.error("unknown argument encoding \"" + k + "\"");
+}
+
 class FxReader {
 public:
     FxReader(const std::string& file) : file_(file) {}
 
     Result<Argument> arg(const JsonAt& a) {
-        const json& v = *a.v;
-        if (v.is_null()) return Argument::none();
-        if (v.is_boolean()) return Argument::from_bool(v.get<bool>());
-        if (v.is_number_integer()) return Argument::from_int(v.get<int64_t>());
-        if (v.is_number_float()) return Argument::from_float(v.get<double>());
-        if (v.is_string()) return Argument::from_string(v.get<std::string>());
-        if (v.is_array()) {
-            std::vector<Argument> items;
-            for (size_t k = 0; k < v.size(); ++k) {
-                auto x = arg(a.index(k));
-                if (!x.ok()) return x;
-                items.push_back(x.take());
-            }
-            return Argument::list(std::move(items));
-        }
-        auto key = a.union_key();
-        if (!key.ok()) return key.error();
-        JsonAt body = a.get(key.value());
-        const std::string& k = key.value();
-        if (k == "node") {
-            auto name = body.as_str();
-            if (!name.ok()) return name.error();
-            auto it = nodes_.find(name.value());
+        return decode_arg(a, [this](const std::string& name, const JsonAt& at) -> Result<Argument> {
+            auto it = nodes_.find(name);
             if (it == nodes_.end())
-                return body.error("reference to undefined node \"" + name.value() + "\"",
-                                  "nodes must be listed in graph order");
+                return at.error("reference to undefined node \"" + name + "\"",
+                                "nodes must be listed in graph order");
             return Argument::from_node(it->second);
-        }
-        if (k == "tuple") {
-            if (!body.is_array()) return body.error("expected an array");
-            std::vector<Argument> items;
-            for (size_t i = 0; i < body.size(); ++i) {
-                auto x = arg(body.index(i));
-                if (!x.ok()) return x;
-                items.push_back(x.take());
-            }
-            return Argument::tuple(std::move(items));
-        }
-        if (k == "dict") {
-            if (!body.is_array()) return body.error("expected an array of [key, value] pairs");
-            Argument d;
-            d.kind = ArgKind::Dict;
-            for (size_t i = 0; i < body.size(); ++i) {
-                JsonAt pair = body.index(i);
-                if (!pair.is_array() || pair.size() != 2 || !pair.v->at(0).is_string())
-                    return pair.error("expected [key, value] with a string key");
-                auto x = arg(pair.index(1));
-                if (!x.ok()) return x;
-                d.keys.push_back(pair.v->at(0).get<std::string>());
-                d.items.push_back(x.take());
-            }
-            return d;
-        }
-        if (k == "float") {
-            auto d = body.as_double();
-            if (!d.ok()) return d.error();
-            return Argument::from_float(d.value());
-        }
-        if (k == "dtype") {
-            auto s = body.as_str();
-            if (!s.ok()) return s.error();
-            auto dt = scalar_type_from_name(s.value());
-            if (!dt) return body.error("unknown dtype \"" + s.value() + "\"");
-            return Argument::from_dtype(*dt);
-        }
-        if (k == "device") {
-            auto s = body.as_str();
-            if (!s.ok()) return s.error();
-            return Argument::device(s.value());
-        }
-        if (k == "repr") {
-            auto s = body.as_str();
-            if (!s.ok()) return s.error();
-            return Argument::repr(s.value());
-        }
-        return a.error("unknown argument encoding \"" + k + "\"");
+        });
     }
 
     Result<FxGraph> run(const json& root) {
@@ -113,6 +123,12 @@ public:
         if (JsonAt m = r.get("modules"); m.v && m.v->is_object())
             for (auto it = m.v->begin(); it != m.v->end(); ++it)
                 if (it->is_string()) fx.modules[it.key()] = it->get<std::string>();
+        if (JsonAt im = r.get("impure_modules"); im.v && im.is_array())
+            for (size_t i = 0; i < im.size(); ++i) {
+                auto name = im.index(i).as_str();
+                if (!name.ok()) return name.error();
+                fx.impure_modules.push_back(name.value());
+            }
         if (JsonAt at = r.get("attributes"); at.v && at.v->is_object())
             for (auto it = at.v->begin(); it != at.v->end(); ++it) {
                 std::vector<int64_t> shape;
@@ -177,6 +193,135 @@ private:
 };
 
 } // namespace
+
+GraphModule module_from_fx(FxGraph fx) {
+    GraphModule gm;
+    gm.graph = std::move(fx.graph);
+    for (const auto& [name, type] : fx.modules) {
+        Submodule sub;
+        sub.type = type;
+        if (type.find("MinMaxObserver") != std::string::npos)
+            sub.observer = ObserverConfig::activation();
+        sub.impure = std::find(fx.impure_modules.begin(), fx.impure_modules.end(), name) !=
+                     fx.impure_modules.end();
+        gm.submodules[name] = sub;
+    }
+    for (const auto& [name, shape] : fx.attributes) {
+        auto t = std::make_shared<TensorData>();
+        t->sizes = shape;
+        t->bytes.assign(static_cast<size_t>(t->numel()) * 4, 0);
+        t->stand_in = true;
+        gm.attrs[name] = t;
+    }
+    gm.recompile();
+    return gm;
+}
+
+Result<EditAction> parse_edit_action(const std::string& text, const std::string& where) {
+    auto root = parse_json_text(text, where);
+    if (!root.ok()) return root.error();
+    JsonAt a = json_root(root.value(), &where);
+    auto unresolved = [](const std::string& name, const JsonAt&) -> Result<Argument> {
+        return Argument::node_name(name);
+    };
+    auto decode_list = [&](const JsonAt& list, std::vector<Argument>& out) -> Status {
+        if (!list.v || !list.is_array()) return list.error("expected an array of arguments");
+        for (size_t i = 0; i < list.size(); ++i) {
+            auto x = decode_arg(list.index(i), unresolved);
+            if (!x.ok()) return x.error();
+            out.push_back(x.take());
+        }
+        return {};
+    };
+    auto kind = a.str("kind");
+    if (!kind.ok()) return kind.error();
+    const std::string& k = kind.value();
+    EditAction act;
+    act.label = a.str_or("label", "");
+    auto need = [&](const char* key, std::string& dst) -> Status {
+        auto v = a.str(key);
+        if (!v.ok()) return v.error();
+        dst = v.value();
+        return {};
+    };
+    if (k == "insert") {
+        act.kind = EditAction::Kind::Insert;
+        std::string w = a.str_or("where", "after");
+        if (w != "after" && w != "before")
+            return a.get("where").error("expected \"after\" or \"before\"");
+        act.after = w == "after";
+        JsonAt anchor = a.get("anchor");
+        if (anchor.v && anchor.v->is_string())
+            act.anchor = anchor.v->get<std::string>();
+        else if (anchor.v && !anchor.v->is_null())
+            return anchor.error("expected a node name or null");
+        auto nodes = a.array("nodes");
+        if (!nodes.ok()) return nodes.error();
+        for (size_t i = 0; i < nodes.value().size(); ++i) {
+            JsonAt n = nodes.value().index(i);
+            NodeSpec spec;
+            auto op = n.str("op");
+            if (!op.ok()) return op.error();
+            auto o = op_from_name(op.value());
+            if (!o || *o == Op::Placeholder || *o == Op::Output)
+                return n.get("op").error("cannot insert a node of kind \"" + op.value() + "\"");
+            spec.op = *o;
+            auto target = n.str("target");
+            if (!target.ok()) return target.error();
+            spec.target = target.value();
+            spec.name = n.str_or("name", "");
+            spec.module_type = n.str_or("module_type", "");
+            if (JsonAt args = n.get("args"); args.v)
+                if (Status s = decode_list(args, spec.args); !s.ok()) return s.error();
+            if (JsonAt kw = n.get("kwargs"); kw.v && kw.is_object())
+                for (auto it = kw.v->begin(); it != kw.v->end(); ++it) {
+                    auto x = decode_arg(JsonAt{&*it, kw.path + "." + it.key(), &where}, unresolved);
+                    if (!x.ok()) return x.error();
+                    spec.kwargs.emplace_back(it.key(), x.take());
+                }
+            act.nodes.push_back(std::move(spec));
+        }
+    } else if (k == "replace_all_uses_with") {
+        act.kind = EditAction::Kind::ReplaceAllUsesWith;
+        if (Status s = need("node", act.node); !s.ok()) return s.error();
+        if (Status s = need("with", act.with); !s.ok()) return s.error();
+        JsonAt skip = a.get("skip_users");
+        if (skip.v && skip.is_array()) {
+            std::vector<std::string> names;
+            for (size_t i = 0; i < skip.size(); ++i) {
+                auto n = skip.index(i).as_str();
+                if (!n.ok()) return n.error();
+                names.push_back(n.value());
+            }
+            act.skip_users = names;
+        }
+    } else if (k == "replace_input_with") {
+        act.kind = EditAction::Kind::ReplaceInputWith;
+        if (Status s = need("node", act.node); !s.ok()) return s.error();
+        if (Status s = need("old", act.old_input); !s.ok()) return s.error();
+        if (Status s = need("new", act.new_input); !s.ok()) return s.error();
+    } else if (k == "erase_node") {
+        act.kind = EditAction::Kind::EraseNode;
+        if (Status s = need("node", act.node); !s.ok()) return s.error();
+    } else if (k == "set_args") {
+        act.kind = EditAction::Kind::SetArgs;
+        if (Status s = need("node", act.node); !s.ok()) return s.error();
+        if (Status s = decode_list(a.get("args"), act.args); !s.ok()) return s.error();
+    } else if (k == "eliminate_dead_code") {
+        act.kind = EditAction::Kind::EliminateDeadCode;
+    } else if (k == "lint") {
+        act.kind = EditAction::Kind::Lint;
+    } else if (k == "recompile") {
+        act.kind = EditAction::Kind::Recompile;
+    } else if (k == "undo") {
+        act.kind = EditAction::Kind::Undo;
+    } else if (k == "redo") {
+        act.kind = EditAction::Kind::Redo;
+    } else {
+        return a.get("kind").error("unknown action \"" + k + "\"");
+    }
+    return act;
+}
 
 bool looks_like_fx_graph_json(const std::string& text) {
     return text.find("\"pt2lab.fx_graph\"") != std::string::npos;

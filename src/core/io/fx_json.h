@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "edit/session.h"
 #include "graph/graph.h"
+#include "program/graph_module.h"
 #include "util/status.h"
 
 namespace pt2lab {
@@ -16,6 +18,7 @@ struct FxGraph {
     std::string module_class;                               // "StyleModules"
     std::string torch_version;                              // the torch that traced it
     std::map<std::string, std::string> modules;             // qualified name -> Python type
+    std::vector<std::string> impure_modules;                // kept by dead-code elimination
     std::map<std::string, std::vector<int64_t>> attributes; // get_attr target -> shape
     std::unique_ptr<Graph> graph;
     // What torch printed (tests only; pt2lab always regenerates text from nodes).
@@ -23,6 +26,15 @@ struct FxGraph {
 };
 
 Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& file);
+// The GraphModule a symbolic_trace graph belongs to: its submodules (by type)
+// and attributes (zero tensors of the recorded shapes), plain codegen, compiled.
+GraphModule module_from_fx(FxGraph fx);
+
+// One edit action written as JSON (docs/FORMATS.md section 6), e.g.
+// {"kind": "insert", "where": "after", "anchor": "relu", "nodes": [...]}.
+// Node references in arguments stay unresolved until the action is applied.
+Result<EditAction> parse_edit_action(const std::string& json_text, const std::string& where);
+
 // True when the JSON text is a pt2lab fx graph (cheap sniff of the "format" key).
 bool looks_like_fx_graph_json(const std::string& text);
 

@@ -20,6 +20,12 @@ Status GraphModule::lint() const {
         if (n->op() != Op::GetAttr && n->op() != Op::CallModule) continue;
         const std::string& t = n->target();
         bool found = n->op() == Op::GetAttr ? attrs.count(t) != 0 : submodules.count(t) != 0;
+        // A submodule's own parameters (conv.weight of a traced nn.Conv2d) are not listed one by
+        // one.
+        if (!found && n->op() == Op::GetAttr) {
+            size_t dot = t.rfind('.');
+            found = dot != std::string::npos && submodules.count(t.substr(0, dot)) != 0;
+        }
         if (found) continue;
         // torch walks the dotted path and names the first atom that is missing.
         std::string seen = "", atom = t;

@@ -1,0 +1,77 @@
+// run_decompositions: lower an ExportedProgram from the training IR (what
+// torch.export.export returns) to the inference IR (run_decompositions({}):
+// functional, batch_norm -> _native_batch_norm_legit_*) or to Core ATen
+// (run_decompositions(): also conv2d -> convolution, linear -> permute + addmm ...).
+// Decompositions are data: one small rule per op overload, registered against
+// the op schema table and run by one generic pass. A table can drop a rule to
+// keep an op (as PyTorch allows); an op with no rule stays and is reported.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "program/exported_program.h"
+
+namespace pt2lab {
+
+enum class IrLevel { Training, Inference, CoreAten };
+const char* ir_level_name(IrLevel l); // "Training IR", "Inference IR", "Core ATen"
+
+struct DecompContext;
+struct DecompRule {
+    const char* target;  // the op overload it replaces ("torch.ops.aten.conv2d.default")
+    IrLevel level;       // Inference rules also run at Core ATen
+    const char* summary; // "conv2d -> convolution (all nine arguments)"
+    // Builds the replacement before ctx.node, rewires its users and erases it;
+    // an error leaves the graph unchanged.
+    Status (*apply)(DecompContext& ctx);
+    // Whether the rule applies to this node (e.g. linear with a 2-D input); null: always.
+    bool (*applies)(const Node& n) = nullptr;
+};
+
+// All rules pt2lab knows, in table order.
+const std::vector<DecompRule>& decomposition_rules();
+
+struct DecompTable {
+    IrLevel level = IrLevel::CoreAten;
+    std::vector<const DecompRule*> rules;
+
+    static DecompTable for_level(IrLevel level); // {} -> Inference, default -> CoreAten
+    // A copy without the rule for `target` (that op is kept, like
+    // `del decomp_table[torch.ops.aten.conv2d.default]`).
+    DecompTable without(const std::string& target) const;
+    const DecompRule* find(const Node& n) const;
+};
+
+struct DecompStep {
+    std::string node;                        // the node replaced ("batch_norm")
+    std::string rule;                        // its rule's summary
+    std::vector<std::string> created;        // the new nodes, in graph order
+    std::vector<std::string> removed_unused; // outputs nobody uses, dropped (getitem_1 ...)
+};
+
+struct DecompReport {
+    std::vector<DecompStep> steps;
+    std::vector<std::string>
+        kept_without_rule; // nodes whose op is outside the level and has no rule
+    std::string str() const;
+};
+
+// Nodes that `table` would replace, in graph order.
+std::vector<Node*> decomposable_nodes(const ExportedProgram& ep, const DecompTable& table);
+
+// Decomposes one node (step mode, for the page); then drops the rule's unused outputs.
+Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table, Node* n);
+
+// Decomposes every node the table has a rule for, in graph order, then
+// eliminates dead code, as the retrace in run_decompositions does.
+Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table);
+
+// The program with a deep-copied graph (weights shared), to decompose without touching the
+// original.
+ExportedProgram copy_program(const ExportedProgram& ep);
+
+// Op counts: target -> number of call_function nodes, in first-seen order.
+std::vector<std::pair<std::string, int>> op_counts(const Graph& g);
+
+} // namespace pt2lab
