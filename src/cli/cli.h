@@ -18,11 +18,14 @@ struct CliArgs {
     int repeat = 1;                // --repeat N
     std::string level;             // decompose --level inference|core
     std::vector<std::string> keep; // decompose --keep aten.conv2d.default (drop that rule)
+    int calibrate = 8;             // convert --calibrate N (seeded batches after the example input)
+    bool fold = true;              // convert --no-fold: fold_quantize=False
 };
 
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
 int cmd_run(const CliArgs& args);
 int cmd_decompose(const CliArgs& args);
+int cmd_prepare_convert(const CliArgs& args);
 
 } // namespace pt2lab

@@ -6,7 +6,9 @@
 #include "exec/parity.h"
 #include "io/program_loader.h"
 #include "passes/decompose.h"
+#include "passes/pt2e.h"
 #include "passes/unlift.h"
+#include "util/rng.h"
 
 namespace pt2lab {
 
@@ -87,6 +89,99 @@ int cmd_decompose(const CliArgs& a) {
         }
         std::printf("# state after one run: %d of %d parameters/buffers agree\n", equal, buffers);
     }
+    return 0;
+}
+
+} // namespace pt2lab
+
+namespace pt2lab {
+
+namespace {
+
+// The example input plus `n` batches from pt2lab's generator (SeededRng(k).normal(), k = 1..n).
+std::vector<std::vector<Tensor>> calibration_batches(const ExportedProgram& ep, int n) {
+    std::vector<std::vector<Tensor>> batches;
+    std::vector<Tensor> first;
+    for (const auto& t : ep.example_inputs) first.push_back(Tensor::from_data(t.tensor));
+    if (!first.empty()) batches.push_back(first);
+    auto specs = user_input_specs(*ep.graph, &ep.signature);
+    for (int k = 1; k <= n; ++k) {
+        SeededRng rng(static_cast<uint64_t>(k));
+        std::vector<Tensor> batch;
+        for (const auto& [name, meta] : specs) {
+            Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
+            for (int64_t i = 0; i < t.numel(); ++i) t.set(i, rng.normal());
+            batch.push_back(std::move(t));
+        }
+        batches.push_back(std::move(batch));
+    }
+    return batches;
+}
+
+void print_quant_error(const ParityReport& p) {
+    for (const auto& o : p.outputs)
+        std::printf("  %-12s max|diff| %.4g  max rel %.4g  SQNR %.2f dB%s\n", o.name.c_str(), o.max_abs, o.max_rel,
+                    o.sqnr_db, o.bit_identical ? "  (bit-identical)" : "");
+}
+
+} // namespace
+
+int cmd_prepare_convert(const CliArgs& a) {
+    const bool convert = a.command == "convert";
+    auto loaded = load_program_file(a.file);
+    if (!loaded.ok()) return input_error(loaded.error());
+    const ExportedProgram& ep = loaded.value();
+    UnliftOptions uo;
+    uo.guards_fn = a.guards;
+    auto original = unlift(ep, uo);
+    if (!original.ok()) return input_error(original.error());
+    GraphModule gm = original.value().clone();
+    auto prep = prepare_pt2e(gm);
+    if (!prep.ok()) {
+        Error e = prep.error();
+        e.file = a.file;
+        return input_error(e);
+    }
+    std::printf("# prepare_pt2e on ep.module() of %s\n%s", ep.source_file.c_str(), prep.value().str().c_str());
+    if (ep.example_inputs.empty()) {
+        std::printf("%s\n", gm.code().c_str());
+        std::printf("# no example inputs in the file: not calibrated, no parity\n");
+        return 0;
+    }
+    ModuleState ref_state = ModuleState::from_module(original.value());
+    ModuleState state = ModuleState::from_module(gm);
+    std::vector<Tensor> example;
+    for (const auto& t : ep.example_inputs) example.push_back(Tensor::from_data(t.tensor));
+    auto base = run_module(original.value(), ref_state, example);
+    if (!base.ok()) return input_error(base.error());
+    if (!convert) {
+        std::printf("%s\n", gm.code().c_str());
+        auto r = run_module(gm, state, example);
+        if (!r.ok()) return input_error(r.error());
+        ParityReport p = compare_runs(r.value(), base.value());
+        std::printf("# parity, prepared vs ep.module() (folding changes the arithmetic; observers pass values through):\n%s",
+                    p.str().c_str());
+        for (const auto& [name, obs] : state.observers) {
+            auto q = obs->calculate_qparams();
+            if (q.ok())
+                std::printf("  %%%s: min %.6g max %.6g -> scale %.6g zero_point %lld\n", name.c_str(), obs->min_val(),
+                            obs->max_val(), q.value().scale, static_cast<long long>(q.value().zero_point));
+        }
+        return 0;
+    }
+    auto batches = calibration_batches(ep, a.calibrate);
+    if (Status s = calibrate(gm, state, batches); !s.ok()) return input_error(s.error());
+    std::printf("# calibrated on %zu batches (the example input + %d from SeededRng(1..%d).normal())\n", batches.size(),
+                a.calibrate, a.calibrate);
+    auto conv = convert_pt2e(gm, state, a.fold);
+    if (!conv.ok()) return input_error(conv.error());
+    std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False", conv.value().str().c_str());
+    std::printf("%s\n", gm.code().c_str());
+    ModuleState qstate = ModuleState::from_module(gm);
+    auto r = run_module(gm, qstate, example);
+    if (!r.ok()) return input_error(r.error());
+    std::printf("# quantization error, converted vs float ep.module() on the example input:\n");
+    print_quant_error(compare_runs(r.value(), base.value()));
     return 0;
 }
 

@@ -23,6 +23,7 @@ const char* kUsage =
     "       pt2lab run FILE [--input x.npy ... | --seed N] [--module] [--out out.npy|out.json]\n"
     "                       [--fast] [--repeat N]\n"
     "       pt2lab decompose FILE --level inference|core [--keep OP ...] [--module]\n"
+    "       pt2lab prepare FILE | pt2lab convert FILE [--calibrate N] [--no-fold]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -39,6 +40,10 @@ const char* kUsage =
     "  decompose  ep.run_decompositions({}) (inference) or ep.run_decompositions() (core):\n"
     "             the rules applied, op counts, the new code and signature, and the parity\n"
     "             against the exported program\n"
+    "  prepare    prepare_pt2e on ep.module(): fold BatchNorm into conv, place MinMaxObservers\n"
+    "             (XNNPACK-style: activations quint8 affine, weights qint8 symmetric)\n"
+    "  convert    prepare, calibrate, convert_pt2e: observers become quantize/dequantize pairs;\n"
+    "             prints the code and the quantization error (max |diff|, SQNR)\n"
     "\n"
     "options:\n"
     "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
@@ -50,6 +55,8 @@ const char* kUsage =
     "  --repeat N   (run) run N times on the same state (train mode: running stats keep moving)\n"
     "  --level L    (decompose) inference | core\n"
     "  --keep OP    (decompose) keep an op by dropping its rule, e.g. --keep aten.conv2d.default\n"
+    "  --calibrate N  (convert) seeded calibration batches after the example input (default 8)\n"
+    "  --no-fold    (convert) fold_quantize=False: keep the weight quantize nodes\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 bad usage\n";
 
@@ -203,7 +210,7 @@ bool parse_count(const char* s, uint64_t& out) {
 int main(int argc, char** argv) {
     std::vector<std::string> positional;
     CliArgs args;
-    bool run_only_option = false, decompose_only_option = false;
+    bool run_only_option = false, decompose_only_option = false, convert_only_option = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&](const char* opt) -> const char* {
@@ -225,6 +232,12 @@ int main(int argc, char** argv) {
                 args.level = v;
             else
                 args.keep.push_back(v);
+        } else if (a == "--calibrate") {
+            const char* v = value(a.c_str());
+            uint64_t n = 0;
+            if (!v || !parse_count(v, n) || n > 1000) return usage_error("--calibrate needs a count up to 1000");
+            args.calibrate = static_cast<int>(n);
+            convert_only_option = true;
         } else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
             const char* v = value(a.c_str());
             if (!v) return usage_error(a + " needs a value");
@@ -251,8 +264,12 @@ int main(int argc, char** argv) {
     if (positional.size() != 2) return usage_error("expected a command and one FILE");
     const std::string& cmd = positional[0];
     const std::string& path = positional[1];
-    static const char* kCommands[] = {"info",      "graph",    "code", "tabular",
-                                      "signature", "readable", "run",  "decompose"};
+    // clang-format off
+    static const char* kCommands[] = {
+        "info", "graph", "code", "tabular", "signature", "readable",
+        "run", "decompose", "prepare", "convert",
+    };
+    // clang-format on
     bool known = false;
     for (const char* c : kCommands) known |= cmd == c;
     if (!known) return usage_error("unknown command '" + cmd + "'");
@@ -265,7 +282,9 @@ int main(int argc, char** argv) {
     args.command = cmd;
     args.file = path;
     if (cmd == "run") return cmd_run(args);
+    if (convert_only_option && cmd != "convert") return usage_error("--calibrate and --no-fold are for convert");
     if (cmd == "decompose") return cmd_decompose(args);
+    if (cmd == "prepare" || cmd == "convert") return cmd_prepare_convert(args);
 
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return input_error(bytes.error());

@@ -20,7 +20,7 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
         return p;
     }
     p.bit_identical = a.storage == b.storage;
-    double signal = 0.0, noise = 0.0;
+    double signal = 0.0, noise = 0.0, range = 0.0;
     for (int64_t k = 0; k < a.numel(); ++k) {
         double x = a.get(k), y = b.get(k);
         if (std::isnan(x) || std::isnan(y)) {
@@ -31,13 +31,13 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
         if (std::isinf(x) || std::isinf(y))
             d = x == y ? 0.0 : std::numeric_limits<double>::infinity();
         p.max_abs = std::max(p.max_abs, d);
-        p.max_rel = std::max(p.max_rel, d / std::max(std::fabs(y), 1e-30));
+        range = std::max(range, std::fabs(y));
         if (d > tol.atol + tol.rtol * std::fabs(y)) p.allclose = false;
         signal += y * y;
         noise += (x - y) * (x - y);
     }
-    p.sqnr_db =
-        noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
+    p.max_rel = p.max_abs == 0.0 ? 0.0 : range > 0.0 ? p.max_abs / range : std::numeric_limits<double>::infinity();
+    p.sqnr_db = noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
     return p;
 }
 

@@ -1,0 +1,120 @@
+// BatchNorm folding into the preceding convolution (torchao's
+// fold_bn_weights_into_conv_node / _fuse_conv_bn_), in float32:
+//   w' = w * (bn_w * rsqrt(rv + eps))[:, None, None, None]
+//   b' = (b - rm) * rsqrt(rv + eps) * bn_w + bn_b
+#include <cmath>
+
+#include "passes/pt2e.h"
+
+namespace pt2lab {
+
+namespace {
+
+bool is_conv(const Node& n) {
+    return n.op() == Op::CallFunction &&
+           (n.target() == "torch.ops.aten.conv2d.default" || n.target() == "torch.ops.aten.convolution.default");
+}
+
+bool is_bn(const Node& n) {
+    return n.op() == Op::CallFunction && (n.target() == "torch.ops.aten.batch_norm.default" ||
+                                          n.target() == "torch.ops.aten._native_batch_norm_legit_no_training.default");
+}
+
+// The float32 tensor a get_attr argument reads, or null.
+std::shared_ptr<const TensorData> attr_of(const GraphModule& gm, const Argument& a) {
+    if (!a.is_node() || a.node->op() != Op::GetAttr) return nullptr;
+    auto it = gm.attrs.find(a.node->target());
+    if (it == gm.attrs.end() || it->second->dtype != ScalarType::Float) return nullptr;
+    return it->second;
+}
+
+} // namespace
+
+Result<FoldReport> fold_conv_bn(GraphModule& gm) {
+    FoldReport report;
+    Graph& g = *gm.graph;
+    for (Node* bn : g.nodes()) {
+        if (!is_bn(*bn)) continue;
+        if (bn->args().empty() || !bn->args()[0].is_node() || !is_conv(*bn->args()[0].node)) continue;
+        Node* conv = bn->args()[0].node;
+        const bool legit = bn->target() != "torch.ops.aten.batch_norm.default";
+        // batch_norm(input, w, b, rm, rv, training, momentum, eps, cudnn); legit: (input, w, b, rm, rv, momentum, eps)
+        const size_t eps_at = legit ? 6 : 7;
+        if (!legit && (bn->args().size() < 6 || bn->args()[5].kind != ArgKind::Bool || bn->args()[5].b)) {
+            report.skipped.push_back("%" + bn->name() +
+                                     ": training-mode batch_norm (prepare_pt2e folds eval-mode exports; QAT keeps "
+                                     "the batch norm)");
+            continue;
+        }
+        if (bn->args().size() <= eps_at || (bn->args()[eps_at].kind != ArgKind::Float && bn->args()[eps_at].kind != ArgKind::Int))
+            return make_error("%" + bn->name(), "cannot read the batch norm's eps");
+        const double eps = bn->args()[eps_at].kind == ArgKind::Float ? bn->args()[eps_at].f : double(bn->args()[eps_at].i);
+        auto w = attr_of(gm, conv->args().size() > 1 ? conv->args()[1] : Argument());
+        Argument bias_arg = conv->args().size() > 2 ? conv->args()[2] : Argument::none();
+        auto cb = attr_of(gm, bias_arg);
+        auto bw = attr_of(gm, bn->args()[1]), bb = attr_of(gm, bn->args()[2]);
+        auto rm = attr_of(gm, bn->args()[3]), rv = attr_of(gm, bn->args()[4]);
+        if (!w || !rm || !rv || (!bias_arg.is_none() && !cb)) {
+            report.skipped.push_back("%" + bn->name() + ": the conv weight or batch norm statistics are not attributes");
+            continue;
+        }
+        const int64_t O = w->sizes[0], per = w->numel() / O;
+        if (rm->numel() != O || rv->numel() != O) return make_error("%" + bn->name(), "batch norm and conv channel counts differ");
+        // float32 arithmetic, as torch does it
+        auto fused_w = std::make_shared<TensorData>(*w);
+        auto fused_b = std::make_shared<TensorData>();
+        fused_b->dtype = ScalarType::Float;
+        fused_b->sizes = {O};
+        fused_b->bytes.assign(static_cast<size_t>(O) * 4, 0);
+        float* fw = reinterpret_cast<float*>(fused_w->bytes.data());
+        float* fb = reinterpret_cast<float*>(fused_b->bytes.data());
+        for (int64_t o = 0; o < O; ++o) {
+            float rsq = 1.0f / std::sqrt(rv->f32()[o] + static_cast<float>(eps));
+            float gamma = bw ? bw->f32()[o] : 1.0f, beta = bb ? bb->f32()[o] : 0.0f;
+            float s = gamma * rsq;
+            for (int64_t k = 0; k < per; ++k) fw[o * per + k] = w->f32()[o * per + k] * s;
+            float b0 = cb ? cb->f32()[o] : 0.0f;
+            fb[o] = (b0 - rm->f32()[o]) * rsq * gamma + beta;
+        }
+        Node* wnode = conv->args()[1].node;
+        gm.attrs[wnode->target()] = fused_w;
+        std::vector<Argument> cargs = conv->args();
+        if (cb) {
+            gm.attrs[bias_arg.node->target()] = fused_b;
+        } else {
+            // A new parameter named after the weight, read by a get_attr placed before the conv.
+            std::string name = wnode->target() + "_bias";
+            gm.attrs[name] = fused_b;
+            Node* bnode;
+            {
+                auto at = g.inserting_before(conv);
+                bnode = g.get_attr(name);
+            }
+            bnode->meta = wnode->meta;
+            bnode->meta.val.tensor.sizes = {O};
+            bnode->meta.val.tensor.strides = {1};
+            while (cargs.size() < 3) cargs.push_back(Argument::none());
+            cargs[2] = Argument::from_node(bnode);
+            conv->set_args(cargs);
+            report.new_parameters.push_back(name);
+        }
+        if (legit) {
+            std::vector<Node*> users = bn->users();
+            for (Node* u : users)
+                if (u->target() == "operator.getitem" && u->args().size() == 2 && u->args()[1].kind == ArgKind::Int &&
+                    u->args()[1].i == 0)
+                    u->replace_all_uses_with(conv);
+        } else {
+            bn->replace_all_uses_with(conv);
+        }
+        report.folded.push_back("%" + bn->name() + " into %" + conv->name());
+    }
+    if (!report.folded.empty()) {
+        auto dce = gm.eliminate_dead_code();
+        if (!dce.ok()) return dce.error();
+        gm.recompile();
+    }
+    return report;
+}
+
+} // namespace pt2lab

@@ -1,0 +1,69 @@
+// PT2E quantization passes on an ep.module() GraphModule, as
+// prepare_pt2e / convert_pt2e do them (fact sheet section 5):
+//  - fold_conv_bn: BatchNorm folded into the preceding conv's weight and bias
+//    (a new `conv.weight_bias` parameter when the conv had none);
+//  - insert_observer: a MinMaxObserver call_module after a node, users rewired
+//    without the self-loop (the correct way);
+//  - prepare_pt2e: fold_conv_bn, then annotate conv / conv->relu / linear /
+//    linear->relu and place observers where an XNNPACK-style quantizer would
+//    (input activation, weight, output activation: quint8 per-tensor affine
+//    0..255 for activations, qint8 per-tensor symmetric -127..127 for weights);
+//  - calibrate: run the module over inputs so the observers record min/max;
+//  - convert_pt2e: each observer -> quantize_per_tensor -> dequantize_per_tensor
+//    with its scale/zero_point as literals; with fold_quantize, each weight's
+//    quantize is folded into an int8 `_frozen_param<N>` attribute.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "exec/interpreter.h"
+#include "program/graph_module.h"
+
+namespace pt2lab {
+
+struct FoldReport {
+    std::vector<std::string> folded;  // "batch_norm into conv2d"
+    std::vector<std::string> skipped; // why a batch norm was not folded
+    std::vector<std::string> new_parameters; // "conv.weight_bias"
+};
+Result<FoldReport> fold_conv_bn(GraphModule& gm);
+
+// Inserts `activation_post_process_<N>` after `node` and points node's other
+// users at it. Returns the observer node.
+Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig& cfg);
+
+struct ObserverPlacement {
+    std::string observer; // "activation_post_process_0"
+    std::string observes; // the node whose output it sees ("x", "conv_weight", "relu")
+    std::string role;     // "input activation of conv2d", "weight of conv2d", "output of conv2d -> relu"
+    ObserverConfig config;
+};
+
+struct PrepareReport {
+    FoldReport fold;
+    std::vector<std::string> patterns; // "conv2d -> relu", "linear"
+    std::vector<ObserverPlacement> observers;
+    std::string str() const;
+};
+Result<PrepareReport> prepare_pt2e(GraphModule& gm);
+
+// Runs gm over each input set (one tensor per forward() argument) so its observers record.
+Status calibrate(const GraphModule& gm, ModuleState& state, const std::vector<std::vector<Tensor>>& batches);
+
+struct ConvertedObserver {
+    std::string observer;
+    float scale = 1.0f;
+    int64_t zero_point = 0;
+    int64_t quant_min = 0, quant_max = 255;
+    ScalarType dtype = ScalarType::Byte;
+    std::string quantize, dequantize; // node names; quantize is "" when folded
+    std::string frozen_param;         // "_frozen_param0" when the weight's quantize was folded
+};
+struct ConvertReport {
+    std::vector<ConvertedObserver> converted;
+    std::string str() const;
+};
+Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bool fold_quantize = true);
+
+} // namespace pt2lab
