@@ -120,8 +120,8 @@ std::vector<std::vector<Tensor>> calibration_batches(const ExportedProgram& ep, 
 
 void print_quant_error(const ParityReport& p) {
     for (const auto& o : p.outputs)
-        std::printf("  %-12s max|diff| %.4g  max rel %.4g  SQNR %.2f dB%s\n", o.name.c_str(), o.max_abs, o.max_rel,
-                    o.sqnr_db, o.bit_identical ? "  (bit-identical)" : "");
+        std::printf("  %-12s max|diff| %.4g  max rel %.4g  SQNR %.2f dB%s\n", o.name.c_str(),
+                    o.max_abs, o.max_rel, o.sqnr_db, o.bit_identical ? "  (bit-identical)" : "");
 }
 
 } // namespace
@@ -142,7 +142,8 @@ int cmd_prepare_convert(const CliArgs& a) {
         e.file = a.file;
         return input_error(e);
     }
-    std::printf("# prepare_pt2e on ep.module() of %s\n%s", ep.source_file.c_str(), prep.value().str().c_str());
+    std::printf("# prepare_pt2e on ep.module() of %s\n%s", ep.source_file.c_str(),
+                prep.value().str().c_str());
     if (ep.example_inputs.empty()) {
         std::printf("%s\n", gm.code().c_str());
         std::printf("# no example inputs in the file: not calibrated, no parity\n");
@@ -159,23 +160,27 @@ int cmd_prepare_convert(const CliArgs& a) {
         auto r = run_module(gm, state, example);
         if (!r.ok()) return input_error(r.error());
         ParityReport p = compare_runs(r.value(), base.value());
-        std::printf("# parity, prepared vs ep.module() (folding changes the arithmetic; observers pass values through):\n%s",
+        std::printf("# parity, prepared vs ep.module() (folding changes the arithmetic; observers "
+                    "pass values through):\n%s",
                     p.str().c_str());
         for (const auto& [name, obs] : state.observers) {
             auto q = obs->calculate_qparams();
             if (q.ok())
-                std::printf("  %%%s: min %.6g max %.6g -> scale %.6g zero_point %lld\n", name.c_str(), obs->min_val(),
-                            obs->max_val(), q.value().scale, static_cast<long long>(q.value().zero_point));
+                std::printf("  %%%s: min %.6g max %.6g -> scale %.6g zero_point %lld\n",
+                            name.c_str(), obs->min_val(), obs->max_val(), q.value().scale,
+                            static_cast<long long>(q.value().zero_point));
         }
         return 0;
     }
     auto batches = calibration_batches(ep, a.calibrate);
     if (Status s = calibrate(gm, state, batches); !s.ok()) return input_error(s.error());
-    std::printf("# calibrated on %zu batches (the example input + %d from SeededRng(1..%d).normal())\n", batches.size(),
-                a.calibrate, a.calibrate);
+    std::printf(
+        "# calibrated on %zu batches (the example input + %d from SeededRng(1..%d).normal())\n",
+        batches.size(), a.calibrate, a.calibrate);
     auto conv = convert_pt2e(gm, state, a.fold);
     if (!conv.ok()) return input_error(conv.error());
-    std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False", conv.value().str().c_str());
+    std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False",
+                conv.value().str().c_str());
     std::printf("%s\n", gm.code().c_str());
     ModuleState qstate = ModuleState::from_module(gm);
     auto r = run_module(gm, qstate, example);

@@ -235,7 +235,8 @@ int main(int argc, char** argv) {
         } else if (a == "--calibrate") {
             const char* v = value(a.c_str());
             uint64_t n = 0;
-            if (!v || !parse_count(v, n) || n > 1000) return usage_error("--calibrate needs a count up to 1000");
+            if (!v || !parse_count(v, n) || n > 1000)
+                return usage_error("--calibrate needs a count up to 1000");
             args.calibrate = static_cast<int>(n);
             convert_only_option = true;
         } else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
@@ -282,7 +283,8 @@ int main(int argc, char** argv) {
     args.command = cmd;
     args.file = path;
     if (cmd == "run") return cmd_run(args);
-    if (convert_only_option && cmd != "convert") return usage_error("--calibrate and --no-fold are for convert");
+    if (convert_only_option && cmd != "convert")
+        return usage_error("--calibrate and --no-fold are for convert");
     if (cmd == "decompose") return cmd_decompose(args);
     if (cmd == "prepare" || cmd == "convert") return cmd_prepare_convert(args);
 

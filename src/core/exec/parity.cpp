@@ -36,8 +36,11 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
         signal += y * y;
         noise += (x - y) * (x - y);
     }
-    p.max_rel = p.max_abs == 0.0 ? 0.0 : range > 0.0 ? p.max_abs / range : std::numeric_limits<double>::infinity();
-    p.sqnr_db = noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
+    p.max_rel = p.max_abs == 0.0 ? 0.0
+                : range > 0.0    ? p.max_abs / range
+                                 : std::numeric_limits<double>::infinity();
+    p.sqnr_db =
+        noise == 0.0 ? std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / noise);
     return p;
 }
 

@@ -38,7 +38,8 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
             q = qp.value();
         }
         const ObserverConfig& cfg = *sub->second.observer;
-        if (obs->args().size() != 1) return make_error("%" + obs->name(), "an observer must have exactly one input");
+        if (obs->args().size() != 1)
+            return make_error("%" + obs->name(), "an observer must have exactly one input");
         Argument input = obs->args()[0];
         auto literals = [&](Argument first) {
             return std::vector<Argument>{first,
@@ -73,7 +74,8 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
         quantizes.push_back(qn);
     }
     if (fold_quantize) {
-        // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the int8 tensor.
+        // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the int8
+        // tensor.
         int count = 0;
         for (size_t k = 0; k < quantizes.size(); ++k) {
             Node* qn = quantizes[k];
@@ -82,9 +84,10 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
             auto w = gm.attrs.find(in.node->target());
             if (w == gm.attrs.end()) continue;
             const OpSchema* schema = qn->schema();
-            std::vector<Value> vals = {Value::of(Tensor::from_data(*w->second)), Value::real(qn->args()[1].f),
-                                       Value::integer(qn->args()[2].i), Value::integer(qn->args()[3].i),
-                                       Value::integer(qn->args()[4].i)};
+            std::vector<Value> vals = {
+                Value::of(Tensor::from_data(*w->second)), Value::real(qn->args()[1].f),
+                Value::integer(qn->args()[2].i), Value::integer(qn->args()[3].i),
+                Value::integer(qn->args()[4].i)};
             Value dt;
             dt.kind = Value::Kind::Dtype;
             dt.dtype = qn->args()[5].dtype;
@@ -116,12 +119,14 @@ std::string ConvertReport::str() const {
     std::string s;
     char buf[256];
     for (const auto& c : converted) {
-        std::snprintf(buf, sizeof buf, "  %%%s -> %s%s%%%s  scale %s  zero_point %lld  [%lld, %lld] %s\n",
-                      c.observer.c_str(), c.quantize.empty() ? "" : ("%" + c.quantize + " -> ").c_str(),
-                      c.frozen_param.empty() ? "" : ("%" + c.frozen_param + " -> ").c_str(), c.dequantize.c_str(),
-                      py_float_repr(static_cast<double>(c.scale)).c_str(), static_cast<long long>(c.zero_point),
-                      static_cast<long long>(c.quant_min), static_cast<long long>(c.quant_max),
-                      c.dtype == ScalarType::Byte ? "torch.uint8" : "torch.int8");
+        std::snprintf(
+            buf, sizeof buf, "  %%%s -> %s%s%%%s  scale %s  zero_point %lld  [%lld, %lld] %s\n",
+            c.observer.c_str(), c.quantize.empty() ? "" : ("%" + c.quantize + " -> ").c_str(),
+            c.frozen_param.empty() ? "" : ("%" + c.frozen_param + " -> ").c_str(),
+            c.dequantize.c_str(), py_float_repr(static_cast<double>(c.scale)).c_str(),
+            static_cast<long long>(c.zero_point), static_cast<long long>(c.quant_min),
+            static_cast<long long>(c.quant_max),
+            c.dtype == ScalarType::Byte ? "torch.uint8" : "torch.int8");
         s += buf;
     }
     return s;

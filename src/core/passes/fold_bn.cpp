@@ -11,13 +11,14 @@ namespace pt2lab {
 namespace {
 
 bool is_conv(const Node& n) {
-    return n.op() == Op::CallFunction &&
-           (n.target() == "torch.ops.aten.conv2d.default" || n.target() == "torch.ops.aten.convolution.default");
+    return n.op() == Op::CallFunction && (n.target() == "torch.ops.aten.conv2d.default" ||
+                                          n.target() == "torch.ops.aten.convolution.default");
 }
 
 bool is_bn(const Node& n) {
-    return n.op() == Op::CallFunction && (n.target() == "torch.ops.aten.batch_norm.default" ||
-                                          n.target() == "torch.ops.aten._native_batch_norm_legit_no_training.default");
+    return n.op() == Op::CallFunction &&
+           (n.target() == "torch.ops.aten.batch_norm.default" ||
+            n.target() == "torch.ops.aten._native_batch_norm_legit_no_training.default");
 }
 
 // The float32 tensor a get_attr argument reads, or null.
@@ -35,31 +36,39 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
     Graph& g = *gm.graph;
     for (Node* bn : g.nodes()) {
         if (!is_bn(*bn)) continue;
-        if (bn->args().empty() || !bn->args()[0].is_node() || !is_conv(*bn->args()[0].node)) continue;
+        if (bn->args().empty() || !bn->args()[0].is_node() || !is_conv(*bn->args()[0].node))
+            continue;
         Node* conv = bn->args()[0].node;
         const bool legit = bn->target() != "torch.ops.aten.batch_norm.default";
-        // batch_norm(input, w, b, rm, rv, training, momentum, eps, cudnn); legit: (input, w, b, rm, rv, momentum, eps)
+        // batch_norm(input, w, b, rm, rv, training, momentum, eps, cudnn); legit: (input, w, b, rm,
+        // rv, momentum, eps)
         const size_t eps_at = legit ? 6 : 7;
-        if (!legit && (bn->args().size() < 6 || bn->args()[5].kind != ArgKind::Bool || bn->args()[5].b)) {
-            report.skipped.push_back("%" + bn->name() +
-                                     ": training-mode batch_norm (prepare_pt2e folds eval-mode exports; QAT keeps "
-                                     "the batch norm)");
+        if (!legit &&
+            (bn->args().size() < 6 || bn->args()[5].kind != ArgKind::Bool || bn->args()[5].b)) {
+            report.skipped.push_back(
+                "%" + bn->name() +
+                ": training-mode batch_norm (prepare_pt2e folds eval-mode exports; QAT keeps "
+                "the batch norm)");
             continue;
         }
-        if (bn->args().size() <= eps_at || (bn->args()[eps_at].kind != ArgKind::Float && bn->args()[eps_at].kind != ArgKind::Int))
+        if (bn->args().size() <= eps_at ||
+            (bn->args()[eps_at].kind != ArgKind::Float && bn->args()[eps_at].kind != ArgKind::Int))
             return make_error("%" + bn->name(), "cannot read the batch norm's eps");
-        const double eps = bn->args()[eps_at].kind == ArgKind::Float ? bn->args()[eps_at].f : double(bn->args()[eps_at].i);
+        const double eps = bn->args()[eps_at].kind == ArgKind::Float ? bn->args()[eps_at].f
+                                                                     : double(bn->args()[eps_at].i);
         auto w = attr_of(gm, conv->args().size() > 1 ? conv->args()[1] : Argument());
         Argument bias_arg = conv->args().size() > 2 ? conv->args()[2] : Argument::none();
         auto cb = attr_of(gm, bias_arg);
         auto bw = attr_of(gm, bn->args()[1]), bb = attr_of(gm, bn->args()[2]);
         auto rm = attr_of(gm, bn->args()[3]), rv = attr_of(gm, bn->args()[4]);
         if (!w || !rm || !rv || (!bias_arg.is_none() && !cb)) {
-            report.skipped.push_back("%" + bn->name() + ": the conv weight or batch norm statistics are not attributes");
+            report.skipped.push_back(
+                "%" + bn->name() + ": the conv weight or batch norm statistics are not attributes");
             continue;
         }
         const int64_t O = w->sizes[0], per = w->numel() / O;
-        if (rm->numel() != O || rv->numel() != O) return make_error("%" + bn->name(), "batch norm and conv channel counts differ");
+        if (rm->numel() != O || rv->numel() != O)
+            return make_error("%" + bn->name(), "batch norm and conv channel counts differ");
         // float32 arithmetic, as torch does it
         auto fused_w = std::make_shared<TensorData>(*w);
         auto fused_b = std::make_shared<TensorData>();
@@ -101,8 +110,8 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         if (legit) {
             std::vector<Node*> users = bn->users();
             for (Node* u : users)
-                if (u->target() == "operator.getitem" && u->args().size() == 2 && u->args()[1].kind == ArgKind::Int &&
-                    u->args()[1].i == 0)
+                if (u->target() == "operator.getitem" && u->args().size() == 2 &&
+                    u->args()[1].kind == ArgKind::Int && u->args()[1].i == 0)
                     u->replace_all_uses_with(conv);
         } else {
             bn->replace_all_uses_with(conv);

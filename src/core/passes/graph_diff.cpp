@@ -12,7 +12,8 @@ std::vector<std::string> input_names(const Node& n) {
 
 // Arguments with node references replaced by their names: compares constants and positions.
 std::string args_signature(const Node& n) {
-    std::string s = std::string(op_name(n.op())) + "|" + n.target() + "|" + arg_repr(Argument::tuple(n.args()));
+    std::string s =
+        std::string(op_name(n.op())) + "|" + n.target() + "|" + arg_repr(Argument::tuple(n.args()));
     for (const auto& [k, v] : n.kwargs()) s += "|" + k + "=" + arg_repr(v);
     return s;
 }

@@ -15,7 +15,9 @@ struct GraphDiff {
     std::vector<std::string> removed; // in `before` only
     std::vector<std::string> rewired; // same name, different input nodes
     std::vector<std::string> changed; // same name, different op, target or constant arguments
-    bool empty() const { return added.empty() && removed.empty() && rewired.empty() && changed.empty(); }
+    bool empty() const {
+        return added.empty() && removed.empty() && rewired.empty() && changed.empty();
+    }
     std::string str() const; // "+a +b -c ~d *e"
 };
 

@@ -18,12 +18,19 @@ bool is_target(const Node& n, std::initializer_list<const char*> targets) {
         if (n.target() == t) return true;
     return false;
 }
-bool is_conv(const Node& n) { return is_target(n, {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default"}); }
-bool is_linear(const Node& n) { return is_target(n, {"torch.ops.aten.linear.default"}); }
-bool is_relu(const Node& n) { return is_target(n, {"torch.ops.aten.relu.default", "torch.ops.aten.relu_.default"}); }
+bool is_conv(const Node& n) {
+    return is_target(n, {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default"});
+}
+bool is_linear(const Node& n) {
+    return is_target(n, {"torch.ops.aten.linear.default"});
+}
+bool is_relu(const Node& n) {
+    return is_target(n, {"torch.ops.aten.relu.default", "torch.ops.aten.relu_.default"});
+}
 
 bool same_config(const ObserverConfig& a, const ObserverConfig& b) {
-    return a.dtype == b.dtype && a.qscheme == b.qscheme && a.quant_min == b.quant_min && a.quant_max == b.quant_max;
+    return a.dtype == b.dtype && a.qscheme == b.qscheme && a.quant_min == b.quant_min &&
+           a.quant_max == b.quant_max;
 }
 
 bool is_observer(const GraphModule& gm, const Node& n) {
@@ -33,8 +40,8 @@ bool is_observer(const GraphModule& gm, const Node& n) {
 }
 
 struct Annotation {
-    Node* op;      // conv or linear
-    Node* output;  // the node whose output is observed (relu when fused)
+    Node* op;     // conv or linear
+    Node* output; // the node whose output is observed (relu when fused)
     std::string pattern;
 };
 
@@ -59,12 +66,14 @@ Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig&
 
 namespace {
 // An observer of `producer` for one consumer argument (input activation / weight).
-Result<Node*> observe_input(GraphModule& gm, Node* consumer, size_t arg_index, const ObserverConfig& cfg,
-                            const std::string& role, std::vector<ObserverPlacement>& placed) {
+Result<Node*> observe_input(GraphModule& gm, Node* consumer, size_t arg_index,
+                            const ObserverConfig& cfg, const std::string& role,
+                            std::vector<ObserverPlacement>& placed) {
     Argument a = consumer->args()[arg_index];
     if (!a.is_node()) return static_cast<Node*>(nullptr);
     Node* producer = a.node;
-    if (is_observer(gm, *producer)) return producer; // already observed (e.g. by the producer's output observer)
+    if (is_observer(gm, *producer))
+        return producer; // already observed (e.g. by the producer's output observer)
     for (Node* u : producer->users())
         if (is_observer(gm, *u) && same_config(*gm.submodules[u->target()].observer, cfg)) {
             consumer->replace_input_with(producer, u); // share the existing observer
@@ -106,26 +115,30 @@ Result<PrepareReport> prepare_pt2e(GraphModule& gm) {
             out = n->users()[0];
             pattern += " -> relu";
         }
-        anns.push_back({n, out, pattern + " (%" + n->name() + (out != n ? " -> %" + out->name() : "") + ")"});
+        anns.push_back(
+            {n, out, pattern + " (%" + n->name() + (out != n ? " -> %" + out->name() : "") + ")"});
     }
     // Observers, in the original node order.
     const ObserverConfig act = ObserverConfig::activation(), wt = ObserverConfig::weight();
     for (const Annotation& a : anns) {
         report.patterns.push_back(a.pattern);
-        auto in = observe_input(gm, a.op, 0, act, "input activation of %" + a.op->name(), report.observers);
+        auto in = observe_input(gm, a.op, 0, act, "input activation of %" + a.op->name(),
+                                report.observers);
         if (!in.ok()) return in.error();
         auto w = observe_input(gm, a.op, 1, wt, "weight of %" + a.op->name(), report.observers);
         if (!w.ok()) return w.error();
         auto out = insert_observer(gm, a.output, act);
         if (!out.ok()) return out.error();
-        report.observers.push_back({out.value()->name(), a.output->name(), "output of " + a.pattern, act});
+        report.observers.push_back(
+            {out.value()->name(), a.output->name(), "output of " + a.pattern, act});
     }
     if (Status s = gm.lint(); !s.ok()) return s.error();
     gm.recompile();
     return report;
 }
 
-Status calibrate(const GraphModule& gm, ModuleState& state, const std::vector<std::vector<Tensor>>& batches) {
+Status calibrate(const GraphModule& gm, ModuleState& state,
+                 const std::vector<std::vector<Tensor>>& batches) {
     for (const auto& batch : batches) {
         auto r = run_module(gm, state, batch);
         if (!r.ok()) return r.error();
@@ -140,7 +153,8 @@ std::string PrepareReport::str() const {
     for (const auto& k : fold.skipped) s += "  not folded: " + k + "\n";
     for (const auto& p : patterns) s += "  pattern " + p + "\n";
     for (const auto& o : observers)
-        s += "  %" + o.observer + " observes %" + o.observes + " (" + o.role + "): " + o.config.describe() + "\n";
+        s += "  %" + o.observer + " observes %" + o.observes + " (" + o.role +
+             "): " + o.config.describe() + "\n";
     return s;
 }
 

@@ -23,8 +23,8 @@
 namespace pt2lab {
 
 struct FoldReport {
-    std::vector<std::string> folded;  // "batch_norm into conv2d"
-    std::vector<std::string> skipped; // why a batch norm was not folded
+    std::vector<std::string> folded;         // "batch_norm into conv2d"
+    std::vector<std::string> skipped;        // why a batch norm was not folded
     std::vector<std::string> new_parameters; // "conv.weight_bias"
 };
 Result<FoldReport> fold_conv_bn(GraphModule& gm);
@@ -36,7 +36,8 @@ Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig&
 struct ObserverPlacement {
     std::string observer; // "activation_post_process_0"
     std::string observes; // the node whose output it sees ("x", "conv_weight", "relu")
-    std::string role;     // "input activation of conv2d", "weight of conv2d", "output of conv2d -> relu"
+    std::string
+        role; // "input activation of conv2d", "weight of conv2d", "output of conv2d -> relu"
     ObserverConfig config;
 };
 
@@ -49,7 +50,8 @@ struct PrepareReport {
 Result<PrepareReport> prepare_pt2e(GraphModule& gm);
 
 // Runs gm over each input set (one tensor per forward() argument) so its observers record.
-Status calibrate(const GraphModule& gm, ModuleState& state, const std::vector<std::vector<Tensor>>& batches);
+Status calibrate(const GraphModule& gm, ModuleState& state,
+                 const std::vector<std::vector<Tensor>>& batches);
 
 struct ConvertedObserver {
     std::string observer;
@@ -64,6 +66,7 @@ struct ConvertReport {
     std::vector<ConvertedObserver> converted;
     std::string str() const;
 };
-Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bool fold_quantize = true);
+Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state,
+                                   bool fold_quantize = true);
 
 } // namespace pt2lab
