@@ -178,3 +178,42 @@ TEST_CASE("pt2lab run: usage and input errors", "[cli]") {
                            "pt2lab's op schema "
                            "table") != std::string::npos);
 }
+
+TEST_CASE("pt2lab decompose / prepare / convert", "[cli]") {
+    Run d = run_cli("decompose " + asset("conv_bn_relu_train") + " --level inference");
+    INFO(d.err);
+    CHECK(d.status == 0);
+    CHECK(d.out.find("return (getitem_3, getitem_4, add, relu)") != std::string::npos);
+    CHECK(d.out.find("getitem_3: BUFFER_MUTATION target='bn.running_mean'") != std::string::npos);
+    CHECK(d.out.find("verdict: bit-identical") != std::string::npos);
+    Run c = run_cli("decompose " + asset("style_modules") + " --level core");
+    CHECK(c.status == 0);
+    CHECK(c.out.find("addmm = torch.ops.aten.addmm.default(p_fc_bias, mean, permute)") !=
+          std::string::npos);
+    Run k = run_cli("decompose " + asset("conv_bn_relu_eval") +
+                    " --level core --keep aten.conv2d.default");
+    CHECK(k.out.find("kept (no rule): %conv2d") != std::string::npos);
+    Run m = run_cli("decompose " + asset("conv_bn_relu_train") + " --level inference --module");
+    CHECK(m.out.find("copy__default = torch.ops.aten.copy_.default(bn_running_mean, getitem_3)") !=
+          std::string::npos);
+    CHECK(run_cli("decompose " + asset("conv_relu")).status == 2);
+    CHECK(run_cli("decompose " + asset("conv_relu") + " --level medium").status == 2);
+    CHECK(run_cli("run " + asset("conv_relu") + " --level core").status == 2);
+
+    Run p = run_cli("prepare " + asset("conv_bn_relu_eval"));
+    CHECK(p.status == 0);
+    CHECK(p.out.find("new parameter conv.weight_bias") != std::string::npos);
+    CHECK(p.out.find("%activation_post_process_1 observes %conv_weight") != std::string::npos);
+    Run q = run_cli("convert " + asset("conv_bn_relu_eval") + " --calibrate 2");
+    CHECK(q.status == 0);
+    CHECK(q.out.find("_frozen_param0 = self._frozen_param0") != std::string::npos);
+    CHECK(q.out.find("SQNR") != std::string::npos);
+    Run nf = run_cli("convert " + asset("conv_bn_relu_eval") + " --no-fold");
+    CHECK(nf.out.find("_frozen_param0") == std::string::npos);
+    CHECK(run_cli("prepare " + asset("conv_relu") + " --no-fold").status == 2);
+    for (const auto& rel : list_dir("assets/graphs", ".pt2")) {
+        INFO(rel);
+        CHECK(run_cli("convert " + source_path(rel) + " --calibrate 1").status == 0);
+        CHECK(run_cli("decompose " + source_path(rel) + " --level core").status == 0);
+    }
+}

@@ -415,19 +415,19 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
         return s.error();
     }
     // The rule's outputs nobody reads (getitem_1 ...) go, as the retrace's DCE drops them.
-    for (auto it = ctx.created.rbegin(); it != ctx.created.rend(); ++it) {
-        Node* m = *it;
+    std::vector<std::string> names;
+    for (Node* m : ctx.created) names.push_back(m->name());
+    std::vector<bool> dropped(ctx.created.size(), false);
+    for (size_t k = ctx.created.size(); k-- > 0;) {
+        Node* m = ctx.created[k];
         if (m->users().empty() && !is_impure(*m)) {
-            step.removed_unused.push_back(m->name());
             Status s = ep.graph->erase_node(m);
             (void)s;
+            dropped[k] = true;
         }
     }
-    std::reverse(step.removed_unused.begin(), step.removed_unused.end());
-    for (Node* m : ctx.created)
-        if (std::find(step.removed_unused.begin(), step.removed_unused.end(), m->name()) ==
-            step.removed_unused.end())
-            step.created.push_back(m->name());
+    for (size_t k = 0; k < names.size(); ++k)
+        (dropped[k] ? step.removed_unused : step.created).push_back(names[k]);
     if (Status s = ep.graph->lint(); !s.ok()) return s.error();
     return step;
 }
