@@ -4,6 +4,7 @@ deterministic file writing, .npy bytes, and the comparisons behind --check.
 No torch import here, so the comparisons also work without torch.
 """
 
+import argparse
 import io
 import json
 import math
@@ -157,3 +158,30 @@ def zip_records(path: str):
             inner = name.split("/", 1)[1] if "/" in name else name
             records[inner] = zf.read(name)
     return root, records
+
+
+# ---------------------------------------------------------------------------
+# The command line every generator shares
+# ---------------------------------------------------------------------------
+
+
+def finish_check(failures: int, what: str, script: str) -> int:
+    """Last line of a --check run: how many differ and how to regenerate; the exit status."""
+    if failures:
+        print(f"{failures} {what} differ; regenerate with: /usr/bin/python3 {script}")
+    return 1 if failures else 0
+
+
+def generator_main(doc: str, default_out: str, generate, check, check_help: str, out_help: str, argv=None) -> int:
+    """`script [--check] [--out DIR]`: generate into DIR, or compare a fresh
+    generation with the committed files. `check(out_dir)` returns the exit status."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help=check_help)
+    parser.add_argument("--out", metavar="DIR", default=default_out, help=out_help)
+    args = parser.parse_args(argv)
+    out_dir = os.path.abspath(args.out)
+    if args.check:
+        return check(out_dir)
+    generate(out_dir)
+    return 0
+

@@ -760,24 +760,13 @@ def check(golden_dir: str) -> int:
     for label, diff in results:
         print(assetlib.report_line("DIFF" if diff else "ok", label, diff))
         failures += diff is not None
-    if failures:
-        print(f"{failures} difference(s); regenerate with: /usr/bin/python3 {SCRIPT}")
-    return 1 if failures else 0
+    return assetlib.finish_check(failures, "difference(s)", SCRIPT)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate into a temp folder and compare with the golden files")
-    parser.add_argument("--out", metavar="DIR", default=GOLDEN_DIR,
-                        help="write DIR/cases.json and DIR/<entry>/*.npy "
-                             "(with --check: the folder to compare against)")
-    args = parser.parse_args(argv)
-    out_dir = os.path.abspath(args.out)
-    if args.check:
-        return check(out_dir)
-    generate(out_dir)
-    return 0
+    return assetlib.generator_main(__doc__, GOLDEN_DIR, generate, check,
+                                   check_help="regenerate into a temp folder and compare with the golden files",
+                                   out_help="write DIR/cases.json and DIR/<entry>/*.npy (with --check: the folder to compare against)", argv=argv)
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ def generate(out_dir, quiet=False):
             print(f"wrote    {assetlib.rel(path)}")
 
 
-def check():
+def check(_out_dir=None):
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         generate(tmp, quiet=True)
@@ -206,22 +206,13 @@ def check():
                 os.path.join(GOLDEN_DIR, f"{name}.json"), os.path.join(tmp, f"{name}.json"))
             failures += status in ("DIFF", "MISSING")
             print(assetlib.report_line(status, f"tests/golden/fx/{name}.json", detail))
-    if failures:
-        print(f"{failures} golden(s) differ; regenerate with: /usr/bin/python3 {SCRIPT}")
-    return 1 if failures else 0
+    return assetlib.finish_check(failures, "golden(s)", SCRIPT)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate into a temp folder and compare with tests/golden/fx/")
-    parser.add_argument("--out", metavar="DIR", default=GOLDEN_DIR,
-                        help="write DIR/<case>.json instead of tests/golden/fx/")
-    args = parser.parse_args(argv)
-    if args.check:
-        return check()
-    generate(os.path.abspath(args.out))
-    return 0
+    return assetlib.generator_main(__doc__, GOLDEN_DIR, generate, check,
+                                   check_help="regenerate into a temp folder and compare with tests/golden/fx/",
+                                   out_help="write DIR/<case>.json instead of tests/golden/fx/", argv=argv)
 
 
 if __name__ == "__main__":

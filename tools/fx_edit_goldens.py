@@ -566,7 +566,7 @@ def _compare(committed_path: str, fresh_path: str):
     return status, detail
 
 
-def check() -> int:
+def check(_out_dir=None) -> int:
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         names = generate(tmp, quiet=True)
@@ -581,22 +581,13 @@ def check() -> int:
             failures += 1
             print(assetlib.report_line("STALE", f"tests/golden/fx_edits/{name}",
                                        "no scenario writes this file"))
-    if failures:
-        print(f"{failures} golden(s) differ; regenerate with: /usr/bin/python3 {SCRIPT}")
-    return 1 if failures else 0
+    return assetlib.finish_check(failures, "golden(s)", SCRIPT)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate into a temp folder and compare with the committed files")
-    parser.add_argument("--out", metavar="DIR", default=GOLDEN_DIR,
-                        help="write DIR/<scenario>.json instead of tests/golden/fx_edits/")
-    args = parser.parse_args(argv)
-    if args.check:
-        return check()
-    generate(os.path.abspath(args.out))
-    return 0
+    return assetlib.generator_main(__doc__, GOLDEN_DIR, generate, check,
+                                   check_help="regenerate into a temp folder and compare with the committed files",
+                                   out_help="write DIR/<scenario>.json instead of tests/golden/fx_edits/", argv=argv)
 
 
 if __name__ == "__main__":

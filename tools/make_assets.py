@@ -258,7 +258,7 @@ def pt2_difference(expected_path, actual_path):
     return None
 
 
-def check():
+def check(_out_dir=None):
     """Regenerates into a temp folder and compares with assets/. Returns 0 or 1."""
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -278,22 +278,13 @@ def check():
                     status = "DIFF" if detail else "ok"
                 failures += status in ("DIFF", "MISSING")
                 print(assetlib.report_line(status, rel_path, detail))
-    if failures:
-        print(f"{failures} asset(s) differ; regenerate with: /usr/bin/python3 {SCRIPT}")
-    return 1 if failures else 0
+    return assetlib.finish_check(failures, "asset(s)", SCRIPT)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate into a temp folder and compare with assets/")
-    parser.add_argument("--out", metavar="DIR", default=ASSETS_DIR,
-                        help="write DIR/graphs and DIR/fx instead of assets/")
-    args = parser.parse_args(argv)
-    if args.check:
-        return check()
-    generate(os.path.abspath(args.out))
-    return 0
+    return assetlib.generator_main(__doc__, ASSETS_DIR, generate, check,
+                                   check_help="regenerate into a temp folder and compare with assets/",
+                                   out_help="write DIR/graphs and DIR/fx instead of assets/", argv=argv)
 
 
 if __name__ == "__main__":
