@@ -181,6 +181,18 @@ void print_fx_info(const FxGraph& fx, const std::string& file) {
     std::printf("submodules:  %zu\n", fx.modules.size());
 }
 
+// graph | code | tabular | readable of one graph with its codegen.
+void print_view(const std::string& cmd, const Graph& g, const CodegenOptions& codegen) {
+    if (cmd == "graph")
+        std::printf("%s\n", graph_str(g).c_str());
+    else if (cmd == "code")
+        std::printf("%s\n", python_code(g, codegen).c_str());
+    else if (cmd == "tabular")
+        std::fputs(print_tabular(g).c_str(), stdout);
+    else if (cmd == "readable")
+        std::printf("%s\n", print_readable(g, codegen).c_str());
+}
+
 } // namespace
 
 namespace pt2lab {
@@ -296,23 +308,16 @@ int main(int argc, char** argv) {
         std::string text(bytes.value().begin(), bytes.value().end());
         auto fx = read_fx_graph_json(text, path);
         if (!fx.ok()) return input_error(fx.error());
-        const Graph& g = *fx.value().graph;
-        if (cmd == "info")
-            print_fx_info(fx.value(), path);
-        else if (cmd == "graph")
-            std::printf("%s\n", graph_str(g).c_str());
-        else if (cmd == "code")
-            std::printf("%s\n", python_code(g).c_str());
-        else if (cmd == "tabular")
-            std::fputs(print_tabular(g).c_str(), stdout);
-        else if (cmd == "readable")
-            std::printf("%s\n", print_readable(g, {}).c_str());
-        else {
+        if (cmd == "signature") {
             Error e = make_error(
                 "", "a symbolic_trace graph has no graph signature (only ExportedPrograms do)");
             e.file = path;
             return input_error(e);
         }
+        if (cmd == "info")
+            print_fx_info(fx.value(), path);
+        else
+            print_view(cmd, *fx.value().graph, {});
         return 0;
     }
 
@@ -340,25 +345,9 @@ int main(int argc, char** argv) {
         opt.guards_fn = guards;
         auto gm = unlift(program, opt);
         if (!gm.ok()) return input_error(gm.error());
-        const Graph& g = *gm.value().graph;
-        if (cmd == "graph")
-            std::printf("%s\n", graph_str(g).c_str());
-        else if (cmd == "code")
-            std::printf("%s\n", gm.value().code().c_str());
-        else if (cmd == "tabular")
-            std::fputs(print_tabular(g).c_str(), stdout);
-        else if (cmd == "readable")
-            std::printf("%s\n", print_readable(g, gm.value().codegen).c_str());
+        print_view(cmd, *gm.value().graph, gm.value().codegen);
         return 0;
     }
-    const Graph& g = *program.graph;
-    if (cmd == "graph")
-        std::printf("%s\n", graph_str(g).c_str());
-    else if (cmd == "code")
-        std::printf("%s\n", python_code(g).c_str());
-    else if (cmd == "tabular")
-        std::fputs(print_tabular(g).c_str(), stdout);
-    else if (cmd == "readable")
-        std::printf("%s\n", print_readable(g, {}).c_str());
+    print_view(cmd, *program.graph, {});
     return 0;
 }

@@ -13,16 +13,6 @@ using namespace pt2lab;
 using namespace pt2lab_test;
 
 namespace {
-ExportedProgram load(const std::string& name) {
-    auto r = load_program_file(source_path("assets/graphs/" + name + ".pt2"));
-    REQUIRE(r.ok());
-    return r.take();
-}
-std::vector<Tensor> inputs(const ExportedProgram& ep) {
-    std::vector<Tensor> in;
-    for (const auto& t : ep.example_inputs) in.push_back(Tensor::from_data(t.tensor));
-    return in;
-}
 ExportedProgram lowered(const ExportedProgram& ep, IrLevel level) {
     ExportedProgram low = copy_program(ep);
     REQUIRE(ep.graph->lint().ok());
@@ -44,7 +34,7 @@ bool has(const std::string& text, const std::string& line) {
 
 TEST_CASE("eval batch_norm: _native_batch_norm_legit_no_training + getitem (fact sheet 3.3)",
           "[passes]") {
-    ExportedProgram low = lowered(load("conv_bn_relu_eval"), IrLevel::Inference);
+    ExportedProgram low = lowered(load_asset("conv_bn_relu_eval"), IrLevel::Inference);
     std::string code = python_code(*low.graph);
     // [I] fact sheet 3.3, verbatim
     CHECK(has(code, "_native_batch_norm_legit_no_training.default(conv2d, p_bn_weight, p_bn_bias, "
@@ -60,7 +50,7 @@ TEST_CASE("eval batch_norm: _native_batch_norm_legit_no_training + getitem (fact
 TEST_CASE(
     "train batch_norm: functional form, running stats become mutation outputs (fact sheet 3.2)",
     "[passes]") {
-    ExportedProgram ep = load("conv_bn_relu_train");
+    ExportedProgram ep = load_asset("conv_bn_relu_train");
     ExportedProgram low = lowered(ep, IrLevel::Inference);
     std::string code = python_code(*low.graph);
     // [C*] fact sheet 3.2 (DOCS-EXEC lines, same names in this model)
@@ -97,14 +87,14 @@ TEST_CASE(
 
 TEST_CASE("Core ATen: conv2d -> convolution, linear -> permute + addmm (fact sheet 3.4)",
           "[passes]") {
-    ExportedProgram low = lowered(load("conv_bn_relu_eval"), IrLevel::CoreAten);
+    ExportedProgram low = lowered(load_asset("conv_bn_relu_eval"), IrLevel::CoreAten);
     // [I] fact sheet 3.4, verbatim
     CHECK(has(
         python_code(*low.graph),
         "convolution.default(x, p_conv_weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)"));
     CHECK(low.graph->find("convolution") != nullptr);
     for (const char* name : {"style_functional", "style_modules", "style_sequential"}) {
-        ExportedProgram ep = load(name);
+        ExportedProgram ep = load_asset(name);
         ExportedProgram core = lowered(ep, IrLevel::CoreAten);
         std::string code = python_code(*core.graph);
         INFO(name << "\n" << code);
@@ -144,7 +134,7 @@ TEST_CASE("op counts per level", "[passes]") {
         {"conv_bn_relu_train", IrLevel::Inference, 7}, {"conv_bn_relu_train", IrLevel::CoreAten, 7},
         {"style_modules", IrLevel::Inference, 4},      {"style_modules", IrLevel::CoreAten, 5}};
     for (const Want& w : wants) {
-        ExportedProgram ep = load(w.asset);
+        ExportedProgram ep = load_asset(w.asset);
         ExportedProgram low =
             w.level == IrLevel::Training ? copy_program(ep) : lowered(ep, w.level);
         int calls = 0;
@@ -162,8 +152,8 @@ TEST_CASE("every level matches the exported program within 1e-5; train state too
         for (IrLevel level : {IrLevel::Inference, IrLevel::CoreAten}) {
             ExportedProgram low = lowered(ep, level);
             ModuleState s1 = ModuleState::from_program(ep), s2 = ModuleState::from_program(low);
-            auto a = run_program(ep, s1, inputs(ep));
-            auto b = run_program(low, s2, inputs(ep));
+            auto a = run_program(ep, s1, example_inputs(ep));
+            auto b = run_program(low, s2, example_inputs(ep));
             REQUIRE(a.ok());
             INFO(rel << " " << ir_level_name(level) << (b.ok() ? "" : b.error().str()));
             REQUIRE(b.ok());
@@ -181,7 +171,7 @@ TEST_CASE("every level matches the exported program within 1e-5; train state too
             auto gm = unlift(low);
             REQUIRE(gm.ok());
             ModuleState s3 = ModuleState::from_program(low);
-            auto c = run_module(gm.value(), s3, inputs(ep));
+            auto c = run_module(gm.value(), s3, example_inputs(ep));
             REQUIRE(c.ok());
             CHECK(compare_runs(c.value(), a.value(), Tolerance{0.0, 1e-5}).allclose());
         }
@@ -189,7 +179,7 @@ TEST_CASE("every level matches the exported program within 1e-5; train state too
 }
 
 TEST_CASE("negative control: a wrong argument in a decomposed node flips the verdict", "[passes]") {
-    ExportedProgram ep = load("conv_bn_relu_eval");
+    ExportedProgram ep = load_asset("conv_bn_relu_eval");
     ExportedProgram low = lowered(ep, IrLevel::Inference);
     Node* bn = low.graph->find("_native_batch_norm_legit_no_training");
     REQUIRE(bn);
@@ -197,8 +187,8 @@ TEST_CASE("negative control: a wrong argument in a decomposed node flips the ver
     args[6] = Argument::from_float(1e-2); // eps 1e-05 -> 1e-02
     bn->set_args(args);
     ModuleState s1 = ModuleState::from_program(ep), s2 = ModuleState::from_program(low);
-    auto a = run_program(ep, s1, inputs(ep));
-    auto b = run_program(low, s2, inputs(ep));
+    auto a = run_program(ep, s1, example_inputs(ep));
+    auto b = run_program(low, s2, example_inputs(ep));
     REQUIRE(a.ok());
     REQUIRE(b.ok());
     ParityReport p = compare_runs(b.value(), a.value(), Tolerance{0.0, 1e-5});
@@ -207,7 +197,7 @@ TEST_CASE("negative control: a wrong argument in a decomposed node flips the ver
 }
 
 TEST_CASE("a custom table keeps an op by dropping its rule", "[passes]") {
-    ExportedProgram ep = load("conv_bn_relu_eval");
+    ExportedProgram ep = load_asset("conv_bn_relu_eval");
     ExportedProgram low = copy_program(ep);
     // [C] fact sheet 3.4: del decomp_table[torch.ops.aten.conv2d.default] keeps conv2d
     auto r = run_decompositions(
@@ -233,7 +223,7 @@ TEST_CASE("an op with no rule stays and is reported", "[passes]") {
 
 TEST_CASE("step mode: one node at a time ends where the one-shot pass ends", "[passes]") {
     for (const char* name : {"conv_bn_relu_train", "resnet_style", "style_sequential"}) {
-        ExportedProgram ep = load(name);
+        ExportedProgram ep = load_asset(name);
         DecompTable table = DecompTable::for_level(IrLevel::CoreAten);
         ExportedProgram once = lowered(ep, IrLevel::CoreAten);
         ExportedProgram steps = copy_program(ep);
@@ -254,7 +244,7 @@ TEST_CASE("step mode: one node at a time ends where the one-shot pass ends", "[p
 }
 
 TEST_CASE("new nodes carry shapes for print_readable", "[passes]") {
-    ExportedProgram low = lowered(load("conv_bn_relu_train"), IrLevel::Inference);
+    ExportedProgram low = lowered(load_asset("conv_bn_relu_train"), IrLevel::Inference);
     std::string readable = print_readable(*low.graph, {});
     CHECK(has(readable, "getitem: \"f32[2, 8, 16, 16]\" = _native_batch_norm_legit_functional[0]"));
     CHECK(has(readable, "getitem_3: \"f32[8]\" = _native_batch_norm_legit_functional[3]"));

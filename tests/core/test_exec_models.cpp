@@ -13,18 +13,7 @@
 using namespace pt2lab;
 using namespace pt2lab_test;
 
-namespace {
-ExportedProgram load_asset(const std::string& rel) {
-    auto r = load_program_file(source_path(rel));
-    REQUIRE(r.ok());
-    return r.take();
-}
-std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
-    std::vector<Tensor> in;
-    for (const auto& t : ep.example_inputs) in.push_back(Tensor::from_data(t.tensor));
-    return in;
-}
-} // namespace
+namespace {} // namespace
 
 TEST_CASE("every lesson asset runs and matches PyTorch eager within 1e-5", "[exec]") {
     for (const auto& rel : list_dir("assets/graphs", ".pt2")) {

@@ -24,12 +24,6 @@ nlohmann::json corpus_expectations() {
     return j;
 }
 
-ExportedProgram load_asset(const std::string& name) {
-    auto r = load_program_file(source_path("assets/graphs/" + name + ".pt2"));
-    INFO(name << ": " << (r.ok() ? "" : r.error().str()));
-    REQUIRE(r.ok());
-    return r.take();
-}
 } // namespace
 
 TEST_CASE("every lesson asset loads with weights, provenance and references", "[loader]") {

@@ -25,13 +25,11 @@ struct Loaded {
     std::vector<Tensor> in;
 };
 Loaded load(const std::string& name) {
-    auto r = load_program_file(source_path("assets/graphs/" + name + ".pt2"));
-    REQUIRE(r.ok());
-    Loaded l{r.take(), {}, {}};
+    Loaded l{load_asset(name), {}, {}};
     auto gm = unlift(l.ep);
     REQUIRE(gm.ok());
     l.gm = gm.take();
-    for (const auto& t : l.ep.example_inputs) l.in.push_back(Tensor::from_data(t.tensor));
+    l.in = example_inputs(l.ep);
     return l;
 }
 RunResult run(const GraphModule& gm, const std::vector<Tensor>& in, ModuleState* state = nullptr) {

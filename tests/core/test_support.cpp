@@ -1,6 +1,8 @@
 // Helpers shared by the core tests.
 #include "test_support.h"
 
+#include <catch2/catch.hpp>
+
 #include <dirent.h>
 
 #include <algorithm>
@@ -22,6 +24,22 @@ std::vector<std::string> list_dir(const std::string& rel_dir, const std::string&
     closedir(d);
     std::sort(out.begin(), out.end());
     return out;
+}
+
+pt2lab::ExportedProgram load_asset(const std::string& name_or_path) {
+    std::string rel = name_or_path.find('/') == std::string::npos
+                          ? "assets/graphs/" + name_or_path + ".pt2"
+                          : name_or_path;
+    auto r = pt2lab::load_program_file(source_path(rel));
+    INFO(rel << ": " << (r.ok() ? "" : r.error().str()));
+    REQUIRE(r.ok());
+    return r.take();
+}
+
+std::vector<pt2lab::Tensor> example_inputs(const pt2lab::ExportedProgram& ep) {
+    std::vector<pt2lab::Tensor> in;
+    for (const auto& t : ep.example_inputs) in.push_back(pt2lab::Tensor::from_data(t.tensor));
+    return in;
 }
 
 std::string mask_addresses(const std::string& s) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/tensor.h"
 #include "io/program_loader.h"
 
 namespace pt2lab_test {
@@ -23,6 +24,12 @@ std::vector<std::string> list_dir(const std::string& rel_dir, const std::string&
 
 // Replaces every "0x<hex>" with "0xADDR" (object addresses differ run to run).
 std::string mask_addresses(const std::string& s);
+
+// A lesson asset by name ("conv_relu") or path ("assets/graphs/conv_relu.pt2");
+// fails the current test when it does not load.
+pt2lab::ExportedProgram load_asset(const std::string& name_or_path);
+// The asset's example inputs (extra/pt2lab) as executor tensors.
+std::vector<pt2lab::Tensor> example_inputs(const pt2lab::ExportedProgram& ep);
 
 // First differing line, for readable failures.
 std::string first_difference(const std::string& expected, const std::string& actual);

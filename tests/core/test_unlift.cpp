@@ -10,11 +10,6 @@ using namespace pt2lab;
 using namespace pt2lab_test;
 
 namespace {
-ExportedProgram load_asset(const std::string& name) {
-    auto r = load_program_file(source_path("assets/graphs/" + name + ".pt2"));
-    REQUIRE(r.ok());
-    return r.take();
-}
 
 GraphModule module_of(const ExportedProgram& ep, bool guards = true) {
     UnliftOptions opt;

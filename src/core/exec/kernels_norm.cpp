@@ -107,6 +107,21 @@ Result<BnInputs> read_bn(const CallArgs& a, const char* op) {
     return in;
 }
 
+// (training, momentum, eps) at positions 5, 6, 7 (batch_norm and the functional form).
+struct BnMode {
+    bool training;
+    double momentum, eps;
+};
+Result<BnMode> read_mode(const CallArgs& a) {
+    auto training = a.boolean(5);
+    auto momentum = a.real(6);
+    auto eps = a.real(7);
+    if (!training.ok()) return training.error();
+    if (!momentum.ok()) return momentum.error();
+    if (!eps.ok()) return eps.error();
+    return BnMode{training.value(), momentum.value(), eps.value()};
+}
+
 } // namespace
 
 // batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps,
@@ -114,19 +129,15 @@ Result<BnInputs> read_bn(const CallArgs& a, const char* op) {
 Result<Value> kernel_batch_norm(const CallArgs& a, const KernelOptions&) {
     auto in = read_bn(a, "aten.batch_norm.default");
     if (!in.ok()) return in.error();
-    auto training = a.boolean(5);
-    auto momentum = a.real(6);
-    auto eps = a.real(7);
-    if (!training.ok()) return training.error();
-    if (!momentum.ok()) return momentum.error();
-    if (!eps.ok()) return eps.error();
-    if (!training.value()) {
+    auto mode = read_mode(a);
+    if (!mode.ok()) return mode.error();
+    if (!mode.value().training) {
         if (!in.value().rm || !in.value().rv)
             return kernel_error(
                 "aten.batch_norm.default: eval mode needs running_mean and running_var");
-        return Value::of(bn_eval(in.value(), eps.value()));
+        return Value::of(bn_eval(in.value(), mode.value().eps));
     }
-    BnTrainResult r = bn_train(in.value(), momentum.value(), eps.value());
+    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
     // The running stats are buffers: updated in place, as BatchNorm does.
     if (in.value().rm) in.value().rm->storage = r.new_rm.storage;
     if (in.value().rv) in.value().rv->storage = r.new_rv.storage;
@@ -156,19 +167,15 @@ Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions
     if (!in.ok()) return in.error();
     if (!in.value().rm || !in.value().rv)
         return kernel_error("running_mean and running_var are required");
-    auto training = a.boolean(5);
-    auto momentum = a.real(6);
-    auto eps = a.real(7);
-    if (!training.ok()) return training.error();
-    if (!momentum.ok()) return momentum.error();
-    if (!eps.ok()) return eps.error();
-    if (!training.value()) {
-        return Value::tuple({Value::of(bn_eval(in.value(), eps.value())),
+    auto mode = read_mode(a);
+    if (!mode.ok()) return mode.error();
+    if (!mode.value().training) {
+        return Value::tuple({Value::of(bn_eval(in.value(), mode.value().eps)),
                              Value::of(Tensor::empty(ScalarType::Float, {0})),
                              Value::of(Tensor::empty(ScalarType::Float, {0})),
                              Value::of(Tensor(*in.value().rm)), Value::of(Tensor(*in.value().rv))});
     }
-    BnTrainResult r = bn_train(in.value(), momentum.value(), eps.value());
+    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
     return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
                          Value::of(std::move(r.save_rstd)), Value::of(std::move(r.new_rm)),
                          Value::of(std::move(r.new_rv))});
