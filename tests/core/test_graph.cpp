@@ -196,3 +196,18 @@ TEST_CASE("move_before reorders without touching users", "[graph]") {
           std::vector<std::string>{"conv_weight", "x", "conv", "relu", "output"});
     CHECK(m.g.lint().ok());
 }
+
+TEST_CASE("lint reports a node from another graph used as an argument", "[graph]") {
+    ConvRelu a, b;
+    a.relu->set_args({N(b.conv)}); // b's node in a's graph
+    Status s = a.g.lint();
+    REQUIRE_FALSE(s.ok());
+    // [C] fact sheet 6.6, check 4 (first line of torch's message)
+    CHECK(s.error().message == "Argument 'conv' of Node 'relu' does not belong to this Graph, but "
+                               "was used as an argument! If you are "
+                               "copying nodes from another graph, make sure to use "
+                               "``arg_transform`` on node_copy() to remap values");
+    a.relu->set_args({N(a.conv)}); // users stay consistent on both sides
+    CHECK(b.conv->users().size() == 1);
+    CHECK(a.g.lint().ok());
+}
