@@ -84,3 +84,26 @@ TEST_CASE("torch >= 2.1 codegen frees values nobody uses", "[printer]") {
     CHECK(code.find("    relu = torch.ops.aten.relu.default(x);  x = None\n") != std::string::npos);
     CHECK(code.find("    return (relu,)\n") != std::string::npos);
 }
+
+TEST_CASE("code lines map back to the nodes that wrote them", "[printer]") {
+    for (const auto& rel : fx_golden_files()) {
+        FxGraph fx = load_fx(rel);
+        CodeLines cl = python_code_lines(*fx.graph);
+        CHECK(cl.src == python_code(*fx.graph));
+        size_t lines = static_cast<size_t>(std::count(cl.src.begin(), cl.src.end(), '\n')) + 1;
+        INFO(rel);
+        REQUIRE(cl.line_nodes.size() == lines);
+        // every statement line names a node whose name starts the statement (or it is the return)
+        size_t b = 0;
+        for (size_t k = 0; k < lines; ++k) {
+            size_t e = cl.src.find('\n', b);
+            std::string line = cl.src.substr(b, e == std::string::npos ? std::string::npos : e - b);
+            b = e + 1;
+            const std::string& node = cl.line_nodes[k];
+            if (line.rfind("def ", 0) == 0) CHECK(node.empty());
+            if (line.rfind("    return ", 0) == 0) CHECK(node == "output");
+            if (!node.empty() && node != "output" && line.size() > 4 && line[4] != ' ')
+                CHECK(line.rfind("    " + node + " = ", 0) == 0);
+        }
+    }
+}

@@ -152,6 +152,10 @@ class CodeWriter {
 public:
     CodeWriter(const Graph& g, const CodegenOptions& opt) : g_(g), opt_(opt) {}
 
+    // torch's _lineno_map: for each line of the result, the node that emitted it
+    // ("" for the def line, the flatten line and blank lines before the body).
+    std::vector<std::string> line_nodes;
+
     std::string run() {
         std::vector<Node*> nodes = g_.nodes();
         // Last use of each value: walk backwards, first sighting wins.
@@ -170,6 +174,7 @@ public:
         }
         for (Node* n : nodes) {
             if (opt_.verbose) stacktrace_summary(*n);
+            marks_.emplace_back(body_.size(), n->name()); // torch's "# COUNTER: i"
             emit(*n);
             // delete_unused_values
             if (n->op() == Op::Placeholder) continue;
@@ -193,6 +198,7 @@ public:
         std::string code = body_;
         size_t first = code.find_first_not_of('\n');
         code = first == std::string::npos ? std::string() : code.substr(first);
+        map_lines(prologue, first == std::string::npos ? body_.size() : first);
         std::string indented;
         size_t p = 0;
         for (;;) {
@@ -207,6 +213,23 @@ public:
     }
 
 private:
+    void map_lines(const std::string& prologue, size_t body_start) {
+        // "\n\n\n" + prologue + "\n": every line before the body belongs to no node
+        size_t head =
+            3 + static_cast<size_t>(std::count(prologue.begin(), prologue.end(), '\n')) + 1;
+        line_nodes.assign(head, "");
+        size_t mark = 0;
+        std::string current;
+        for (size_t off = body_start; off <= body_.size();) {
+            while (mark < marks_.size() && marks_[mark].first <= off)
+                current = marks_[mark++].second;
+            line_nodes.push_back(current);
+            size_t nl = body_.find('\n', off);
+            if (nl == std::string::npos) break;
+            off = nl + 1;
+        }
+    }
+
     std::string annotation(const Node& n) const {
         if (!opt_.verbose) return "";
         const MetaVal& v = n.meta.val;
@@ -343,6 +366,7 @@ private:
     std::vector<std::string> free_vars_;
     std::string prev_summary_;
     bool has_prev_summary_ = false;
+    std::vector<std::pair<size_t, std::string>> marks_; // body offset where each node's code starts
     std::map<std::string, std::string> globals_;
     Namespace global_names_;
 };
@@ -379,6 +403,14 @@ std::string graph_str(const Graph& g) {
 
 std::string python_code(const Graph& g, const CodegenOptions& opt) {
     return CodeWriter(g, opt).run();
+}
+
+CodeLines python_code_lines(const Graph& g, const CodegenOptions& opt) {
+    CodeWriter w(g, opt);
+    CodeLines out;
+    out.src = w.run();
+    out.line_nodes = std::move(w.line_nodes);
+    return out;
 }
 
 std::string print_readable(const Graph& g, const CodegenOptions& opt,

@@ -31,6 +31,14 @@ struct CodegenOptions {
 // GraphModule.code: "\n\n\ndef forward(self, x):\n    ...\n    " exactly as torch.
 std::string python_code(const Graph& g, const CodegenOptions& opt = {});
 
+// The code plus, for every line of it (split at '\n'), the name of the node
+// that produced the line ("" for none): the page links code lines and nodes.
+struct CodeLines {
+    std::string src;
+    std::vector<std::string> line_nodes;
+};
+CodeLines python_code_lines(const Graph& g, const CodegenOptions& opt = {});
+
 // print_readable(print_output=False): "class GraphModule(torch.nn.Module):\n    def forward(...".
 std::string print_readable(const Graph& g, const CodegenOptions& opt,
                            const std::string& class_name = "GraphModule");
