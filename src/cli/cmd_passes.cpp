@@ -8,17 +8,10 @@
 #include "passes/decompose.h"
 #include "passes/pt2e.h"
 #include "passes/unlift.h"
-#include "util/rng.h"
 
 namespace pt2lab {
 
 namespace {
-
-std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
-    std::vector<Tensor> in;
-    for (const auto& t : ep.example_inputs) in.push_back(Tensor::from_data(t.tensor));
-    return in;
-}
 
 void print_counts(const char* label, const Graph& g) {
     int total = 0;
@@ -101,20 +94,8 @@ namespace {
 // The example input plus `n` batches from pt2lab's generator (SeededRng(k).normal(), k = 1..n).
 std::vector<std::vector<Tensor>> calibration_batches(const ExportedProgram& ep, int n) {
     std::vector<std::vector<Tensor>> batches;
-    std::vector<Tensor> first;
-    for (const auto& t : ep.example_inputs) first.push_back(Tensor::from_data(t.tensor));
-    if (!first.empty()) batches.push_back(first);
-    auto specs = user_input_specs(*ep.graph, &ep.signature);
-    for (int k = 1; k <= n; ++k) {
-        SeededRng rng(static_cast<uint64_t>(k));
-        std::vector<Tensor> batch;
-        for (const auto& [name, meta] : specs) {
-            Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
-            for (int64_t i = 0; i < t.numel(); ++i) t.set(i, rng.normal());
-            batch.push_back(std::move(t));
-        }
-        batches.push_back(std::move(batch));
-    }
+    if (!ep.example_inputs.empty()) batches.push_back(example_inputs(ep));
+    for (int k = 1; k <= n; ++k) batches.push_back(seeded_inputs(ep, static_cast<uint64_t>(k)));
     return batches;
 }
 
@@ -151,8 +132,7 @@ int cmd_prepare_convert(const CliArgs& a) {
     }
     ModuleState ref_state = ModuleState::from_module(original.value());
     ModuleState state = ModuleState::from_module(gm);
-    std::vector<Tensor> example;
-    for (const auto& t : ep.example_inputs) example.push_back(Tensor::from_data(t.tensor));
+    std::vector<Tensor> example = example_inputs(ep);
     auto base = run_module(original.value(), ref_state, example);
     if (!base.ok()) return input_error(base.error());
     if (!convert) {

@@ -10,7 +10,6 @@
 #include "io/program_loader.h"
 #include "passes/unlift.h"
 #include "util/pyrepr.h"
-#include "util/rng.h"
 
 namespace pt2lab {
 
@@ -111,12 +110,7 @@ int cmd_run(const CliArgs& a) {
         }
         source = "from --input";
     } else if (a.has_seed) {
-        SeededRng rng(a.seed); // pt2lab's seeded inputs: one generator, inputs in order, normal()
-        for (const auto& [name, meta] : specs) {
-            Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
-            for (int64_t k = 0; k < t.numel(); ++k) t.set(k, rng.normal());
-            inputs.push_back(std::move(t));
-        }
+        inputs = seeded_inputs(ep, a.seed);
         source = "pt2lab's SeededRng(" + std::to_string(a.seed) + ").normal()";
     } else {
         if (ep.example_inputs.empty()) {
@@ -125,7 +119,7 @@ int cmd_run(const CliArgs& a) {
             e.file = a.file;
             return input_error(e);
         }
-        for (const auto& t : ep.example_inputs) inputs.push_back(Tensor::from_data(t.tensor));
+        inputs = example_inputs(ep);
         source = "the asset's example input (extra/pt2lab)";
     }
 

@@ -36,12 +36,6 @@ pt2lab::ExportedProgram load_asset(const std::string& name_or_path) {
     return r.take();
 }
 
-std::vector<pt2lab::Tensor> example_inputs(const pt2lab::ExportedProgram& ep) {
-    std::vector<pt2lab::Tensor> in;
-    for (const auto& t : ep.example_inputs) in.push_back(pt2lab::Tensor::from_data(t.tensor));
-    return in;
-}
-
 std::string mask_addresses(const std::string& s) {
     std::string out;
     for (size_t i = 0; i < s.size();) {

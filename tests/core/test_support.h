@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/tensor.h"
+#include "exec/interpreter.h"
 #include "io/program_loader.h"
 
 namespace pt2lab_test {
@@ -28,8 +28,7 @@ std::string mask_addresses(const std::string& s);
 // A lesson asset by name ("conv_relu") or path ("assets/graphs/conv_relu.pt2");
 // fails the current test when it does not load.
 pt2lab::ExportedProgram load_asset(const std::string& name_or_path);
-// The asset's example inputs (extra/pt2lab) as executor tensors.
-std::vector<pt2lab::Tensor> example_inputs(const pt2lab::ExportedProgram& ep);
+using pt2lab::example_inputs; // exec/interpreter.h
 
 // First differing line, for readable failures.
 std::string first_difference(const std::string& expected, const std::string& actual);

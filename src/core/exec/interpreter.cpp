@@ -1,6 +1,8 @@
 // Node-by-node evaluation with schema-driven argument binding.
 #include "exec/interpreter.h"
 
+#include "util/rng.h"
+
 namespace pt2lab {
 
 ModuleState ModuleState::from_program(const ExportedProgram& ep) {
@@ -303,6 +305,23 @@ Status check_inputs(const Graph& g, const GraphSignature* sig, const std::vector
 }
 
 } // namespace
+
+std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
+    std::vector<Tensor> in;
+    for (const auto& t : ep.example_inputs) in.push_back(Tensor::from_data(t.tensor));
+    return in;
+}
+
+std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed) {
+    SeededRng rng(seed);
+    std::vector<Tensor> in;
+    for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature)) {
+        Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
+        for (int64_t k = 0; k < t.numel(); ++k) t.set(k, rng.normal());
+        in.push_back(std::move(t));
+    }
+    return in;
+}
 
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
                                                                  const GraphSignature* sig) {

@@ -56,6 +56,12 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 
+// The program's example inputs (extra/pt2lab), as executor tensors.
+std::vector<Tensor> example_inputs(const ExportedProgram& ep);
+// One tensor per user input, shaped by the graph's metadata, filled from
+// pt2lab's documented generator: one SeededRng(seed), inputs in order, normal().
+std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed);
+
 // The shapes user inputs must have (from the placeholders' metadata), in order.
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
                                                                  const GraphSignature* sig);

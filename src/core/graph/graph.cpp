@@ -154,7 +154,7 @@ std::vector<Node*> Graph::placeholders() const {
 }
 
 Graph::InsertPoint::InsertPoint(Graph* g, Node* anchor, bool after)
-    : graph_(g), saved_{g->insert_.anchor, g->insert_.after, g->insert_.at_start} {
+    : graph_(g), saved_(g->insert_) {
     // fx: inserting_after(None) is inserting_before(root), i.e. the end of the
     // graph (even after the output); inserting_before(None) is the start.
     g->insert_ = InsertState{anchor, after, anchor == nullptr && !after};
@@ -166,7 +166,7 @@ Graph::InsertPoint::InsertPoint(InsertPoint&& other) noexcept
 }
 
 Graph::InsertPoint::~InsertPoint() {
-    if (active_) graph_->insert_ = InsertState{saved_.anchor, saved_.after, saved_.at_start};
+    if (active_) graph_->insert_ = saved_;
 }
 
 Graph::InsertPoint Graph::inserting_after(Node* n) {

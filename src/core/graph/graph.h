@@ -33,6 +33,13 @@ public:
     Node* output_node() const; // the last output node, or null
     std::vector<Node*> placeholders() const;
 
+    // Where new nodes go (see InsertPoint).
+    struct InsertState {
+        Node* anchor = nullptr; // null: the start or the end of the graph
+        bool after = false;     // insert after anchor (else before)
+        bool at_start = false;  // with a null anchor: start of graph (else end)
+    };
+
     // Where create_node puts new nodes. fx semantics: inserting_after(n) pins n,
     // so several nodes created in one scope come out in reverse creation order;
     // inserting_before(m) keeps creation order. The default is the end of the graph.
@@ -47,11 +54,7 @@ public:
         friend class Graph;
         InsertPoint(Graph* g, Node* anchor, bool after);
         Graph* graph_;
-        struct Saved {
-            Node* anchor;
-            bool after;
-            bool at_start;
-        } saved_;
+        InsertState saved_;
         bool active_ = true;
     };
     [[nodiscard]] InsertPoint
@@ -99,11 +102,7 @@ private:
     std::list<std::unique_ptr<Node>> nodes_;
     std::unordered_map<std::string, Node*> by_name_;
     Namespace names_;
-    struct InsertState {
-        Node* anchor = nullptr; // null: the start or the end of the graph
-        bool after = false;     // insert after anchor (else before)
-        bool at_start = false;  // with a null anchor: start of graph (else end)
-    } insert_;
+    InsertState insert_;
 };
 
 // Node.is_impure (torch >= 2.x): placeholders and outputs; call_function whose

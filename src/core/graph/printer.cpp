@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "graph/op_schema.h"
 #include "util/pyrepr.h"
@@ -159,13 +160,12 @@ public:
     std::string run() {
         std::vector<Node*> nodes = g_.nodes();
         // Last use of each value: walk backwards, first sighting wins.
-        std::map<const Node*, const Node*> last_use;
+        std::set<const Node*> seen;
         std::map<const Node*, std::vector<Node*>> user_to_last_uses;
         for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
             Node* user = *it;
             auto reg = [&](Node* n) {
-                if (!last_use.count(n)) {
-                    last_use[n] = user;
+                if (seen.insert(n).second) {
                     user_to_last_uses[user].push_back(n);
                 }
             };

@@ -197,14 +197,13 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
 }
 
 // Checks every lifted parameter/buffer/constant against the graph's placeholder metadata.
-Status check_state(const ExportedProgram& ep, const std::string& file, bool require_all) {
+Status check_state(const ExportedProgram& ep, const std::string& file) {
     for (const InputSpec& is : ep.signature.inputs) {
         if (is.kind != InputKind::Parameter && is.kind != InputKind::Buffer &&
             is.kind != InputKind::ConstantTensor)
             continue;
         auto t = ep.find_tensor(is.target);
         if (!t) {
-            if (!require_all) continue;
             return file_error(
                 file, "placeholder %" + is.arg,
                 "no stored value for " + std::string(input_kind_name(is.kind)) + " " + is.target,
@@ -384,7 +383,7 @@ Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::stri
         if (Status s = read_payloads(ar, consts_cfg, "data/constants/", ep, ep.constants); !s.ok())
             return s.error();
     }
-    if (Status s = check_state(ep, ar.label(weights_cfg), true); !s.ok()) return s.error();
+    if (Status s = check_state(ep, ar.label(weights_cfg)); !s.ok()) return s.error();
     if (Status s = read_extras(ar, ep); !s.ok()) return s.error();
     return ep;
 }
