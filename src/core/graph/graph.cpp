@@ -140,6 +140,11 @@ Node* Graph::find(std::string_view name) const {
     return it == by_name_.end() ? nullptr : it->second;
 }
 
+Node* Graph::find_id(uint32_t id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+}
+
 Node* Graph::output_node() const {
     for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it)
         if ((*it)->op() == Op::Output) return it->get();
@@ -181,6 +186,7 @@ Node* Graph::create_node(Op op, std::string target, std::vector<Argument> args, 
     auto owned = std::unique_ptr<Node>(new Node());
     Node* n = owned.get();
     n->graph_ = this;
+    n->id_ = next_id_++;
     n->op_ = op;
     n->target_ = std::move(target);
     std::string candidate =
@@ -196,6 +202,7 @@ Node* Graph::create_node(Op op, std::string target, std::vector<Argument> args, 
     }
     n->self_ = nodes_.insert(pos, std::move(owned));
     by_name_[n->name_] = n;
+    by_id_[n->id_] = n;
     n->set_args_kwargs(std::move(args), std::move(kwargs));
     return n;
 }
@@ -251,6 +258,7 @@ Status Graph::erase_node(Node* n) {
     }
     n->unlink_inputs();
     by_name_.erase(n->name_);
+    by_id_.erase(n->id_);
     nodes_.erase(n->self_);
     return {};
 }
@@ -367,12 +375,14 @@ Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& 
 std::unique_ptr<Graph> Graph::clone() const {
     auto g = std::make_unique<Graph>();
     g->names_ = names_;
+    g->next_id_ = next_id_;
     std::unordered_map<const Node*, Node*> remap;
     for (const auto& owned : nodes_) {
         const Node* src = owned.get();
         auto copy = std::unique_ptr<Node>(new Node());
         Node* n = copy.get();
         n->graph_ = g.get();
+        n->id_ = src->id_;
         n->op_ = src->op_;
         n->name_ = src->name_;
         n->target_ = src->target_;
@@ -382,6 +392,7 @@ std::unique_ptr<Graph> Graph::clone() const {
         n->kwargs_ = src->kwargs_;
         n->self_ = g->nodes_.insert(g->nodes_.end(), std::move(copy));
         g->by_name_[n->name_] = n;
+        g->by_id_[n->id_] = n;
         remap[src] = n;
     }
     auto swap = [&](Node* n) { return remap.at(n); };

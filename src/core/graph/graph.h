@@ -30,6 +30,8 @@ public:
     std::vector<Node*> nodes() const;
     size_t size() const { return nodes_.size(); }
     Node* find(std::string_view name) const;
+    // The node with this id (Node::id), or null when it is not (or no longer) here.
+    Node* find_id(uint32_t id) const;
     Node* output_node() const; // the last output node, or null
     std::vector<Node*> placeholders() const;
 
@@ -101,6 +103,8 @@ private:
     friend class Node;
     std::list<std::unique_ptr<Node>> nodes_;
     std::unordered_map<std::string, Node*> by_name_;
+    std::unordered_map<uint32_t, Node*> by_id_;
+    uint32_t next_id_ = 1;
     Namespace names_;
     InsertState insert_;
 };

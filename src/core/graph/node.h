@@ -71,6 +71,9 @@ class Node {
 public:
     Op op() const { return op_; }
     const std::string& name() const { return name_; }
+    // Stable id, unique in its graph and never reused by it; kept by Graph::clone,
+    // so a UI can hold ids across undo/redo (Graph::find_id). Never 0.
+    uint32_t id() const { return id_; }
     // placeholder: input name; get_attr / call_module: dotted path; call_method: method
     // name; call_function: qualified name ("torch.ops.aten.conv2d.default",
     // "operator.getitem", "torch.conv2d"); output: "output".
@@ -109,6 +112,7 @@ private:
     void link_inputs();
 
     Graph* graph_ = nullptr;
+    uint32_t id_ = 0;
     Op op_ = Op::Placeholder;
     std::string name_;
     std::string target_;
