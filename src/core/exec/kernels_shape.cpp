@@ -1,6 +1,8 @@
 // Shape kernels (results are materialized contiguous copies): permute, t,
 // view, reshape, flatten, clone, detach; plus getitem, sym_size and
 // _assert_tensor_metadata.
+#include <algorithm>
+
 #include "exec/kernels.h"
 
 namespace pt2lab {
@@ -181,20 +183,68 @@ Result<Value> kernel_sym_size(const CallArgs& a, const KernelOptions&) {
     return Value::integer(x.value()->sizes[static_cast<size_t>(w.value())]);
 }
 
+namespace {
+// c10's ScalarType name (the "Expected:" side of torch's message) and caffe2's TypeMeta
+// name of the C++ element type (the "Got:" side), as torch 2.14 prints them.
+std::string c10_scalar_name(ScalarType t) {
+    switch (t) {
+    case ScalarType::Byte: return "Byte";
+    case ScalarType::Char: return "Char";
+    case ScalarType::Short: return "Short";
+    case ScalarType::Int: return "Int";
+    case ScalarType::Long: return "Long";
+    case ScalarType::Half: return "Half";
+    case ScalarType::Float: return "Float";
+    case ScalarType::Double: return "Double";
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::BFloat16: return "BFloat16";
+    default: return std::string(scalar_type_name(t));
+    }
+}
+std::string type_meta_name(ScalarType t) {
+    switch (t) {
+    case ScalarType::Byte: return "unsigned char";
+    case ScalarType::Char: return "signed char";
+    case ScalarType::Short: return "short int";
+    case ScalarType::Int: return "int";
+    case ScalarType::Long: return "long int";
+    case ScalarType::Half: return "c10::Half";
+    case ScalarType::Float: return "float";
+    case ScalarType::Double: return "double";
+    case ScalarType::Bool: return "bool";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    default: return std::string(scalar_type_name(t));
+    }
+}
+} // namespace
+
 // _assert_tensor_metadata(a, size=None, stride=None, dtype=None, *, device=None, layout=None)
+// Messages are torch's ("Tensor sizes mismatch! Expected: [3, 2], Got: [2, 3]"). Executor
+// tensors are contiguous, so their strides are the contiguous ones.
 Result<Value> kernel_assert_tensor_metadata(const CallArgs& a, const KernelOptions&) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
+    const Tensor& t = *x.value();
     if (a[1].kind != Value::Kind::None) {
         auto s = a.ints(1);
-        if (s.ok() && s.value() != x.value()->sizes)
-            return kernel_error("Tensor sizes mismatch: expected " + shape_str(s.value()) +
-                                ", got " + shape_str(x.value()->sizes));
+        if (!s.ok()) return s.error();
+        if (s.value() != t.sizes)
+            return kernel_error("Tensor sizes mismatch! Expected: " + shape_str(s.value()) +
+                                ", Got: " + shape_str(t.sizes));
     }
-    if (a[3].kind == Value::Kind::Dtype && a[3].dtype != x.value()->dtype)
-        return kernel_error("Tensor dtype mismatch: expected torch." +
-                            std::string(scalar_type_name(a[3].dtype)) + ", got torch." +
-                            std::string(scalar_type_name(x.value()->dtype)));
+    if (a[2].kind != Value::Kind::None) {
+        auto s = a.ints(2);
+        if (!s.ok()) return s.error();
+        std::vector<int64_t> strides(t.sizes.size(), 1);
+        for (size_t k = t.sizes.size(); k-- > 1;)
+            strides[k - 1] = strides[k] * std::max<int64_t>(t.sizes[k], 1);
+        if (s.value() != strides)
+            return kernel_error("Tensor strides mismatch! Expected: " + shape_str(s.value()) +
+                                ", Got: " + shape_str(strides));
+    }
+    if (a[3].kind == Value::Kind::Dtype && a[3].dtype != t.dtype)
+        return kernel_error(std::string("Tensor dtype mismatch! Expected: ") +
+                            c10_scalar_name(a[3].dtype) + ", Got: " + type_meta_name(t.dtype));
     return Value::none();
 }
 
