@@ -72,11 +72,13 @@ suite_assets() {
     fi
     bash scripts/torch_env.sh ensure all || return 1
     local sid=(bash scripts/torch_env.sh run sid python3)
-    ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/make_assets.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
+    "${sid[@]}" tools/make_assets.py --check &&
+        "${sid[@]}" tools/fx_cases.py --check &&
         python3 tools/make_corpus.py --check &&
         "${sid[@]}" tools/exec_reference.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
+        "${sid[@]}" tools/fx_edit_goldens.py --check &&
+        "${sid[@]}" tools/export_goldens.py --check &&
+        "${sid[@]}" tools/pickle_goldens.py --check
 }
 
 for s in $SUITES; do

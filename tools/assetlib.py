@@ -1,4 +1,4 @@
-"""Small helpers shared by make_assets.py and fx_cases.py: environment checks,
+"""Small helpers shared by the tools/ generators: environment checks,
 deterministic file writing, .npy bytes, and the comparisons behind --check.
 
 No torch import here, so the comparisons also work without torch.
@@ -16,6 +16,12 @@ import numpy as np
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# The torch each golden is made with: Debian sid's (every asset and golden) and
+# Debian trixie's (torch.ao's prepare_pt2e / convert_pt2e, gone from torch 2.14).
+SID_TORCH = "2.14.1"
+TRIXIE_TORCH = "2.6.0"
+ROOT_OF = {SID_TORCH: "sid", TRIXIE_TORCH: "trixie"}
+
 # Float tolerance for eager reference outputs (the convolution backend differs
 # between CPUs); everything else is compared exactly.
 OUTPUT_TOLERANCE = 1e-5
@@ -26,6 +32,13 @@ def require_default_cpu_capability() -> None:
     if os.environ.get("ATEN_CPU_CAPABILITY") != "default":
         sys.exit("error: set ATEN_CPU_CAPABILITY=default before importing torch "
                  "(the tools/ entry scripts do this on their first lines)")
+
+
+def require_torch(version: str, wanted: str, script: str) -> None:
+    """Stops unless this is the torch the goldens are made with."""
+    if not version.startswith(wanted):
+        sys.exit(f"error: {script} makes its files with torch {wanted}, this is torch {version}; "
+                 f"run it as: bash scripts/torch_env.sh run {ROOT_OF[wanted]} python3 {script}")
 
 
 def rel(path: str) -> str:
@@ -165,10 +178,11 @@ def zip_records(path: str):
 # ---------------------------------------------------------------------------
 
 
-def finish_check(failures: int, what: str, script: str) -> int:
+def finish_check(failures: int, what: str, script: str, root: str = "sid") -> int:
     """Last line of a --check run: how many differ and how to regenerate; the exit status."""
     if failures:
-        print(f"{failures} {what} differ; regenerate with: /usr/bin/python3 {script}")
+        print(f"{failures} {what} differ; regenerate with: "
+              f"bash scripts/torch_env.sh run {root} python3 {script}")
     return 1 if failures else 0
 
 

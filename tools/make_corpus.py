@@ -13,10 +13,12 @@ Plain Python (no torch); zips are written with fixed timestamps so the bytes
 are the same on every run.
 """
 import argparse
+import base64
 import copy
 import io
 import json
 import os
+import pickle
 import struct
 import sys
 import tempfile
@@ -214,9 +216,12 @@ def build():
     bad("weights_config_missing.pt2", zip_bytes(no_cfg), "has no weights config")
 
     # --- extras -------------------------------------------------------------------
+    bad_b64 = dict(rec)
+    bad_b64["extra/pt2lab/output_0.npy.b64"] = b"not base64!"
+    bad("extra_bad_base64.pt2", zip_bytes(bad_b64), "output_0.npy.b64", "not base64 text")
     bad_npy = dict(rec)
-    bad_npy["extra/pt2lab/input_0.npy"] = b"not numpy"
-    bad("extra_bad_npy.pt2", zip_bytes(bad_npy), "input_0.npy", "not a .npy file")
+    bad_npy["extra/pt2lab/output_0.npy.b64"] = base64.b64encode(b"not numpy")
+    bad("extra_bad_npy.pt2", zip_bytes(bad_npy), "output_0.npy.b64", "not a .npy file")
 
     # --- bare JSON ----------------------------------------------------------------
     bad("bare_invalid.json", rec["models/model.json"][:200], "invalid JSON", "bare_invalid.json")
@@ -245,6 +250,17 @@ def build():
         n["target"] = "torch.ops.mylib.fancy_relu.default"
         n["inputs"].append({"name": "slope", "arg": {"as_float": 0.25}, "kind": 2})
     good("unknown_op.pt2", zip_bytes(with_model(rec, unknown_op)), "mylib.fancy_relu.default", "cannot run")
+
+    # A hostile data/sample_inputs/model.pt: a pickle that would call os.system on load.
+    class Hostile:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+    hostile = dict(rec)
+    hostile["data/sample_inputs/model.pt"] = zip_bytes(
+        {"data.pkl": pickle.dumps(((Hostile(),), {}), protocol=2), "byteorder": b"little"},
+        prefix="archive/")
+    good("hostile_sample_inputs.pt2", zip_bytes(hostile), "global 'posix system' is not allowed",
+         "data/sample_inputs/model.pt", "without its sample inputs")
 
     def older_schema(m):
         m["schema_version"] = {"major": 7, "minor": 3}

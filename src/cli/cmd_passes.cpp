@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "exec/parity.h"
+#include "io/npy.h"
 #include "io/program_loader.h"
 #include "passes/decompose.h"
 #include "passes/pt2e.h"
@@ -91,10 +92,34 @@ namespace pt2lab {
 
 namespace {
 
-// The example input plus `n` batches from pt2lab's generator (SeededRng(k).normal(), k = 1..n).
-std::vector<std::vector<Tensor>> calibration_batches(const ExportedProgram& ep, int n) {
+// The real inputs (--input files, else the file's sample inputs) plus `n` batches from
+// pt2lab's generator (SeededRng(k).normal(), k = 1..n). Without real inputs: an error.
+Result<std::vector<std::vector<Tensor>>>
+calibration_batches(const CliArgs& a, const ExportedProgram& ep, int n, std::string* source) {
     std::vector<std::vector<Tensor>> batches;
-    if (!ep.example_inputs.empty()) batches.push_back(example_inputs(ep));
+    if (!a.inputs.empty()) {
+        std::vector<Tensor> in;
+        for (const auto& path : a.inputs) {
+            auto bytes = read_file_bytes(path);
+            if (!bytes.ok()) return bytes.error();
+            auto t = read_npy(bytes.value(), path);
+            if (!t.ok()) return t.error();
+            in.push_back(Tensor::from_data(t.value()));
+        }
+        batches.push_back(std::move(in));
+        *source = "--input";
+    } else if (!ep.example_inputs.empty()) {
+        batches.push_back(example_inputs(ep));
+        *source = "the file's sample input";
+    } else {
+        Error e = make_error("data/sample_inputs/model.pt",
+                             "no calibration data: the file carries no sample inputs pt2lab can "
+                             "read, so convert_pt2e would have no observed ranges",
+                             "give calibration inputs with --input x.npy (one .npy per forward() "
+                             "input)");
+        e.file = a.file;
+        return e;
+    }
     for (int k = 1; k <= n; ++k) batches.push_back(seeded_inputs(ep, static_cast<uint64_t>(k)));
     return batches;
 }
@@ -125,14 +150,17 @@ int cmd_prepare_convert(const CliArgs& a) {
     }
     std::printf("# prepare_pt2e on ep.module() of %s\n%s", ep.source_file.c_str(),
                 prep.value().str().c_str());
-    if (ep.example_inputs.empty()) {
+    std::string source;
+    auto batches = calibration_batches(a, ep, convert ? a.calibrate : 0, &source);
+    if (!batches.ok()) {
+        if (convert) return input_error(batches.error());
         std::printf("%s\n", gm.code().c_str());
-        std::printf("# no example inputs in the file: not calibrated, no parity\n");
+        std::printf("# no sample inputs in the file: no parity\n");
         return 0;
     }
     ModuleState ref_state = ModuleState::from_module(original.value());
     ModuleState state = ModuleState::from_module(gm);
-    std::vector<Tensor> example = example_inputs(ep);
+    std::vector<Tensor> example = batches.value().front();
     auto base = run_module(original.value(), ref_state, example);
     if (!base.ok()) return input_error(base.error());
     if (!convert) {
@@ -152,20 +180,26 @@ int cmd_prepare_convert(const CliArgs& a) {
         }
         return 0;
     }
-    auto batches = calibration_batches(ep, a.calibrate);
-    if (Status s = calibrate(gm, state, batches); !s.ok()) return input_error(s.error());
-    std::printf(
-        "# calibrated on %zu batches (the example input + %d from SeededRng(1..%d).normal())\n",
-        batches.size(), a.calibrate, a.calibrate);
+    if (Status s = calibrate(gm, state, batches.value()); !s.ok()) return input_error(s.error());
+    std::printf("# calibrated on %zu batches (%s + %d from SeededRng(1..%d).normal())\n",
+                batches.value().size(), source.c_str(), a.calibrate, a.calibrate);
     auto conv = convert_pt2e(gm, state, a.fold);
     if (!conv.ok()) return input_error(conv.error());
+    if (conv.value().converted.empty()) {
+        Error e = make_error("",
+                             "nothing was quantized: prepare_pt2e found no conv or linear "
+                             "pattern to annotate, so there are no observers to convert",
+                             "quantize a program that has a conv2d or linear");
+        e.file = a.file;
+        return input_error(e);
+    }
     std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False",
                 conv.value().str().c_str());
     std::printf("%s\n", gm.code().c_str());
     ModuleState qstate = ModuleState::from_module(gm);
     auto r = run_module(gm, qstate, example);
     if (!r.ok()) return input_error(r.error());
-    std::printf("# quantization error, converted vs float ep.module() on the example input:\n");
+    std::printf("# quantization error, converted vs float ep.module() on %s:\n", source.c_str());
     print_quant_error(compare_runs(r.value(), base.value()));
     return 0;
 }

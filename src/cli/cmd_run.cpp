@@ -114,13 +114,14 @@ int cmd_run(const CliArgs& a) {
         source = "pt2lab's SeededRng(" + std::to_string(a.seed) + ").normal()";
     } else {
         if (ep.example_inputs.empty()) {
-            Error e = make_error("", "the file carries no example inputs",
-                                 "give --input x.npy or --seed N");
+            Error e = make_error("data/sample_inputs/model.pt",
+                                 "the file carries no sample inputs pt2lab can read",
+                                 "give --input x.npy (one per forward() input) or --seed N");
             e.file = a.file;
             return input_error(e);
         }
         inputs = example_inputs(ep);
-        source = "the asset's example input (extra/pt2lab)";
+        source = "the file's sample input (data/sample_inputs/model.pt)";
     }
 
     RunOptions opt;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "exec/kernels.h"
 #include "graph/op_schema.h"
 #include "graph/printer.h"
 #include "io/fx_json.h"
@@ -23,7 +24,8 @@ const char* kUsage =
     "       pt2lab run FILE [--input x.npy ... | --seed N] [--module] [--out out.npy|out.json]\n"
     "                       [--fast] [--repeat N]\n"
     "       pt2lab decompose FILE --level inference|core [--keep OP ...] [--module]\n"
-    "       pt2lab prepare FILE | pt2lab convert FILE [--calibrate N] [--no-fold]\n"
+    "       pt2lab prepare FILE | pt2lab convert FILE [--input x.npy ...] [--calibrate N] "
+    "[--no-fold]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -35,27 +37,30 @@ const char* kUsage =
     "  tabular    the node table, as graph.print_tabular() shows it\n"
     "  signature  the graph signature and range constraints, as print(ep) ends\n"
     "  readable   gm.print_readable() (types annotated from node metadata)\n"
-    "  run        run it on the CPU executor; compare with PyTorch's eager output when the\n"
-    "             asset carries one (extra/pt2lab)\n"
+    "  run        run it on the CPU executor (on the file's own sample inputs unless --input or\n"
+    "             --seed); compare with PyTorch's eager output when the asset carries one\n"
+    "             (extra/pt2lab)\n"
     "  decompose  ep.run_decompositions({}) (inference) or ep.run_decompositions() (core):\n"
     "             the rules applied, op counts, the new code and signature, and the parity\n"
     "             against the exported program\n"
     "  prepare    prepare_pt2e on ep.module(): fold BatchNorm into conv, place MinMaxObservers\n"
-    "             (XNNPACK-style: activations quint8 affine, weights qint8 symmetric)\n"
+    "             (XNNPACKQuantizer's symmetric config: activations int8 affine, weights int8\n"
+    "             symmetric)\n"
     "  convert    prepare, calibrate, convert_pt2e: observers become quantize/dequantize pairs;\n"
     "             prints the code and the quantization error (max |diff|, SQNR)\n"
     "\n"
     "options:\n"
     "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
     "  --no-guards  with --module: leave out _guards_fn, as ep.module(check_guards=False)\n"
-    "  --input F    (run) a .npy file per forward() input, in order\n"
+    "  --input F    (run, convert) a .npy file per forward() input, in order; convert calibrates\n"
+    "               on them (default: the file's sample inputs, data/sample_inputs/model.pt)\n"
     "  --seed N     (run) inputs from pt2lab's seeded generator (SeededRng(N).normal())\n"
     "  --out F      (run) write the outputs to F (.npy; several outputs: F_0.npy ...) or .json\n"
     "  --fast       (run) the fast conv2d (im2col + tiled GEMM) instead of the reference loop\n"
     "  --repeat N   (run) run N times on the same state (train mode: running stats keep moving)\n"
     "  --level L    (decompose) inference | core\n"
     "  --keep OP    (decompose) keep an op by dropping its rule, e.g. --keep aten.conv2d.default\n"
-    "  --calibrate N  (convert) seeded calibration batches after the example input (default 8)\n"
+    "  --calibrate N  (convert) seeded calibration batches after the real inputs (default 8)\n"
     "  --no-fold    (convert) fold_quantize=False: keep the weight quantize nodes\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 bad usage\n";
@@ -80,7 +85,37 @@ std::string op_counts(const Graph& g) {
     return s;
 }
 
-std::string call_targets(const Graph& g, std::vector<std::string>* unknown) {
+// Ops the executor cannot run, each once in graph order: "target xN (why)".
+std::vector<std::string> not_runnable(const Graph& g) {
+    std::map<std::string, int> count;
+    std::map<std::string, std::string> why;
+    std::vector<std::string> order;
+    for (Node* n : g.nodes()) {
+        if (n->op() != Op::CallFunction && n->op() != Op::CallModule && n->op() != Op::CallMethod)
+            continue;
+        std::string reason;
+        if (n->op() != Op::CallFunction)
+            reason = "an ExportedProgram has no modules or methods to call";
+        else if (!n->schema())
+            reason = "not in pt2lab's op schema table: shown, but the executor refuses it";
+        else if (!find_kernel(*n->schema()))
+            reason = "no kernel in pt2lab's executor";
+        else
+            continue;
+        std::string t = n->op() == Op::CallFunction
+                            ? n->target()
+                            : std::string(op_name(n->op())) + " " + n->target();
+        if (!count.count(t)) order.push_back(t);
+        ++count[t];
+        why[t] = reason;
+    }
+    std::vector<std::string> out;
+    for (const auto& t : order)
+        out.push_back(t + " x" + std::to_string(count[t]) + " (" + why[t] + ")");
+    return out;
+}
+
+std::string call_targets(const Graph& g) {
     std::map<std::string, int> count;
     std::vector<std::string> order;
     for (Node* n : g.nodes()) {
@@ -91,7 +126,6 @@ std::string call_targets(const Graph& g, std::vector<std::string>* unknown) {
                             : std::string(op_name(n->op())) + " " + n->target();
         if (!count.count(t)) order.push_back(t);
         ++count[t];
-        if (unknown && n->op() == Op::CallFunction && !n->schema()) unknown->push_back(n->target());
     }
     std::string s;
     for (size_t i = 0; i < order.size(); ++i)
@@ -104,27 +138,26 @@ void print_info(const ExportedProgram& ep) {
     std::printf("format:      %s\n", ep.format.c_str());
     if (ep.provenance.present) {
         const Provenance& p = ep.provenance;
-        if (p.made_by == "emulation")
-            std::printf("made by:     emulation of torch %s's export, with torch %s weights and "
-                        "eager outputs (%s)\n",
-                        p.emulates_torch.c_str(), p.torch_version.c_str(), p.script.c_str());
-        else
-            std::printf("made by:     %s, torch %s (%s)\n", p.made_by.c_str(),
-                        p.torch_version.c_str(), p.script.c_str());
+        std::printf("made by:     %s of torch %s (%s)\n", p.made_by.c_str(),
+                    p.torch_version.c_str(), p.script.c_str());
         if (!p.model_class.empty())
             std::printf("model:       %s%s (seed %lld)\n", p.model_class.c_str(),
                         p.mode.empty() ? "" : (", " + p.mode + " mode").c_str(),
                         static_cast<long long>(p.seed));
         if (!p.note.empty()) std::printf("note:        %s\n", p.note.c_str());
     } else {
-        std::printf("made by:     not recorded (no extra/pt2lab/manifest.json)\n");
+        std::printf(
+            "made by:     %s\n",
+            ep.torch_version.empty()
+                ? "not recorded (no extra/pt2lab/manifest.json, no torch_version)"
+                : ("torch.export of torch " + ep.torch_version + " (the file's torch_version)")
+                      .c_str());
     }
     std::printf("torch_version (in the file): %s\n",
                 ep.torch_version.empty() ? "(none)" : ep.torch_version.c_str());
     std::printf("schema:      %d.%d\n", ep.schema_major, ep.schema_minor);
     std::printf("graph:       %s\n", op_counts(*ep.graph).c_str());
-    std::vector<std::string> unknown;
-    std::printf("calls:       %s\n", call_targets(*ep.graph, &unknown).c_str());
+    std::printf("calls:       %s\n", call_targets(*ep.graph).c_str());
     int params = 0, buffers = 0, users = 0, consts = 0;
     for (const auto& is : ep.signature.inputs) {
         params += is.kind == InputKind::Parameter;
@@ -162,12 +195,9 @@ void print_info(const ExportedProgram& ep) {
     for (const auto& t : ep.buffers_after)
         std::printf("after run:   %s %s (buffer after one eager forward)\n", t.name.c_str(),
                     shape_str(t.tensor).c_str());
-    if (!unknown.empty()) {
-        std::printf("not runnable: ");
-        for (size_t i = 0; i < unknown.size(); ++i)
-            std::printf("%s%s", i ? ", " : "", unknown[i].c_str());
-        std::printf(" (not in pt2lab's op schema table: shown, but the executor refuses them)\n");
-    }
+    std::vector<std::string> refused = not_runnable(*ep.graph);
+    for (size_t i = 0; i < refused.size(); ++i)
+        std::printf("%s%s\n", i ? "             " : "not runnable: ", refused[i].c_str());
     for (const auto& w : ep.warnings) std::printf("warning:     %s\n", w.c_str());
 }
 
@@ -177,7 +207,7 @@ void print_fx_info(const FxGraph& fx, const std::string& file) {
                 fx.torch_version.c_str());
     std::printf("model:       %s\n", fx.module_class.c_str());
     std::printf("graph:       %s\n", op_counts(*fx.graph).c_str());
-    std::printf("calls:       %s\n", call_targets(*fx.graph, nullptr).c_str());
+    std::printf("calls:       %s\n", call_targets(*fx.graph).c_str());
     std::printf("submodules:  %zu\n", fx.modules.size());
 }
 
@@ -254,7 +284,7 @@ int main(int argc, char** argv) {
         } else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
             const char* v = value(a.c_str());
             if (!v) return usage_error(a + " needs a value");
-            run_only_option = true;
+            run_only_option |= a != "--input";
             uint64_t n = 0;
             if (a == "--input")
                 args.inputs.push_back(v);
@@ -288,7 +318,9 @@ int main(int argc, char** argv) {
     if (!known) return usage_error("unknown command '" + cmd + "'");
     if (!args.guards && !args.module) return usage_error("--no-guards only applies with --module");
     if (run_only_option && cmd != "run")
-        return usage_error("--input, --seed, --out, --fast and --repeat are for run");
+        return usage_error("--seed, --out, --fast and --repeat are for run");
+    if (!args.inputs.empty() && cmd != "run" && cmd != "convert")
+        return usage_error("--input is for run and convert");
     const bool module = args.module, guards = args.guards;
     if (decompose_only_option && cmd != "decompose")
         return usage_error("--level and --keep are for decompose");

@@ -71,10 +71,52 @@ TEST_CASE("every command works on every lesson asset", "[cli]") {
 TEST_CASE("info says how the asset was made", "[cli]") {
     Run r = run_cli("info " + asset("conv_relu"));
     CHECK(r.status == 0);
-    CHECK(r.out.find("made by:     emulation of torch 2.11.0's export, with torch 1.13.0a0") !=
+    CHECK(r.out.find("made by:     torch.export of torch 2.14.1+debian (tools/make_assets.py)") !=
           std::string::npos);
     CHECK(r.out.find("input:       x f32[2, 3, 16, 16]") != std::string::npos);
     CHECK(r.out.find("weights:     2 tensors") != std::string::npos);
+}
+
+TEST_CASE("info on every asset: made by torch 2.14.1's torch.export, nothing unrunnable", "[cli]") {
+    for (const auto& rel : list_dir("assets/graphs", ".pt2")) {
+        Run r = run_cli("info " + source_path(rel));
+        INFO(rel << "\n" << r.out << r.err);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("made by:     torch.export of torch 2.14.1+debian") != std::string::npos);
+        CHECK(r.out.find("torch_version (in the file): 2.14.1+debian") != std::string::npos);
+        CHECK(r.out.find("not runnable") == std::string::npos);
+    }
+}
+
+TEST_CASE("info lists each op it cannot run once, with a count", "[cli]") {
+    Run r = run_cli("info " + source_path("tests/corpus/good/unknown_op.pt2"));
+    CHECK(r.status == 0);
+    CHECK(r.out.find("not runnable: torch.ops.mylib.fancy_relu.default x1 (not in pt2lab's op "
+                     "schema table") != std::string::npos);
+}
+
+TEST_CASE("run uses the file's own sample inputs; convert needs calibration data", "[cli]") {
+    Run r = run_cli("run " + asset("conv_relu"));
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("the file's sample input (data/sample_inputs/model.pt)") != std::string::npos);
+    std::string hostile = source_path("tests/corpus/good/hostile_sample_inputs.pt2");
+    Run no_inputs = run_cli("run " + hostile);
+    CHECK(no_inputs.status == 1);
+    CHECK(no_inputs.err.find("give --input x.npy") != std::string::npos);
+    Run convert = run_cli("convert " + hostile);
+    CHECK(convert.status == 1);
+    CHECK(convert.err.find("no calibration data") != std::string::npos);
+    CHECK(convert.err.find("--input x.npy") != std::string::npos);
+    CHECK(convert.out.find("convert_pt2e") == std::string::npos);
+    // the same program calibrated on an input given with --input
+    Run with_input = run_cli("convert " + hostile + " --input " +
+                             source_path("tests/golden/exec/conv2d_lesson_3to8_pad1_bias/x.npy"));
+    INFO(with_input.err);
+    CHECK(with_input.status == 0);
+    CHECK(with_input.out.find("# calibrated on 9 batches (--input + 8") != std::string::npos);
+    CHECK(with_input.out.find("quantize_per_tensor") != std::string::npos);
+    CHECK(run_cli("graph " + asset("conv_relu") + " --input x.npy").status == 2);
 }
 
 TEST_CASE("symbolic_trace graph JSON prints as torch printed it", "[cli]") {

@@ -8,6 +8,7 @@
 #include "io/export_json.h"
 #include "io/json_read.h"
 #include "io/npy.h"
+#include "io/pickle.h"
 #include "io/zip.h"
 #include "util/rng.h"
 
@@ -251,6 +252,49 @@ void fill_stand_ins(ExportedProgram& ep, const std::string& why) {
                               "not match PyTorch)");
 }
 
+// RFC 4648 base64 (torch.export.save's extra_files hold text only); whitespace is skipped.
+Result<std::vector<uint8_t>> decode_base64(const std::vector<uint8_t>& text,
+                                           const std::string& file, const std::string& where) {
+    std::vector<uint8_t> out;
+    out.reserve(text.size() / 4 * 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t pad = 0;
+    for (uint8_t c : text) {
+        int v;
+        if (c >= 'A' && c <= 'Z')
+            v = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            v = c - '0' + 52;
+        else if (c == '+')
+            v = 62;
+        else if (c == '/')
+            v = 63;
+        else if (c == '=') {
+            ++pad;
+            continue;
+        } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        else
+            return file_error(file, where, "not base64 text",
+                              "write the record with base64.b64encode");
+        if (pad) return file_error(file, where, "base64 data after its '=' padding");
+        acc = (acc << 6) | static_cast<uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<uint8_t>(acc >> bits));
+            acc &= (1u << bits) - 1;
+        }
+    }
+    if (pad > 2 || bits >= 6) return file_error(file, where, "base64 text of a wrong length");
+    return out;
+}
+
+// extra/pt2lab/manifest.json (FORMATS.md section 3): provenance, reference outputs and
+// train-mode buffers after one forward, each an .npy file written as base64 text.
 Status read_extras(const Archive& ar, ExportedProgram& ep) {
     const std::string manifest_rel = "extra/pt2lab/manifest.json";
     if (!ar.has(manifest_rel)) return {};
@@ -261,12 +305,17 @@ Status read_extras(const Archive& ar, ExportedProgram& ep) {
     if (!j.ok()) return j.error();
     JsonAt root = json_root(j.value(), &label);
     if (!root.is_object()) return root.error("expected an object");
+    auto version = root.integer("version");
+    if (!version.ok()) return version.error();
+    if (version.value() != 2)
+        return root.get("version").error("pt2lab.extra version " + std::to_string(version.value()) +
+                                             " (this pt2lab reads version 2)",
+                                         "regenerate the asset with tools/make_assets.py");
     if (JsonAt p = root.get("provenance"); p.v && p.v->is_object()) {
         Provenance& pv = ep.provenance;
         pv.present = true;
         pv.made_by = p.str_or("made_by", "");
         pv.torch_version = p.str_or("torch_version", "");
-        pv.emulates_torch = p.str_or("emulates_torch", "");
         pv.script = p.str_or("script", "");
         pv.model_class = p.str_or("model_class", "");
         pv.mode = p.str_or("mode", "");
@@ -288,16 +337,56 @@ Status read_extras(const Archive& ar, ExportedProgram& ep) {
             if (!data.ok())
                 return e.get("file").error("points at \"" + rel +
                                            "\", which is not in the archive");
-            auto t = read_npy(data.value(), ar.label(rel));
+            if (!ends_with(rel, ".npy.b64"))
+                return e.get("file").error("\"" + rel + "\" is not an .npy.b64 record");
+            auto npy = decode_base64(data.value(), ar.file, rel);
+            if (!npy.ok()) return npy.error();
+            auto t = read_npy(npy.value(), ar.label(rel));
             if (!t.ok()) return t.error();
             out.push_back({e.str_or(name_key, ""), t.take()});
         }
         return {};
     };
-    if (Status s = read_list("inputs", "name", ep.example_inputs); !s.ok()) return s;
     if (Status s = read_list("outputs", "name", ep.reference_outputs); !s.ok()) return s;
     if (Status s = read_list("buffers_after", "target", ep.buffers_after); !s.ok()) return s;
     return {};
+}
+
+// data/sample_inputs/model.pt: torch.save of ((args...), {kwargs}), the example inputs
+// torch.export.save keeps. They become the program's example inputs when their tensors
+// match its user inputs one for one; anything else is a warning (the graph still loads).
+void read_sample_inputs(const Archive& ar, ExportedProgram& ep) {
+    const std::string rel = "data/sample_inputs/model.pt";
+    if (!ar.has(rel)) return;
+    auto bytes = ar.read(rel);
+    auto fail = [&](const std::string& why) {
+        ep.warnings.push_back(why + "; the program loads without its sample inputs");
+    };
+    if (!bytes.ok()) return fail(bytes.error().str());
+    auto v = read_torch_save(bytes.value(), ar.file, rel);
+    if (!v.ok()) return fail(v.error().str());
+    const PyValue& top = v.value();
+    if (top.kind != PyValue::Kind::Tuple || top.items.size() != 2 ||
+        top.items[0].kind != PyValue::Kind::Tuple || top.items[1].kind != PyValue::Kind::Dict)
+        return fail(ar.label(rel) + ": expected ((args...), {kwargs}), found " + top.describe());
+    std::vector<const PyValue*> leaves;
+    for (const PyValue& a : top.items[0].items) leaves.push_back(&a);
+    for (const auto& kv : top.items[1].entries) leaves.push_back(&kv.second);
+    std::vector<std::string> names;
+    for (const InputSpec& is : ep.signature.inputs)
+        if (is.kind == InputKind::UserInput) names.push_back(is.arg);
+    if (leaves.size() != names.size())
+        return fail(ar.label(rel) + ": " + std::to_string(leaves.size()) +
+                    " sample inputs for a program with " + std::to_string(names.size()) +
+                    " user inputs");
+    std::vector<NamedTensor> inputs;
+    for (size_t k = 0; k < leaves.size(); ++k) {
+        if (leaves[k]->kind != PyValue::Kind::Tensor)
+            return fail(ar.label(rel) + ": sample input " + names[k] + " is a " +
+                        leaves[k]->describe() + ", not a tensor");
+        inputs.push_back({names[k], *leaves[k]->tensor});
+    }
+    ep.example_inputs = std::move(inputs);
 }
 
 Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::string& file) {
@@ -384,6 +473,7 @@ Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::stri
             return s.error();
     }
     if (Status s = check_state(ep, ar.label(weights_cfg)); !s.ok()) return s.error();
+    read_sample_inputs(ar, ep);
     if (Status s = read_extras(ar, ep); !s.ok()) return s.error();
     return ep;
 }

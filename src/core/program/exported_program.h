@@ -69,9 +69,8 @@ struct ModuleCallEntry {
 // How the asset was made (extra/pt2lab/manifest.json), when present.
 struct Provenance {
     bool present = false;
-    std::string made_by;       // "torch.export" or "emulation"
-    std::string torch_version; // the torch that really ran
-    std::string emulates_torch;
+    std::string made_by;       // "torch.export"
+    std::string torch_version; // the torch that ran ("2.14.1+debian")
     std::string script;
     std::string model_class;
     std::string mode;
@@ -103,7 +102,7 @@ struct ExportedProgram {
     bool has_weights = false;
     std::vector<std::string> warnings;
     Provenance provenance;
-    std::vector<NamedTensor> example_inputs;    // extra/pt2lab inputs
+    std::vector<NamedTensor> example_inputs;    // data/sample_inputs/model.pt (torch's own)
     std::vector<NamedTensor> reference_outputs; // extra/pt2lab outputs (PyTorch eager)
     std::vector<NamedTensor> buffers_after;     // train-mode buffers after one eager forward
 
