@@ -24,7 +24,9 @@ os.environ["ATEN_CPU_CAPABILITY"] = "default"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import argparse  # noqa: E402
+import base64  # noqa: E402
 import copy  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import operator  # noqa: E402
@@ -686,19 +688,20 @@ def archive_state(records: Dict[str, bytes]) -> Dict[str, torch.Tensor]:
 
 
 def _extras_difference(model, records) -> Optional[str]:
-    """Runs a copy of the model on the archive's own example input and compares
-    with the eager output and buffers_after it stores: proof that the weights
-    were read back correctly and the mode is right."""
+    """Runs a copy of the model on the archive's own sample input and compares
+    with the eager output and buffers_after its extras store: proof that the
+    weights were read back correctly and the mode is right."""
     manifest = json.loads(records["extra/pt2lab/manifest.json"])
+    (x,), _ = torch.load(io.BytesIO(records["data/sample_inputs/model.pt"]))
     twin = copy.deepcopy(model)
-    x = torch.from_numpy(assetlib.npy_load(records[manifest["inputs"][0]["file"]]))
     with torch.no_grad():
         out = twin(x)
     expected = [(manifest["outputs"][0]["file"], out)]
     buffers = dict(twin.named_buffers())
     expected += [(b["file"], buffers[b["target"]]) for b in manifest["buffers_after"]]
     for file, value in expected:
-        diff = assetlib.npy_difference(records[file], assetlib.npy_bytes(value.numpy()),
+        diff = assetlib.npy_difference(base64.b64decode(records[file]),
+                                       assetlib.npy_bytes(value.numpy()),
                                        assetlib.OUTPUT_TOLERANCE)
         if diff:
             return f"{file}: {diff}"
@@ -746,6 +749,7 @@ def schemas() -> Dict[str, str]:
 
 def build() -> Tuple[dict, Dict[str, bytes]]:
     """Everything in memory: (cases.json object, {relative .npy path: bytes})."""
+    assetlib.require_torch(torch.__version__, assetlib.SID_TORCH, SCRIPT)
     torch.set_num_threads(1)  # reductions split work by thread count
     names = [c.name for c in CASES] + [o.name for o in OBSERVERS] + [r.name for r in MODEL_RUNS]
     duplicates = sorted({n for n in names if names.count(n) > 1})
