@@ -2,12 +2,12 @@
 """Golden symbolic_trace graphs for the C++ printers' corner cases:
 tests/golden/fx/<case>.json, in the format of docs/FORMATS.md section 2.
 
-    /usr/bin/python3 tools/fx_cases.py            # write tests/golden/fx/
-    /usr/bin/python3 tools/fx_cases.py --out DIR  # write DIR/<case>.json
-    /usr/bin/python3 tools/fx_cases.py --check    # regenerate into a temp dir, compare
+    bash scripts/torch_env.sh run sid python3 tools/fx_cases.py            # write tests/golden/fx/
+    bash scripts/torch_env.sh run sid python3 tools/fx_cases.py --out DIR  # write DIR/<case>.json
+    bash scripts/torch_env.sh run sid python3 tools/fx_cases.py --check    # regenerate, compare
 
-Every case is a small model traced with the real torch.fx.symbolic_trace; the
-`expected` texts are what torch printed for it.
+Every case is a small model traced with the real torch.fx.symbolic_trace of
+torch 2.14.1; the `expected` texts are what torch printed for it.
 """
 
 import os
@@ -60,11 +60,7 @@ class Operators(nn.Module):
 
 class GetitemTupleOutput(nn.Module):
     """operator.getitem on multi-output calls (x.max(1)[0], indexing a sort
-    result), a slice index, and a tuple output.
-
-    (Tuple unpacking `v, i = torch.sort(x)` cannot be traced by torch 1.13 on
-    Python 3.11: Proxy.__iter__ misreads the 3.11 bytecode. Indexing records the
-    same getitem nodes.)"""
+    result), a slice index, and a tuple output."""
 
     def forward(self, x):
         result = torch.sort(x, dim=1)
@@ -188,6 +184,7 @@ CASES = {
 
 
 def generate(out_dir, quiet=False):
+    assetlib.require_torch(torch.__version__, assetlib.SID_TORCH, SCRIPT)
     torch.manual_seed(0)  # parameter values never reach the files; fixed anyway
     for name, factory in CASES.items():
         record = fx_json.fx_graph_record(name, factory(), SCRIPT)

@@ -2,11 +2,12 @@
 """Golden replays of torch.fx graph edits: tests/golden/fx_edits/<scenario>.json
 (docs/FORMATS.md section 6).
 
-    /usr/bin/python3 tools/fx_edit_goldens.py            # write tests/golden/fx_edits/
-    /usr/bin/python3 tools/fx_edit_goldens.py --out DIR  # write DIR/<scenario>.json
-    /usr/bin/python3 tools/fx_edit_goldens.py --check    # regenerate into a temp dir, compare
+    bash scripts/torch_env.sh run sid python3 tools/fx_edit_goldens.py            # write them
+    bash scripts/torch_env.sh run sid python3 tools/fx_edit_goldens.py --out DIR  # DIR/<scenario>.json
+    bash scripts/torch_env.sh run sid python3 tools/fx_edit_goldens.py --check    # regenerate, compare
 
-Each scenario traces a model with the real torch.fx.symbolic_trace, applies a
+Each scenario traces a model with the real torch.fx.symbolic_trace of torch
+2.14.1, applies a
 list of edit actions to the real GraphModule (the vocabulary pt2lab's C++
 Graph replays: insert, replace_all_uses_with, replace_input_with, set_args,
 erase_node, eliminate_dead_code, lint, recompile) and records, after every
@@ -177,7 +178,8 @@ SCENARIOS = [
         "m00_4_storyline",
         "M00-4 live: insert a MinMaxObserver after relu, rewire without and then with "
         "delete_user_cb, and replace the observer by a q/dq pair (q = torch.clamp and "
-        "dq = torch.round stand in for quantize/dequantize, which torch 1.13 lacks).",
+        "dq = torch.round stand in for quantize/dequantize: the lesson's first look, before "
+        "convert_pt2e writes the real quantized_decomposed ops).",
         lesson_models.ConvReLU, "conv_relu",
         [
             insert("after", "relu", module(OBSERVER, MinMaxObserver, N("relu"))),
@@ -262,7 +264,7 @@ SCENARIOS = [
         ]),
     Scenario(
         "dead_code",
-        "eliminate_dead_code with torch 1.13's impurity rules: unused call_function, "
+        "eliminate_dead_code with torch.fx's impurity rules: unused call_function, "
         "get_attr, in-place call_method and plain leaf call_module are removed, "
         "torch._assert and a module with _is_impure stay.",
         DeadCode, "dead_code",
@@ -394,7 +396,7 @@ class EditReplay:
         return None
 
     def snapshot(self) -> dict:
-        graph_text = str(self.graph).replace("[#users=", "[num_users=")
+        graph_text = str(self.graph)
         code = self.graph.python_code(root_module="self").src
         return {
             "graph": fx_json.normalize_addresses(graph_text),
@@ -544,6 +546,7 @@ def file_text(record: dict) -> str:
 
 
 def generate(out_dir: str, quiet: bool = False) -> List[str]:
+    assetlib.require_torch(torch.__version__, assetlib.SID_TORCH, SCRIPT)
     names = []
     for scenario in SCENARIOS:
         path = os.path.join(out_dir, f"{scenario.name}.json")

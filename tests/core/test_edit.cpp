@@ -1,5 +1,5 @@
 // The editing API against real torch.fx: every scenario in tests/golden/fx_edits
-// (tools/fx_edit_goldens.py replayed the same actions with torch 1.13) is
+// (tools/fx_edit_goldens.py replayed the same actions with torch 2.14.1) is
 // replayed here action by action; after each step the graph text, the fresh
 // code, lint's verdict, every node's users (in order) and the action's result
 // must equal what torch produced. Plus undo/redo.
@@ -43,7 +43,6 @@ TEST_CASE("edit scenarios replay exactly as torch.fx ran them", "[edit]") {
         INFO(rel << (fx.ok() ? "" : fx.error().str()));
         REQUIRE(fx.ok());
         GraphModule gm = module_from_fx(fx.take());
-        gm.codegen.free_unused_immediately = false; // torch 1.13's codegen
         gm.recompile();
         EditSession session(std::move(gm));
         int k = 0;

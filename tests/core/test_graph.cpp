@@ -60,7 +60,8 @@ TEST_CASE("erase refuses a node with users, with PyTorch's message", "[graph]") 
     ConvRelu m;
     Status s = m.g.erase_node(m.conv);
     REQUIRE_FALSE(s.ok());
-    // [C] fact sheet section 10 (printed by torch 1.13): erase of a used node
+    // [C] fact sheet section 10 (printed by torch 1.13; tests/golden/fx_edits shows 2.14.1 prints
+    // the same): erase of a used node
     CHECK(s.error().message ==
           "Tried to erase Node conv but it still had 1 users in the graph: {relu: None}!");
     // once unused it goes, and its inputs forget it

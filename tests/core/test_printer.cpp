@@ -1,7 +1,7 @@
 // Printers against text real PyTorch printed: every symbolic_trace graph in
 // assets/fx and tests/golden/fx is loaded from its nodes only, and str(graph),
 // gm.code and print_tabular are regenerated and compared byte for byte with
-// what torch 1.13 printed (tools/make_assets.py, tools/fx_cases.py).
+// what torch 2.14.1 printed (tools/make_assets.py, tools/fx_cases.py).
 #include <catch2/catch.hpp>
 
 #include "graph/printer.h"
@@ -42,12 +42,10 @@ TEST_CASE("str(graph) matches torch.fx", "[printer]") {
     }
 }
 
-TEST_CASE("gm.code matches torch.fx (torch 1.13 codegen rules)", "[printer]") {
-    CodegenOptions opt;
-    opt.free_unused_immediately = false; // the goldens come from torch 1.13
+TEST_CASE("gm.code matches torch.fx", "[printer]") {
     for (const auto& rel : fx_golden_files()) {
         FxGraph fx = load_fx(rel);
-        std::string actual = python_code(*fx.graph, opt);
+        std::string actual = python_code(*fx.graph);
         INFO(rel << "\n" << first_difference(fx.expected_code, actual));
         CHECK(actual == fx.expected_code);
     }

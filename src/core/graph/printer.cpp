@@ -183,7 +183,7 @@ public:
                 continue;
             }
             std::vector<Node*> dels = user_to_last_uses[n];
-            if (opt_.free_unused_immediately && n->users().empty()) dels.push_back(n);
+            if (n->users().empty()) dels.push_back(n);
             if (dels.empty()) {
                 body_ += "\n";
             } else {
@@ -446,8 +446,6 @@ std::string target_str(const Node& n) {
     if (t.rfind("operator.", 0) == 0 || t.rfind("builtins.", 0) == 0 ||
         t.rfind("torch._C._nn.", 0) == 0 || t.rfind("math.", 0) == 0)
         return "<built-in function " + name + ">";
-    // F.pad is the C function torch._C._nn.pad re-exported under torch.nn.functional.
-    if (t == "torch.nn.functional.pad") return "<built-in function pad>";
     if (t.rfind("torch.nn.functional.", 0) == 0)
         return "<function " + name + " at " + fake_address(t) + ">";
     if (t.rfind("torch.", 0) == 0 && t.find('.', 6) == std::string::npos)

@@ -23,9 +23,6 @@ struct CodegenOptions {
     std::vector<std::string> pytree_kwargs; // keyword forward() argument names
     // print_readable: annotate values with their meta type ("f32[2, 8, 16, 16]").
     bool verbose = false;
-    // torch >= 2.1 frees a value with no users right after it is computed
-    // ("_guards_fn = self._guards_fn(x);  _guards_fn = None"). torch 1.13 did not.
-    bool free_unused_immediately = true;
 };
 
 // GraphModule.code: "\n\n\ndef forward(self, x):\n    ...\n    " exactly as torch.
