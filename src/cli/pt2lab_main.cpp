@@ -98,7 +98,7 @@ std::vector<std::string> not_runnable(const Graph& g) {
             reason = "an ExportedProgram has no modules or methods to call";
         else if (!n->schema())
             reason = "not in pt2lab's op schema table: shown, but the executor refuses it";
-        else if (!find_kernel(*n->schema()))
+        else if (!find_kernel(*n))
             reason = "no kernel in pt2lab's executor";
         else
             continue;

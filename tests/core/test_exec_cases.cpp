@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "exec/kernels.h"
 #include "exec/parity.h"
+#include "graph/op_table.h"
 #include "io/npy.h"
 #include "io/program_loader.h"
 #include "passes/unlift.h"
@@ -117,13 +119,6 @@ CaseRun run_case(const json& c, bool fast) {
 }
 } // namespace
 
-// Targets with golden cases whose kernels arrive with the op table (issue 7); until then
-// their cases are reported, not run.
-const std::set<std::string> kAwaitingKernel = {
-    "torch.ops.aten.native_batch_norm.default",
-    "torch.ops.aten._native_batch_norm_legit.default",
-};
-
 // One returned value against its golden: an .npy path or {"value": encoded scalar/None}.
 void check_result(const std::string& what, const Value& out, const json& expected) {
     if (expected.is_string()) {
@@ -150,11 +145,6 @@ TEST_CASE("kernels match PyTorch on the reference case table", "[exec]") {
         std::string name = c["name"].get<std::string>();
         INFO("case " << name << " (" << c["how"].get<std::string>() << ")");
         targets.insert(c["target"].get<std::string>());
-        if (kAwaitingKernel.count(c["target"].get<std::string>())) {
-            WARN("no kernel yet for " << c["target"].get<std::string>() << ": case " << name
-                                      << " not run");
-            continue;
-        }
         CaseRun run = run_case(c, false);
         if (c.contains("error")) { // torch refused the call: pt2lab must refuse it too
             REQUIRE_FALSE(run.result.ok());
@@ -185,6 +175,30 @@ TEST_CASE("kernels match PyTorch on the reference case table", "[exec]") {
         }
     }
     CHECK(refused >= 2);
+    // every row of the op table with a kernel has a real-torch case, and torch's schema
+    // string for it equals the row's (tests/golden/exec/cases.json "schemas")
+    for (const OpInfo& op : op_table()) {
+        if (!find_kernel(op)) continue;
+        std::string t = op.schema.target();
+        INFO(t);
+        CHECK(targets.count(t));
+        if (t.rfind("torch.ops.", 0) != 0) continue;
+        REQUIRE(all["schemas"].contains(t));
+        auto theirs = parse_op_schema(all["schemas"][t].get<std::string>());
+        REQUIRE(theirs.ok());
+        const OpSchema& ours = op.schema;
+        REQUIRE(theirs.value().arguments.size() == ours.arguments.size());
+        for (size_t k = 0; k < ours.arguments.size(); ++k) {
+            const SchemaArg &a = ours.arguments[k], &b = theirs.value().arguments[k];
+            INFO("argument " << a.name);
+            CHECK(a.name == b.name);
+            CHECK(a.type.str() == b.type.str());
+            CHECK(a.kwarg_only == b.kwarg_only);
+            CHECK(a.has_default == b.has_default);
+            if (a.has_default) CHECK(arg_repr(a.default_value) == arg_repr(b.default_value));
+        }
+        CHECK(ours.returns.size() == theirs.value().returns.size());
+    }
     // every lesson op is covered
     for (const char* t :
          {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default",
