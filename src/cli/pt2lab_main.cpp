@@ -368,7 +368,7 @@ int main(int argc, char** argv) {
         std::string sig = signature_str(program.signature);
         std::string indented;
         for (char c : sig) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
-        std::printf("Graph signature: %s\nRange constraints: %s\n", indented.c_str(),
+        std::printf("Graph signature:%s\nRange constraints: %s\n", indented.c_str(),
                     program.range_constraints.c_str());
         return 0;
     }

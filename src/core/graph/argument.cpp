@@ -133,7 +133,7 @@ std::string device_repr(const std::string& text) {
 }
 
 // Shared walker: `fx` selects torch.fx _format_arg rules, otherwise Python repr.
-std::string render(const Argument& a, bool fx) {
+std::string render(const Argument& a, bool fx, const NodeNamer* namer = nullptr) {
     switch (a.kind) {
     case ArgKind::None: return "None";
     case ArgKind::Bool: return a.b ? "True" : "False";
@@ -141,7 +141,7 @@ std::string render(const Argument& a, bool fx) {
     case ArgKind::Float: return py_float_repr(a.f);
     case ArgKind::String: return fx ? a.s : py_str_repr(a.s);
     case ArgKind::NodeRef: {
-        const std::string& name = a.node ? a.node->name() : a.s;
+        const std::string name = a.node ? (namer ? (*namer)(a.node) : a.node->name()) : a.s;
         return fx ? "%" + name : name;
     }
     case ArgKind::Dtype: return "torch." + std::string(scalar_type_name(a.dtype));
@@ -156,7 +156,7 @@ std::string render(const Argument& a, bool fx) {
         std::string out = a.kind == ArgKind::List ? "[" : "(";
         for (size_t k = 0; k < a.items.size(); ++k) {
             if (k) out += ", ";
-            out += render(a.items[k], fx);
+            out += render(a.items[k], fx, namer);
         }
         if (a.kind == ArgKind::Tuple && a.items.size() == 1) out += ",";
         out += a.kind == ArgKind::List ? "]" : ")";
@@ -167,7 +167,7 @@ std::string render(const Argument& a, bool fx) {
         for (size_t k = 0; k < a.items.size(); ++k) {
             if (k) out += ", ";
             out += fx ? a.keys[k] : py_str_repr(a.keys[k]);
-            out += ": " + render(a.items[k], fx);
+            out += ": " + render(a.items[k], fx, namer);
         }
         return out + "}";
     }
@@ -207,6 +207,10 @@ const Argument* kwargs_find(const Kwargs& kw, std::string_view key) {
 
 std::string arg_repr(const Argument& a) {
     return render(a, false);
+}
+
+std::string arg_repr(const Argument& a, const NodeNamer& name_of) {
+    return render(a, false, &name_of);
 }
 
 std::string arg_str(const Argument& a) {

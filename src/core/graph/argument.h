@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,10 @@ template <class F> void map_nodes(Argument& a, F&& fn) {
 // Python repr() of the value; nodes print as their name (Node.__repr__).
 // Used by codegen and by str(tuple)/str(list)/str(dict).
 std::string arg_repr(const Argument& a);
+// The same with node references printed as `name_of` says (python_code's own namespace,
+// where a node named after a builtin, like `input`, prints as `input_1`).
+using NodeNamer = std::function<std::string(const Node*)>;
+std::string arg_repr(const Argument& a, const NodeNamer& name_of);
 // Python str() of the value: as repr except a top-level str prints bare.
 std::string arg_str(const Argument& a);
 // torch.fx's _format_arg (str(graph)): nodes as %name, strings bare, dict as {k: v}.

@@ -49,21 +49,28 @@ std::string Namespace::create_name(std::string_view raw) {
     if (candidate.empty()) candidate = "_unnamed";
     if (std::isdigit(static_cast<unsigned char>(candidate[0]))) candidate = "_" + candidate;
 
-    // (.*)_(\d+)$ splits a numeric suffix off.
+    // ^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$ splits a numeric suffix off (the base is never
+    // empty).
     std::string base = candidate;
     long long num = 0;
     bool has_num = false;
     size_t end = candidate.size();
     size_t d = end;
     while (d > 0 && std::isdigit(static_cast<unsigned char>(candidate[d - 1]))) --d;
-    if (d < end && d > 0 && candidate[d - 1] == '_' && end - d < 18) {
+    if (d < end && d > 1 && candidate[d - 1] == '_' && end - d < 18) {
         base = candidate.substr(0, d - 1);
         num = std::stoll(candidate.substr(d));
         has_num = true;
     }
-    candidate = has_num ? base + "_" + std::to_string(num) : base;
-    if (num == 0) num = base_count_[base];
-    while (used_.count(candidate) || is_illegal(candidate)) {
+    // torch 2.14's _Namespace.create_name, step for step.
+    if (!has_num || used_.count(candidate)) {
+        num = base_count_[base];
+        if (is_illegal(candidate)) {
+            ++num;
+            candidate = base + "_" + std::to_string(num); // illegal names never end in _N
+        }
+    }
+    while (used_.count(candidate)) {
         ++num;
         candidate = base + "_" + std::to_string(num);
     }

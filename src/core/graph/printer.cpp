@@ -77,15 +77,15 @@ std::string format_target(const std::string& base, const std::string& target) {
 }
 
 std::string format_call_args(const std::vector<Argument>& args, const Kwargs& kwargs,
-                             size_t skip = 0) {
+                             const NodeNamer& name_of, size_t skip = 0) {
     std::string a, k;
     for (size_t i = skip; i < args.size(); ++i) {
         if (!a.empty()) a += ", ";
-        a += arg_repr(args[i]);
+        a += arg_repr(args[i], name_of);
     }
     for (const auto& kv : kwargs) {
         if (!k.empty()) k += ", ";
-        k += kv.first + " = " + arg_repr(kv.second);
+        k += kv.first + " = " + arg_repr(kv.second, name_of);
     }
     if (!a.empty() && !k.empty()) return a + ", " + k;
     return a.empty() ? k : a;
@@ -151,7 +151,8 @@ bool parse_stack_trace(const std::string& st, Summary& out) {
 
 class CodeWriter {
 public:
-    CodeWriter(const Graph& g, const CodegenOptions& opt) : g_(g), opt_(opt) {}
+    CodeWriter(const Graph& g, const CodegenOptions& opt)
+        : g_(g), opt_(opt), name_of_([this](const Node* n) { return code_name(n); }) {}
 
     // torch's _lineno_map: for each line of the result, the node that emitted it
     // ("" for the def line, the flatten line and blank lines before the body).
@@ -188,7 +189,7 @@ public:
                 body_ += "\n";
             } else {
                 std::string s;
-                for (Node* d : dels) s += d->name() + " = ";
+                for (Node* d : dels) s += code_name(d) + " = ";
                 body_ += ";  " + s + "None\n";
             }
         }
@@ -255,52 +256,72 @@ private:
         }
     }
 
+    // Node.__repr__ inside python_code: a name from the code's own namespace, made at
+    // first use (torch overrides node reprs with namespace.create_name(node.name)). Names
+    // equal node names except where one would shadow a builtin or keyword (input -> input_1).
+    std::string code_name(const Node* n) {
+        auto it = code_names_.find(n);
+        if (it != code_names_.end()) return it->second;
+        std::string name = names_.create_name(n->name());
+        code_names_[n] = name;
+        return name;
+    }
+    std::string repr(const Argument& a) { return arg_repr(a, name_of_); }
+
     void emit(const Node& n) {
-        const std::string& name = n.name();
         switch (n.op()) {
         case Op::Placeholder: {
-            std::string def = n.args().empty() ? "" : " = " + arg_repr(n.args()[0]);
+            std::string def = n.args().empty() ? "" : " = " + repr(n.args()[0]);
             free_vars_.push_back(n.target() + annotation(n) + def);
             std::string raw = n.target();
             raw.erase(std::remove(raw.begin(), raw.end(), '*'), raw.end());
+            std::string name = code_name(&n);
             if (raw != name) body_ += name + annotation(n) + " = " + raw + "\n";
             return;
         }
-        case Op::CallMethod:
+        case Op::CallMethod: {
+            std::string name = code_name(&n);
             body_ += name + annotation(n) + " = " +
-                     format_target(n.args().empty() ? "None" : arg_repr(n.args()[0]), n.target()) +
-                     "(" + format_call_args(n.args(), n.kwargs(), 1) + ")";
+                     format_target(n.args().empty() ? "None" : repr(n.args()[0]), n.target()) +
+                     "(" + format_call_args(n.args(), n.kwargs(), name_of_, 1) + ")";
             return;
+        }
         case Op::CallFunction: {
             const std::string& t = n.target();
             if (t.rfind("operator.", 0) == 0 && n.kwargs().empty()) {
                 if (const char* fmt = magic_format(last_atom(t))) {
+                    std::string name = code_name(&n);
                     std::vector<std::string> parts;
-                    for (const Argument& a : n.args()) parts.push_back(arg_repr(a));
+                    for (const Argument& a : n.args()) parts.push_back(repr(a));
                     body_ += name + annotation(n) + " = " + fill_format(fmt, parts);
                     return;
                 }
             }
             std::string global = global_name(t);
+            std::string name = code_name(&n);
             if (global == "getattr" && n.args().size() == 2 &&
                 n.args()[1].kind == ArgKind::String && py_is_identifier(n.args()[1].s)) {
-                body_ += name + annotation(n) + " = " +
-                         format_target(arg_repr(n.args()[0]), n.args()[1].s);
+                body_ +=
+                    name + annotation(n) + " = " + format_target(repr(n.args()[0]), n.args()[1].s);
                 return;
             }
             body_ += name + annotation(n) + " = " + global + "(" +
-                     format_call_args(n.args(), n.kwargs()) + ")";
+                     format_call_args(n.args(), n.kwargs(), name_of_) + ")";
             return;
         }
-        case Op::CallModule:
+        case Op::CallModule: {
+            std::string name = code_name(&n);
             body_ += name + annotation(n) + " = " + format_target("self", n.target()) + "(" +
-                     format_call_args(n.args(), n.kwargs()) + ")";
+                     format_call_args(n.args(), n.kwargs(), name_of_) + ")";
             return;
-        case Op::GetAttr:
+        }
+        case Op::GetAttr: {
+            std::string name = code_name(&n);
             body_ += name + annotation(n) + " = " + format_target("self", n.target());
             return;
+        }
         case Op::Output: {
-            std::string out = n.args().empty() ? "None" : arg_repr(n.args()[0]);
+            std::string out = n.args().empty() ? "None" : repr(n.args()[0]);
             if (opt_.pytree)
                 body_ += "return pytree.tree_unflatten(" + out + ", self._out_spec)";
             else
@@ -317,7 +338,7 @@ private:
         if (qualified.rfind("builtins.", 0) == 0) return qualified.substr(9);
         auto it = globals_.find(qualified);
         if (it != globals_.end()) return it->second;
-        std::string g = global_names_.create_name(qualified);
+        std::string g = names_.create_name(qualified);
         globals_[qualified] = g;
         return g;
     }
@@ -344,9 +365,10 @@ private:
             std::vector<std::string> without, with;
             for (const auto& v : free_vars_) {
                 without.push_back(v.substr(0, v.find(':')));
-                if (v.find(':') != std::string::npos) with.push_back(v + "; ");
+                if (v.find(':') != std::string::npos) with.push_back(v);
             }
-            if (!with.empty()) def += "\n    " + join(with, "") + "\n";
+            // _format_annotations: "x: ...; y: ...;" with no trailing space
+            if (!with.empty()) def += "\n    " + join(with, "; ") + ";\n";
             def += "\n    " + join(without, ", ") + ", = fx_pytree.tree_flatten_spec(" + sig + ")";
         }
         return def;
@@ -369,7 +391,9 @@ private:
     bool has_prev_summary_ = false;
     std::vector<std::pair<size_t, std::string>> marks_; // body offset where each node's code starts
     std::map<std::string, std::string> globals_;
-    Namespace global_names_;
+    Namespace names_; // python_code's namespace: globals and node names
+    std::map<const Node*, std::string> code_names_;
+    NodeNamer name_of_;
 };
 
 } // namespace
@@ -422,14 +446,16 @@ std::string print_readable(const Graph& g, const CodegenOptions& opt,
     size_t first = src.find_first_not_of('\n');
     src = first == std::string::npos ? std::string() : src.substr(first);
     src = "class " + class_name + "(torch.nn.Module):\n" + src;
-    // _addindent(src, 4): every line but the first gains four spaces.
+    // torch 2.14's _addindent(src, 4): every line but the first gains four spaces, and
+    // blank (whitespace-only) lines become empty.
     std::string out;
     size_t p = 0;
     bool first_line = true;
     for (;;) {
         size_t nl = src.find('\n', p);
         std::string line = src.substr(p, nl == std::string::npos ? std::string::npos : nl - p);
-        out += (first_line ? "" : "    ") + line;
+        bool blank = line.find_first_not_of(" \t") == std::string::npos;
+        out += first_line ? line : blank ? std::string() : "    " + line;
         first_line = false;
         if (nl == std::string::npos) break;
         out += "\n";

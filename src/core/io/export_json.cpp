@@ -638,9 +638,20 @@ private:
 
         bool unused = single && node_name.size() > 7 &&
                       node_name.compare(node_name.size() - 7, 7, "_unused") == 0;
-        if (single && !unused && by_name_.count(node_name)) return define(node_name, nullptr, sn);
+        // Schema 8.20 records each node's own name: multi-output and None-returning nodes
+        // take it ("_native_batch_norm_legit_no_training", not "..._default"; "lstm").
+        bool has_own_name = false;
+        if (!single || unused) {
+            JsonAt nm = sn.get("name");
+            if (nm.v && nm.v->is_string() && !nm.v->get<std::string>().empty()) {
+                node_name = nm.v->get<std::string>();
+                has_own_name = true;
+            }
+        }
+        if (((single && !unused) || has_own_name) && by_name_.count(node_name))
+            return define(node_name, nullptr, sn);
         Node* n = g_->call_function(t, std::move(args), std::move(kwargs), node_name);
-        if (single && !unused) g_->force_name(n, node_name);
+        if ((single && !unused) || has_own_name) g_->force_name(n, node_name);
         n->meta = meta;
         if (single) {
             if (!unused) {

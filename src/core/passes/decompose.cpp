@@ -299,7 +299,16 @@ Status rule_adaptive_avg_pool2d(DecompContext& c) {
     return c.replace_with(r);
 }
 
-// flatten.using_ints / reshape -> view(x, <output shape>) (contiguous inputs)
+// CompositeImplicit shape ops, lowered already by run_decompositions({}) (torch 2.14):
+// flatten.using_ints -> view(x, <output shape>), reshape -> view(x, <the shape as given,
+// -1 kept>) (contiguous inputs, as every executor tensor is).
+Status rule_reshape(DecompContext& c) {
+    Node& n = *c.node;
+    Node* v =
+        c.emit("torch.ops.aten.view.default", {n.args()[0], n.args()[1]}, {}, "view", n.meta.val);
+    return c.replace_with(v);
+}
+
 Status rule_to_view(DecompContext& c) {
     Node& n = *c.node;
     if (!n.meta.val.is_tensor()) return rule_error(n, "no shape metadata to build the view from");
@@ -369,6 +378,23 @@ const DecompRule* DecompTable::find(const Node& n) const {
     return nullptr;
 }
 
+namespace {
+// The output specs name what the output node returns: after a rule replaced a returned
+// node, its spec names the new one (torch 2.14: "addmm: USER_OUTPUT", not "linear").
+void sync_output_specs(ExportedProgram& ep) {
+    Node* out = ep.graph->output_node();
+    if (!out || out->args().empty()) return;
+    const Argument& ret = out->args()[0];
+    auto& specs = ep.signature.outputs;
+    if (ret.kind != ArgKind::Tuple && ret.kind != ArgKind::List) {
+        if (specs.size() == 1 && ret.is_node()) specs[0].arg = ret.node->name();
+        return;
+    }
+    for (size_t k = 0; k < specs.size() && k < ret.items.size(); ++k)
+        if (ret.items[k].is_node()) specs[k].arg = ret.items[k].node->name();
+}
+} // namespace
+
 std::vector<Node*> decomposable_nodes(const ExportedProgram& ep, const DecompTable& table) {
     std::vector<Node*> out;
     for (Node* n : ep.graph->nodes())
@@ -392,6 +418,7 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
         ep.signature = sig_before;
         return s.error();
     }
+    sync_output_specs(ep);
     // The rule's outputs nobody reads (getitem_1 ...) go, as the retrace's DCE drops them.
     std::vector<std::string> names;
     for (Node* m : ctx.created) names.push_back(m->name());
@@ -412,6 +439,7 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
 
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table) {
     DecompReport report;
+    if (table.level != IrLevel::Training) ep.verifiers = {"ATEN"}; // torch's dialect after it
     for (Node* n : ep.graph->nodes()) {
         if (!table.find(*n)) continue;
         auto step = decompose_node(ep, table, n);

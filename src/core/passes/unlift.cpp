@@ -59,6 +59,13 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
     GraphModule gm;
     gm.graph = ep.graph->clone();
     Graph& g = *gm.graph;
+    // torch 2.14: a program past the training IR (verifier dialect ATEN, e.g. after
+    // run_decompositions) goes through _remove_effect_tokens, whose dead-code elimination
+    // drops unused outputs (the getitems torch.export.load recreates) before unlifting.
+    if (!ep.verifiers.empty() && ep.verifiers[0] != "TRAINING") {
+        auto dce = g.eliminate_dead_code();
+        if (!dce.ok()) return dce.error();
+    }
 
     // 1. lifted inputs -> get_attr
     std::vector<Node*> placeholders = g.placeholders();

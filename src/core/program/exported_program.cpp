@@ -75,7 +75,8 @@ std::string indent_newlines(const std::string& s) {
 std::string exported_program_str(const ExportedProgram& ep) {
     std::string gm = indent_newlines(print_readable(*ep.graph, CodegenOptions{}));
     std::string sig = indent_newlines(signature_str(ep.signature));
-    return "ExportedProgram:\n    " + gm + "\nGraph signature: " + sig +
+    // torch 2.14: no space after "Graph signature:" (the signature starts with a newline)
+    return "ExportedProgram:\n    " + gm + "\nGraph signature:" + sig +
            "\nRange constraints: " + ep.range_constraints + "\n";
 }
 
