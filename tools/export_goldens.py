@@ -23,10 +23,13 @@ import sys
 os.environ["ATEN_CPU_CAPABILITY"] = "default"  # before torch, as in every tools/ script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import copy  # noqa: E402
 import json  # noqa: E402
 import tempfile  # noqa: E402
+import warnings  # noqa: E402
 
 import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 
 import assetlib  # noqa: E402
 import fx_json  # noqa: E402
@@ -38,6 +41,57 @@ FORMAT = "pt2lab.export_texts"
 VERSION = 1
 GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "export")
 LEVELS = {"inference": {}, "core_aten": None}  # run_decompositions argument (None: default table)
+
+
+# Printer corner cases beyond the lesson models: programs pt2lab loads and prints
+# (tests/golden/export/cases/<name>.pt2), compared on the export program only.
+class BuiltinInput(nn.Module):
+    """A forward argument named `input` (a Python builtin): codegen aliases it
+    (`input_1 = input`); reshape, flatten and t are lowered to view/permute."""
+
+    def forward(self, input):
+        y = input.reshape(2, -1)
+        z = torch.flatten(input, 1)
+        return y + z, y.t()
+
+
+class Lstm(nn.Module):
+    """A multi-output ATen op pt2lab has no schema for: the node is named `lstm`
+    (schema 8.20's node name), its outputs are getitems."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, batch_first=True)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return out, h
+
+
+CASES = {
+    "builtin_input": (BuiltinInput, (2, 3, 4)),
+    "lstm": (Lstm, (2, 5, 4)),
+}
+
+
+def node_meta(ep) -> dict:
+    """The metadata of every node as torch.export.load gives it: what pt2lab's
+    inspector and print_readable's "# File:" lines show."""
+    out = {}
+    for node in ep.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        m = node.meta
+        entry = {"stack_trace": m.get("stack_trace")}
+        entry["nn_module_stack"] = [[key, path, ty if isinstance(ty, str) else
+                                     f"{ty.__module__}.{ty.__qualname__}"]
+                                    for key, (path, ty) in m.get("nn_module_stack", {}).items()]
+        entry["source_fn_stack"] = [[name, fn if isinstance(fn, str) else repr(fn)]
+                                    for name, fn in m.get("source_fn_stack", [])]
+        torch_fn = m.get("torch_fn")
+        entry["torch_fn"] = list(torch_fn) if torch_fn else None
+        out[node.name] = entry
+    return out
 
 
 def program_texts(ep) -> dict:
@@ -83,6 +137,7 @@ def generate(out_dir, quiet=False):
         asset = os.path.join(make_assets.ASSETS_DIR, "graphs", f"{spec.name}.pt2")
         ep = torch.export.load(asset)
         programs = {"export": program_texts(ep)}
+        programs["export"]["meta"] = node_meta(ep)
         files = {"export": assetlib.rel(asset)}
         for level, table in LEVELS.items():
             decomposed = ep.run_decompositions() if table is None else ep.run_decompositions(table)
@@ -106,14 +161,47 @@ def generate(out_dir, quiet=False):
         if not quiet:
             print(f"wrote    {spec.name}.json, {spec.name}.inference.pt2, "
                   f"{spec.name}.core_aten.pt2")
+    for name, (factory, shape) in CASES.items():
+        torch.manual_seed(0)
+        model = factory().eval()
+        example = torch.randn(shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # LSTM's _flat_weights note, not about the program
+            exported = torch.export.export(copy.deepcopy(model), (example,))
+        path = os.path.join(out_dir, "cases", f"{name}.pt2")
+        make_assets.write_named_archive(path, lambda p: torch.export.save(exported, p))
+        ep = torch.export.load(path)
+        texts = program_texts(ep)
+        texts["meta"] = node_meta(ep)
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "producer": {"script": SCRIPT, "torch_version": torch.__version__},
+            "case": name,
+            "description": " ".join(factory.__doc__.split()),
+            "files": {"export": f"tests/golden/export/cases/{name}.pt2"},
+            "programs": {"export": texts},
+        }
+        assetlib.write_bytes_atomic(os.path.join(out_dir, "cases", f"{name}.json"),
+                                    assetlib.json_text(doc, inline_depth=3).encode("utf-8"))
+        if not quiet:
+            print(f"wrote    cases/{name}.json, cases/{name}.pt2")
+
+
+def _listing(folder):
+    """Files under folder, relative, sorted (cases/ included)."""
+    found = []
+    for root, _, names in os.walk(folder):
+        found += [os.path.relpath(os.path.join(root, n), folder) for n in names]
+    return sorted(found)
 
 
 def check(_out_dir=None):
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         generate(tmp, quiet=True)
-        expected = sorted(os.listdir(tmp))
-        committed = sorted(os.listdir(GOLDEN_DIR)) if os.path.isdir(GOLDEN_DIR) else []
+        expected = _listing(tmp)
+        committed = _listing(GOLDEN_DIR) if os.path.isdir(GOLDEN_DIR) else []
         for name in expected:
             rel_path = f"tests/golden/export/{name}"
             mine = os.path.join(GOLDEN_DIR, name)

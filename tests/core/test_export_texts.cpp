@@ -22,6 +22,9 @@ namespace {
 std::vector<std::string> golden_files() {
     return list_dir("tests/golden/export", ".json");
 }
+std::vector<std::string> case_files() {
+    return list_dir("tests/golden/export/cases", ".json");
+}
 
 json golden(const std::string& rel) {
     json j = json::parse(read_text(source_path(rel)), nullptr, false);
@@ -57,6 +60,7 @@ int compare(const std::string& what, const std::map<std::string, std::string>& o
             const json& torch_texts) {
     int same = 0;
     for (auto it = torch_texts.begin(); it != torch_texts.end(); ++it) {
+        if (it.key() == "meta") continue; // check_meta
         REQUIRE(ours.count(it.key()));
         const std::string expected = it.value().get<std::string>();
         const std::string& actual = ours.at(it.key());
@@ -65,6 +69,37 @@ int compare(const std::string& what, const std::map<std::string, std::string>& o
         same += actual == expected;
     }
     return same;
+}
+
+// Node metadata as pt2lab read it equals torch.export.load's node.meta.
+void check_meta(const std::string& what, const ExportedProgram& ep, const json& meta) {
+    REQUIRE(meta.is_object());
+    size_t seen = 0;
+    for (Node* n : ep.graph->nodes()) {
+        if (n->op() == Op::Placeholder || n->op() == Op::Output) continue;
+        INFO(what << " %" << n->name());
+        REQUIRE(meta.contains(n->name()));
+        const json& m = meta[n->name()];
+        ++seen;
+        CHECK(n->meta.stack_trace ==
+              (m["stack_trace"].is_null() ? std::string() : m["stack_trace"].get<std::string>()));
+        REQUIRE(n->meta.nn_module_stack.size() == m["nn_module_stack"].size());
+        for (size_t k = 0; k < n->meta.nn_module_stack.size(); ++k) {
+            const ModuleStackEntry& e = n->meta.nn_module_stack[k];
+            CHECK(e.key == m["nn_module_stack"][k][0].get<std::string>());
+            CHECK(e.path == m["nn_module_stack"][k][1].get<std::string>());
+            CHECK(e.type == m["nn_module_stack"][k][2].get<std::string>());
+        }
+        CHECK(n->meta.source_fn_stack.size() == m["source_fn_stack"].size());
+        if (m["torch_fn"].is_null()) {
+            CHECK_FALSE(n->meta.torch_fn);
+        } else {
+            REQUIRE(n->meta.torch_fn);
+            CHECK(n->meta.torch_fn->first == m["torch_fn"][0].get<std::string>());
+            CHECK(n->meta.torch_fn->second == m["torch_fn"][1].get<std::string>());
+        }
+    }
+    CHECK(seen == meta.size());
 }
 
 ExportedProgram decomposed(const std::string& asset, IrLevel level) {
@@ -85,6 +120,19 @@ TEST_CASE("the exported programs print as torch 2.14.1 prints them", "[printer]"
         json g = golden(rel);
         ExportedProgram ep = load_asset(g["files"]["export"].get<std::string>());
         compare(rel + " export", texts(ep), g["programs"]["export"]);
+        check_meta(rel, ep, g["programs"]["export"]["meta"]);
+    }
+}
+
+TEST_CASE("printer corner cases of real programs: a builtin-named input, an op pt2lab lacks",
+          "[printer]") {
+    REQUIRE(case_files().size() >= 2);
+    for (const auto& rel : case_files()) {
+        json g = golden(rel);
+        ExportedProgram ep = load_asset(g["files"]["export"].get<std::string>());
+        INFO(g["description"].get<std::string>());
+        compare(rel, texts(ep), g["programs"]["export"]);
+        check_meta(rel, ep, g["programs"]["export"]["meta"]);
     }
 }
 

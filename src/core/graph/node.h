@@ -54,7 +54,7 @@ struct MetaVal {
 };
 
 struct ModuleStackEntry {
-    std::string key;  // "L__self___conv"
+    std::string key;  // "L__self__conv", "L__self__layer1.0.relu@1" (a second call)
     std::string path; // "conv"
     std::string type; // "torch.nn.modules.conv.Conv2d"
 };

@@ -276,7 +276,7 @@ private:
             std::string raw = n.target();
             raw.erase(std::remove(raw.begin(), raw.end(), '*'), raw.end());
             std::string name = code_name(&n);
-            if (raw != name) body_ += name + annotation(n) + " = " + raw + "\n";
+            if (raw != name) body_ += name + " = " + raw + "\n"; // no annotation (torch)
             return;
         }
         case Op::CallMethod: {

@@ -1,6 +1,7 @@
 // ep.module(): lifted placeholders -> get_attr, mutations -> copy_, pytree codegen, _guards_fn.
 #include "passes/unlift.h"
 
+#include "graph/namespace.h"
 #include "util/json_read.h"
 
 namespace pt2lab {
@@ -47,6 +48,21 @@ InSpecShape read_in_spec(const std::string& text) {
     return shape;
 }
 
+// torch copies ep.graph (copy.deepcopy) before unlifting, and a copied graph names its
+// nodes through a fresh namespace in graph order: a node named after a builtin or keyword
+// (a placeholder `input`) becomes `input_1`, later clashes move up.
+void rename_as_copied(Graph& g) {
+    Namespace ns;
+    std::vector<std::pair<Node*, std::string>> renames;
+    for (Node* n : g.nodes()) {
+        std::string fresh = ns.create_name(n->name());
+        if (fresh != n->name()) renames.emplace_back(n, fresh);
+    }
+    for (size_t k = 0; k < renames.size(); ++k) // free the old names first
+        g.force_name(renames[k].first, "\x01pt2lab_rename_" + std::to_string(k));
+    for (auto& [n, name] : renames) g.force_name(n, name);
+}
+
 Error unlift_error(const ExportedProgram& ep, const std::string& where, const std::string& msg) {
     Error e = make_error(where, msg, "the program's graph signature does not match its graph");
     e.file = ep.source_file;
@@ -66,6 +82,7 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
         auto dce = g.eliminate_dead_code();
         if (!dce.ok()) return dce.error();
     }
+    rename_as_copied(g);
 
     // 1. lifted inputs -> get_attr
     std::vector<Node*> placeholders = g.placeholders();
@@ -82,7 +99,7 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
         bool lifted = is.kind == InputKind::Parameter || is.kind == InputKind::Buffer ||
                       is.kind == InputKind::ConstantTensor || is.kind == InputKind::CustomObj;
         if (!lifted) {
-            user_inputs[ph->name()] = ph;
+            user_inputs[ph->target()] = ph; // the input's own name (the node may be renamed)
             continue;
         }
         Node* attr;
