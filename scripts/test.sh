@@ -78,7 +78,8 @@ suite_assets() {
         "${sid[@]}" tools/exec_reference.py --check &&
         "${sid[@]}" tools/fx_edit_goldens.py --check &&
         "${sid[@]}" tools/export_goldens.py --check &&
-        "${sid[@]}" tools/pickle_goldens.py --check
+        "${sid[@]}" tools/pickle_goldens.py --check &&
+        bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check
 }
 
 for s in $SUITES; do

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from typing import Callable, Dict, List, Optional, Sequence, Tuple  # noqa: E402
 
 import torch  # noqa: E402
-from torch._export.serde.serialize import _SERIALIZE_TO_TORCH_DTYPE  # noqa: E402
-from torch.ao.quantization import MinMaxObserver  # noqa: E402
+from torch.ao.quantization import HistogramObserver, MinMaxObserver  # noqa: E402
 
 import assetlib  # noqa: E402
 import fx_json  # noqa: E402
@@ -570,17 +569,26 @@ def run_case(case: Case, files: Dict[str, bytes]) -> dict:
 
 QSCHEMES = {"per_tensor_affine": torch.per_tensor_affine,
             "per_tensor_symmetric": torch.per_tensor_symmetric}
-QDTYPES = {"quint8": torch.quint8, "qint8": torch.qint8}
+QDTYPES = {"quint8": torch.quint8, "qint8": torch.qint8, "int8": torch.int8,
+           "uint8": torch.uint8}
 
 
 @dataclass
 class ObserverCase:
     name: str
-    dtype: str  # "quint8" | "qint8"
+    dtype: str  # "quint8" | "qint8" (QConfig dtypes) | "int8" (a PT2E QuantizationSpec)
     qscheme: str  # key of QSCHEMES
     inputs: Sequence[TensorRecipe]
     quant_min: Optional[int] = None
     quant_max: Optional[int] = None
+    kind: str = "MinMaxObserver"  # or "HistogramObserver"
+    eps: Optional[float] = None  # None: torch.finfo(torch.float32).eps
+
+
+# XNNPACKQuantizer's activation spec (get_symmetric_quantization_config): int8 -128..127.
+def xnnpack_act(name, inputs):
+    return ObserverCase(name, "int8", "per_tensor_affine", inputs, -128, 127,
+                        kind="HistogramObserver", eps=2**-12)
 
 
 OBSERVERS: List[ObserverCase] = [
@@ -616,12 +624,30 @@ OBSERVERS: List[ObserverCase] = [
                  [values([-1.0, 0.5, 2.0])]),
     ObserverCase("minmax_fact_sheet_example_qint8_symmetric", "qint8", "per_tensor_symmetric",
                  [values([-1.0, 0.5, 2.0])]),
+    ObserverCase("minmax_int8_symmetric_xnnpack_weight_eps", "int8", "per_tensor_symmetric",
+                 [conv_weight(8, 3, 3, 3)], quant_min=-127, quant_max=127, eps=2**-12),
+    # HistogramObserver: one batch; a range that grows (the histogram is rebinned); only
+    # positive values (after a relu); a constant first batch; outliers the search cuts off
+    xnnpack_act("histogram_int8_one_batch", [randn(2, 8, 8, 8)]),
+    xnnpack_act("histogram_int8_growing_range",
+                [randn(2, 8, 8, 8), randn(2, 8, 8, 8, scale=2.0, shift=0.5),
+                 randn(2, 8, 8, 8, scale=0.5)]),
+    xnnpack_act("histogram_int8_after_relu",
+                [with_zeros(uniform(2, 8, 8, 8, low=0.0, high=3.0), every=3),
+                 uniform(2, 8, 8, 8, low=0.0, high=4.0)]),
+    xnnpack_act("histogram_int8_constant_then_random",
+                [full((2, 8), 1.5), randn(2, 8, 4, 4)]),
+    xnnpack_act("histogram_int8_outliers", [randn(4, 1024, scale=0.5), values([25.0, -30.0])]),
+    ObserverCase("histogram_quint8_default", "quint8", "per_tensor_affine",
+                 [randn(2, 8, 8, 8, shift=1.0)], kind="HistogramObserver"),
 ]
 
 
 def run_observer(case: ObserverCase, files: Dict[str, bytes]) -> dict:
-    observer = MinMaxObserver(dtype=QDTYPES[case.dtype], qscheme=QSCHEMES[case.qscheme],
-                              quant_min=case.quant_min, quant_max=case.quant_max)
+    cls = {"MinMaxObserver": MinMaxObserver, "HistogramObserver": HistogramObserver}[case.kind]
+    extra = {} if case.eps is None else {"eps": case.eps}
+    observer = cls(dtype=QDTYPES[case.dtype], qscheme=QSCHEMES[case.qscheme],
+                   quant_min=case.quant_min, quant_max=case.quant_max, **extra)
     inputs = []
     for i, recipe in enumerate(case.inputs):
         x = make_tensor(recipe, case.name, f"input_{i}")
@@ -629,26 +655,30 @@ def run_observer(case: ObserverCase, files: Dict[str, bytes]) -> dict:
         files[inputs[-1]] = assetlib.npy_bytes(x.numpy())
         observer(x)
     scale, zero_point = observer.calculate_qparams()
-    return {
+    entry = {
         "name": case.name,
+        "kind": case.kind,
         "dtype": case.dtype,
         "qscheme": case.qscheme,
         "quant_min": case.quant_min,
         "quant_max": case.quant_max,
+        "eps": float(observer.eps.item()),
         "inputs": inputs,
         "min_val": float(observer.min_val.item()),
         "max_val": float(observer.max_val.item()),
         "scale": float(scale.item()),
         "zero_point": int(zero_point.item()),
     }
+    if case.kind == "HistogramObserver":
+        entry["histogram"] = folder_file(case.name, "histogram")
+        files[entry["histogram"]] = assetlib.npy_bytes(observer.histogram.numpy())
+    return entry
 
 
 # ---------------------------------------------------------------------------
 # Model runs on the lesson archives' weights
 # ---------------------------------------------------------------------------
 
-# torch's own ScalarType codes of the serialized tensor_meta.
-_DTYPE_OF_CODE = {int(code): dtype for code, dtype in _SERIALIZE_TO_TORCH_DTYPE.items()}
 
 
 @dataclass
@@ -667,24 +697,6 @@ MODEL_RUNS: List[ModelRun] = [
     ModelRun("conv_bn_relu_eval_2_steps", "assets/graphs/conv_bn_relu_eval.pt2",
              lesson_models.ConvBnReLU, "eval", 2),
 ]
-
-
-def archive_state(records: Dict[str, bytes]) -> Dict[str, torch.Tensor]:
-    """Parameters and buffers from data/weights/ (FORMATS.md section 1)."""
-    config = json.loads(records["data/weights/model_weights_config.json"])["config"]
-    state = {}
-    for fqn, entry in config.items():
-        if entry["use_pickle"]:
-            raise ValueError(f"{fqn}: pickled weights are not read here")
-        meta = entry["tensor_meta"]
-        dtype = _DTYPE_OF_CODE[meta["dtype"]]
-        raw = records["data/weights/" + entry["path_name"]]
-        storage = (torch.frombuffer(bytearray(raw), dtype=dtype) if raw
-                   else torch.empty(0, dtype=dtype))
-        state[fqn] = torch.as_strided(storage, [s["as_int"] for s in meta["sizes"]],
-                                      [s["as_int"] for s in meta["strides"]],
-                                      meta["storage_offset"]["as_int"]).clone()
-    return state
 
 
 def _extras_difference(model, records) -> Optional[str]:
@@ -712,7 +724,7 @@ def run_model(run: ModelRun, files: Dict[str, bytes]) -> dict:
     _, records = assetlib.zip_records(os.path.join(assetlib.REPO_ROOT, run.asset))
     model = run.factory()
     # strict: every parameter and buffer comes from the archive, none from __init__.
-    model.load_state_dict(archive_state(records), strict=True)
+    model.load_state_dict(lesson_models.archive_state(records), strict=True)
     model.train(run.mode == "train")
     diff = _extras_difference(model, records)
     if diff:
@@ -809,7 +821,7 @@ def entry_files(kind: str, entry: dict) -> Tuple[List[str], List[str]]:
         tensor_outputs = [o for o in entry["outputs"] if isinstance(o, str)]
         return list(entry["tensors"].values()), tensor_outputs + list(entry["mutated"].values())
     if kind == "observers":
-        return list(entry["inputs"]), []
+        return list(entry["inputs"]) + ([entry["histogram"]] if "histogram" in entry else []), []
     exact, outputs = [], []
     for step in entry["steps"]:
         exact.append(step["input"])

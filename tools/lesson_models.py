@@ -7,8 +7,12 @@ has been set (see assetlib.require_default_cpu_capability).
 """
 
 import copy
+import io
+import json
+import os
+import zipfile
 from dataclasses import dataclass
-from typing import Callable, Tuple
+from typing import Callable, Dict, Tuple
 
 import torch
 import torch.nn as nn
@@ -236,3 +240,52 @@ def build_asset_model(spec: AssetSpec):
     example = torch.randn(spec.input_shape)
     model.train(spec.mode == "train")
     return model, example
+
+
+# ---------------------------------------------------------------------------
+# A lesson model holding the weights a committed asset stores
+# ---------------------------------------------------------------------------
+
+ASSET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "assets", "graphs")
+
+
+def archive_records(path: str) -> Dict[str, bytes]:
+    """{record name inside the root folder: bytes} of a .pt2 archive."""
+    with zipfile.ZipFile(path) as zf:
+        return {name.split("/", 1)[1] if "/" in name else name: zf.read(name)
+                for name in zf.namelist()}
+
+
+def archive_state(records: Dict[str, bytes]) -> Dict[str, torch.Tensor]:
+    """Parameters and buffers from data/weights/ (docs/FORMATS.md section 1), read
+    with torch's own dtype codes; works with any torch that has torch._export."""
+    from torch._export.serde.serialize import _SERIALIZE_TO_TORCH_DTYPE
+
+    dtype_of = {int(code): dtype for code, dtype in _SERIALIZE_TO_TORCH_DTYPE.items()}
+    config = json.loads(records["data/weights/model_weights_config.json"])["config"]
+    state = {}
+    for fqn, entry in config.items():
+        if entry["use_pickle"]:
+            raise ValueError(f"{fqn}: pickled weights are not read here")
+        meta = entry["tensor_meta"]
+        dtype = dtype_of[meta["dtype"]]
+        raw = records["data/weights/" + entry["path_name"]]
+        storage = (torch.frombuffer(bytearray(raw), dtype=dtype) if raw
+                   else torch.empty(0, dtype=dtype))
+        state[fqn] = torch.as_strided(storage, [s["as_int"] for s in meta["sizes"]],
+                                      [s["as_int"] for s in meta["strides"]],
+                                      meta["storage_offset"]["as_int"]).clone()
+    return state
+
+
+def load_asset_model(name: str):
+    """(model with the archive's weights in its export mode, the archive's sample input)
+    for assets/graphs/<name>.pt2. Every parameter and buffer comes from the archive."""
+    spec = next(s for s in ASSETS if s.name == name)
+    records = archive_records(os.path.join(ASSET_DIR, f"{name}.pt2"))
+    model = spec.factory()
+    model.load_state_dict(archive_state(records), strict=True)
+    model.train(spec.mode == "train")
+    (x,), _ = torch.load(io.BytesIO(records["data/sample_inputs/model.pt"]))
+    return model, x

@@ -236,27 +236,42 @@ TEST_CASE("the fast conv2d agrees with the reference loop", "[exec]") {
     CHECK(compared >= 15);
 }
 
-TEST_CASE("MinMaxObserver qparams equal torch.ao's exactly", "[exec]") {
+TEST_CASE("MinMaxObserver and HistogramObserver equal torch.ao's exactly", "[exec]") {
     json all = cases();
-    REQUIRE(all["observers"].size() >= 10);
+    REQUIRE(all["observers"].size() >= 20);
+    int histograms = 0;
     for (const auto& o : all["observers"]) {
         INFO(o["name"].get<std::string>());
-        ScalarType dt = o["dtype"] == "quint8" ? ScalarType::Byte : ScalarType::Char;
+        std::string dtype = o["dtype"].get<std::string>();
+        ScalarType dt = dtype == "quint8" || dtype == "uint8" ? ScalarType::Byte : ScalarType::Char;
         QScheme qs = o["qscheme"] == "per_tensor_affine" ? QScheme::PerTensorAffine
                                                          : QScheme::PerTensorSymmetric;
         bool custom = !o["quant_min"].is_null();
         auto cfg = ObserverConfig::make(dt, qs, custom, custom ? o["quant_min"].get<int64_t>() : 0,
                                         custom ? o["quant_max"].get<int64_t>() : 0);
         REQUIRE(cfg.ok());
-        MinMaxObserver obs(cfg.value());
-        for (const auto& f : o["inputs"]) REQUIRE(obs.observe(npy(f.get<std::string>())).ok());
-        auto q = obs.calculate_qparams();
+        cfg.value().plain_dtype = dtype == "int8" || dtype == "uint8";
+        cfg.value().eps = static_cast<float>(o["eps"].get<double>());
+        if (o["kind"] == "HistogramObserver") cfg.value().kind = ObserverKind::Histogram;
+        std::shared_ptr<Observer> obs = make_observer(cfg.value());
+        CHECK(std::string(cfg.value().kind_name()) == o["kind"].get<std::string>());
+        for (const auto& f : o["inputs"]) REQUIRE(obs->observe(npy(f.get<std::string>())).ok());
+        auto q = obs->calculate_qparams();
         REQUIRE(q.ok());
-        CHECK(obs.min_val() == static_cast<float>(o["min_val"].get<double>()));
-        CHECK(obs.max_val() == static_cast<float>(o["max_val"].get<double>()));
+        CHECK(obs->min_val() == static_cast<float>(o["min_val"].get<double>()));
+        CHECK(obs->max_val() == static_cast<float>(o["max_val"].get<double>()));
+        if (o.contains("histogram")) {
+            Tensor h = npy(o["histogram"].get<std::string>());
+            const auto& mine = dynamic_cast<const HistogramObserver&>(*obs).histogram();
+            REQUIRE(static_cast<int64_t>(mine.size()) == h.numel());
+            for (int64_t k = 0; k < h.numel(); ++k)
+                if (mine[size_t(k)] != h.f32()[k]) FAIL_CHECK("histogram bin " << k);
+            ++histograms;
+        }
         CHECK(q.value().scale == static_cast<float>(o["scale"].get<double>()));
         CHECK(q.value().zero_point == o["zero_point"].get<int64_t>());
     }
+    CHECK(histograms >= 6);
 }
 
 TEST_CASE("an observer that never ran returns torch's defaults (1.0, 0)", "[exec]") {

@@ -343,7 +343,7 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
     CHECK(good.edit.changed == std::vector<std::string>{"output"});
     CHECK(good.diff.rewired == std::vector<std::string>{"output"});
     CHECK(run().bit_identical());
-    const MinMaxObserver& o = *s.state().observers.at("activation_post_process_0");
+    const Observer& o = *s.state().observers.at("activation_post_process_0");
     CHECK(o.calls() == 2);      // it ran in both runs since it was inserted
     CHECK(o.min_val() == 0.0f); // it watches relu's output
     // 4. erase refuses a node with users, and makes no history entry

@@ -85,7 +85,7 @@ Result<ActionResult> apply_edit(GraphModule& gm, const EditAction& a) {
                 Submodule sub;
                 sub.type = spec.module_type.empty() ? "Module" : spec.module_type;
                 if (sub.type.find("MinMaxObserver") != std::string::npos)
-                    sub.observer = ObserverConfig::activation();
+                    sub.observer = ObserverConfig::minmax_default();
                 gm.submodules[spec.target] = sub;
             }
             Node* n =

@@ -22,15 +22,32 @@ ModuleState ModuleState::from_module(const GraphModule& gm) {
 }
 
 void ModuleState::add_missing_observers(const GraphModule& gm) {
-    for (const auto& [name, sub] : gm.submodules)
-        if (sub.observer && !observers.count(name))
-            observers[name] = std::make_shared<MinMaxObserver>(*sub.observer);
+    for (const auto& [name, sub] : gm.submodules) // instances first, then the names sharing one
+        if (sub.observer && sub.shares.empty() && !observers.count(name))
+            observers[name] = make_observer(*sub.observer);
+    for (const auto& [name, sub] : gm.submodules) {
+        if (!sub.observer || sub.shares.empty() || observers.count(name)) continue;
+        auto root = observers.find(sub.shares);
+        observers[name] = root != observers.end() ? root->second : make_observer(*sub.observer);
+    }
+}
+
+std::map<std::string, std::shared_ptr<Observer>>
+ModuleState::copy_observers(const std::map<std::string, std::shared_ptr<Observer>>& from) {
+    std::map<const Observer*, std::shared_ptr<Observer>> copies;
+    std::map<std::string, std::shared_ptr<Observer>> out;
+    for (const auto& [k, o] : from) {
+        auto& c = copies[o.get()];
+        if (!c) c = o->clone();
+        out[k] = c;
+    }
+    return out;
 }
 
 ModuleState ModuleState::clone() const {
     ModuleState s;
     for (const auto& [k, t] : tensors) s.tensors[k] = std::make_shared<Tensor>(*t);
-    for (const auto& [k, o] : observers) s.observers[k] = std::make_shared<MinMaxObserver>(*o);
+    s.observers = copy_observers(observers);
     return s;
 }
 

@@ -19,8 +19,8 @@ namespace pt2lab {
 
 struct ModuleState {
     std::map<std::string, std::shared_ptr<Tensor>> tensors; // FQN -> parameter / buffer / constant
-    std::map<std::string, std::shared_ptr<MinMaxObserver>>
-        observers; // call_module target -> observer
+    // call_module target -> observer; submodules that share an instance share the pointer
+    std::map<std::string, std::shared_ptr<Observer>> observers;
 
     // A private copy of the program's parameters, buffers and constants.
     static ModuleState from_program(const ExportedProgram& ep);
@@ -28,7 +28,10 @@ struct ModuleState {
     static ModuleState from_module(const GraphModule& gm);
     // Adds a fresh observer for every observer submodule the state lacks (after edits).
     void add_missing_observers(const GraphModule& gm);
-    ModuleState clone() const; // deep copy (observers included)
+    ModuleState clone() const; // deep copy (observers included, sharing kept)
+    // A deep copy of observers that keeps which names share an instance.
+    static std::map<std::string, std::shared_ptr<Observer>>
+    copy_observers(const std::map<std::string, std::shared_ptr<Observer>>& from);
 };
 
 struct RunOptions {

@@ -1,6 +1,9 @@
-// MinMaxObserver.forward / calculate_qparams in float32, as torch.ao computes them.
+// MinMaxObserver and HistogramObserver as torch.ao computes them: every
+// expression follows torch's tensor ops in float32 (a Python float meeting a
+// float32 tensor is rounded to float32 first), in torch's order.
 #include "exec/observer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "exec/kernels.h"
@@ -34,52 +37,62 @@ Result<ObserverConfig> ObserverConfig::make(ScalarType dtype, QScheme qscheme, b
     return c;
 }
 
-ObserverConfig ObserverConfig::activation() {
+ObserverConfig ObserverConfig::minmax_default() {
     return make(ScalarType::Byte, QScheme::PerTensorAffine).take();
 }
 
+ObserverConfig ObserverConfig::activation() {
+    ObserverConfig c = make(ScalarType::Char, QScheme::PerTensorAffine, true, -128, 127).take();
+    c.kind = ObserverKind::Histogram;
+    c.plain_dtype = true;
+    c.eps = 0.000244140625f; // 2**-12
+    return c;
+}
+
 ObserverConfig ObserverConfig::weight() {
-    return make(ScalarType::Char, QScheme::PerTensorSymmetric, true, -127, 127).take();
+    ObserverConfig c = make(ScalarType::Char, QScheme::PerTensorSymmetric, true, -127, 127).take();
+    c.plain_dtype = true;
+    c.eps = 0.000244140625f; // 2**-12
+    return c;
+}
+
+const char* ObserverConfig::kind_name() const {
+    return kind == ObserverKind::Histogram ? "HistogramObserver" : "MinMaxObserver";
 }
 
 std::string ObserverConfig::describe() const {
-    return std::string("MinMaxObserver(dtype=torch.") +
-           (dtype == ScalarType::Byte ? "quint8" : "qint8") + ", qscheme=torch." +
+    const char* dt = dtype == ScalarType::Byte ? (plain_dtype ? "uint8" : "quint8")
+                                               : (plain_dtype ? "int8" : "qint8");
+    char eps_text[32];
+    std::snprintf(eps_text, sizeof eps_text, "%.9g", static_cast<double>(eps));
+    return std::string(kind_name()) + "(dtype=torch." + dt + ", qscheme=torch." +
            (qscheme == QScheme::PerTensorAffine ? "per_tensor_affine" : "per_tensor_symmetric") +
            ", quant_min=" + std::to_string(quant_min) + ", quant_max=" + std::to_string(quant_max) +
-           ")";
+           ", eps=" + eps_text + ")";
 }
 
-void MinMaxObserver::reset() {
+std::shared_ptr<Observer> make_observer(const ObserverConfig& cfg) {
+    if (cfg.kind == ObserverKind::Histogram) return std::make_shared<HistogramObserver>(cfg);
+    return std::make_shared<MinMaxObserver>(cfg);
+}
+
+// ---- shared ------------------------------------------------------------------------
+
+void Observer::reset() {
     min_ = std::numeric_limits<float>::infinity();
     max_ = -std::numeric_limits<float>::infinity();
     calls_ = 0;
 }
 
-Status MinMaxObserver::observe(const Tensor& x) {
-    ++calls_;
-    if (x.numel() == 0) return {};
-    if (x.dtype != ScalarType::Float)
-        return kernel_error("MinMaxObserver: expected a float32 input, got " + x.type_str());
-    float lo = x.f32()[0], hi = x.f32()[0];
-    for (int64_t k = 1; k < x.numel(); ++k) {
-        lo = std::fmin(lo, x.f32()[k]);
-        hi = std::fmax(hi, x.f32()[k]);
-    }
-    min_ = std::fmin(min_, lo);
-    max_ = std::fmax(max_, hi);
-    return {};
-}
-
-Result<QParams> MinMaxObserver::calculate_qparams() const {
+Result<QParams> Observer::qparams_for(float min_val, float max_val) const {
     QParams q;
-    if (std::isinf(min_) && std::isinf(max_) && min_ > 0 && max_ < 0)
+    if (std::isinf(min_val) && std::isinf(max_val) && min_val > 0 && max_val < 0)
         return q; // never ran: (1.0, 0)
-    if (min_ > max_)
-        return kernel_error("MinMaxObserver: min " + std::to_string(min_) +
-                            " should be less than max " + std::to_string(max_));
+    if (min_val > max_val)
+        return kernel_error(std::string(cfg_.kind_name()) + ": min " + std::to_string(min_val) +
+                            " should be less than max " + std::to_string(max_val));
     q.observed = true;
-    const float min_neg = std::fmin(min_, 0.0f), max_pos = std::fmax(max_, 0.0f);
+    const float min_neg = std::fmin(min_val, 0.0f), max_pos = std::fmax(max_val, 0.0f);
     const float qmin = static_cast<float>(cfg_.quant_min),
                 qmax = static_cast<float>(cfg_.quant_max);
     if (cfg_.qscheme == QScheme::PerTensorSymmetric) {
@@ -97,6 +110,255 @@ Result<QParams> MinMaxObserver::calculate_qparams() const {
         q.zero_point = std::min(std::max(zp, cfg_.quant_min), cfg_.quant_max);
     }
     return q;
+}
+
+namespace {
+Status check_float(const ObserverConfig& cfg, const Tensor& x) {
+    if (x.dtype != ScalarType::Float)
+        return kernel_error(std::string(cfg.kind_name()) + ": expected a float32 input, got " +
+                            x.type_str());
+    return {};
+}
+} // namespace
+
+// ---- MinMaxObserver ----------------------------------------------------------------
+
+Status MinMaxObserver::observe(const Tensor& x) {
+    ++calls_;
+    if (x.numel() == 0) return {};
+    if (Status s = check_float(cfg_, x); !s.ok()) return s;
+    float lo = x.f32()[0], hi = x.f32()[0];
+    for (int64_t k = 1; k < x.numel(); ++k) {
+        lo = std::fmin(lo, x.f32()[k]);
+        hi = std::fmax(hi, x.f32()[k]);
+    }
+    min_ = std::fmin(min_, lo);
+    max_ = std::fmax(max_, hi);
+    return {};
+}
+
+Result<QParams> MinMaxObserver::calculate_qparams() const {
+    return qparams_for(min_, max_);
+}
+
+// ---- torch.linspace / torch.histc ----------------------------------------------------
+
+std::vector<float> linspace(float start, float end, int64_t steps) {
+    std::vector<float> out(static_cast<size_t>(steps));
+    if (steps == 1) {
+        out[0] = start;
+        return out;
+    }
+    const float step = (end - start) / static_cast<float>(steps - 1);
+    const int64_t halfway = steps / 2;
+    for (int64_t i = 0; i < steps; ++i)
+        out[static_cast<size_t>(i)] = i < halfway ? start + step * static_cast<float>(i)
+                                                  : end - step * static_cast<float>(steps - i - 1);
+    return out;
+}
+
+std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, float hi) {
+    if (lo == hi) { // torch widens an empty range by one on each side
+        lo = lo - 1.0f;
+        hi = hi + 1.0f;
+    }
+    std::vector<float> h(static_cast<size_t>(bins), 0.0f);
+    const float width = hi - lo;
+    for (int64_t k = 0; k < n; ++k) {
+        const float v = x[k];
+        if (!(v >= lo && v <= hi)) continue; // NaN and values outside the range
+        int64_t pos = static_cast<int64_t>((v - lo) * static_cast<float>(bins) / width);
+        if (pos == bins) pos -= 1; // the right edge belongs to the last bin
+        h[static_cast<size_t>(pos)] += 1.0f;
+    }
+    return h;
+}
+
+// ---- HistogramObserver -----------------------------------------------------------------
+
+HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {
+    hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
+}
+
+void HistogramObserver::reset() {
+    Observer::reset();
+    hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
+}
+
+namespace {
+constexpr int64_t kUpsampleRate = 16;
+
+// _upscale_histogram: spread each old bin over upsample_rate sub-bins, move each
+// sub-bin's mid point into the new range and add it to the bin it lands in.
+std::vector<float> upscale(const std::vector<float>& hist, float orig_min, float orig_max,
+                           float update_min, float update_max) {
+    const int64_t bins = static_cast<int64_t>(hist.size());
+    const int64_t fine = bins * kUpsampleRate;
+    const float bin_size = (orig_max - orig_min) / static_cast<float>(fine);
+    std::vector<float> mids = linspace(orig_min, orig_max, fine + 1);
+    std::vector<float> bounds = linspace(update_min, update_max, bins + 1);
+    std::vector<float> out(static_cast<size_t>(bins), 0.0f);
+    const float half = 0.5f * bin_size;
+    for (int64_t i = 0; i < fine; ++i) {
+        const float mid = mids[static_cast<size_t>(i)] + half;
+        // bucketize(right=True) - 1, clamped to the bins
+        int64_t b = static_cast<int64_t>(std::upper_bound(bounds.begin(), bounds.end(), mid) -
+                                         bounds.begin()) -
+                    1;
+        b = std::min(std::max<int64_t>(b, 0), bins - 1);
+        const float w =
+            hist[static_cast<size_t>(i / kUpsampleRate)] / static_cast<float>(kUpsampleRate);
+        out[static_cast<size_t>(b)] += w; // bincount(weights): float, in index order
+    }
+    return out;
+}
+
+// c10::div_floor_floating
+float div_floor(float a, float b) {
+    if (b == 0.0f) return a / b;
+    float mod = std::fmod(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && (b < 0.0f) != (mod < 0.0f)) div -= 1.0f;
+    if (div == 0.0f) return std::copysign(0.0f, a / b);
+    float floordiv = std::floor(div);
+    if (div - floordiv > 0.5f) floordiv += 1.0f;
+    return floordiv;
+}
+
+// _get_norm: density * (end^3 - begin^3) / 3
+float l2_norm(float begin, float end, float density) {
+    return density * ((end * end * end - begin * begin * begin) / 3.0f);
+}
+} // namespace
+
+Status HistogramObserver::observe(const Tensor& x_in) {
+    ++calls_;
+    if (x_in.numel() == 0) return {};
+    if (Status s = check_float(cfg_, x_in); !s.ok()) return s;
+    std::vector<float> x(x_in.f32(), x_in.f32() + x_in.numel());
+    auto minmax = [&](float& lo, float& hi) {
+        lo = x[0];
+        hi = x[0];
+        for (float v : x) {
+            lo = std::fmin(lo, v);
+            hi = std::fmax(hi, v);
+        }
+    };
+    float x_min, x_max;
+    minmax(x_min, x_max);
+    if (std::isinf(x_min) || std::isinf(x_max)) { // torch warns and drops the infinities
+        x.erase(std::remove_if(x.begin(), x.end(), [](float v) { return std::isinf(v); }), x.end());
+        if (x.empty()) return {};
+        minmax(x_min, x_max);
+    }
+    const int64_t n = static_cast<int64_t>(x.size());
+    const bool uninitialized = std::isinf(min_) || std::isinf(max_);
+    if (uninitialized) { // reset_histogram
+        min_ = x_min;
+        max_ = x_max;
+        hist_ = histc(x.data(), n, cfg_.bins, x_min, x_max);
+        return {};
+    }
+    const float new_min = std::fmin(min_, x_min), new_max = std::fmax(max_, x_max);
+    std::vector<float> update = histc(x.data(), n, cfg_.bins, new_min, new_max);
+    if (new_min == min_ && new_max == max_) {
+        for (size_t k = 0; k < hist_.size(); ++k) hist_[k] += update[k];
+        return {};
+    }
+    std::vector<float> moved;
+    if (min_ == max_) { // torch 2.14: the old histogram's mass sits at the single old value
+        float mass = 0.0f;
+        for (float v : hist_) mass += v;
+        const float at = min_;
+        moved = histc(&at, 1, cfg_.bins, new_min, new_max);
+        for (float& v : moved) v *= mass;
+    } else {
+        moved = upscale(hist_, min_, max_, new_min, new_max);
+    }
+    for (size_t k = 0; k < hist_.size(); ++k) hist_[k] = update[k] + moved[k];
+    min_ = new_min;
+    max_ = new_max;
+    return {};
+}
+
+// _compute_quantization_error(next_start_bin, next_end_bin)
+double HistogramObserver::quantization_error(int64_t start_bin, int64_t end_bin) const {
+    const int64_t bins = cfg_.bins;
+    const int64_t dst_nbins = int64_t{1} << (8 * scalar_type_size(cfg_.dtype));
+    const double bin_width =
+        (static_cast<double>(max_) - static_cast<double>(min_)) / static_cast<double>(bins);
+    const double dst_bin_width =
+        bin_width * static_cast<double>(end_bin - start_bin + 1) / static_cast<double>(dst_nbins);
+    if (dst_bin_width == 0.0) return 0.0;
+    const float bw = static_cast<float>(bin_width), dbw = static_cast<float>(dst_bin_width);
+    const float half = static_cast<float>(dst_bin_width / 2);
+    const float neg_half = static_cast<float>(-dst_bin_width / 2);
+    const float top = static_cast<float>(dst_nbins - 1);
+    const float mid_norm = (half * half * half - neg_half * neg_half * neg_half) / 3.0f;
+    double sum = 0.0;
+    for (int64_t i = 0; i < bins; ++i) {
+        const float begin = static_cast<float>(i - start_bin) * bw;
+        const float end = begin + bw;
+        const float dst_begin = std::min(std::max(div_floor(begin, dbw), 0.0f), top);
+        const float dst_begin_center = (dst_begin + 0.5f) * dbw;
+        const float dst_end = std::min(std::max(div_floor(end, dbw), 0.0f), top);
+        const float density = hist_[static_cast<size_t>(i)] / bw;
+        float norm = 0.0f;
+        norm = norm + l2_norm(begin - dst_begin_center, half, density);
+        norm = norm + (dst_end - dst_begin - 1.0f) * (density * mid_norm);
+        const float dst_end_center = dst_end * dbw + half;
+        norm = norm + l2_norm(neg_half, end - dst_end_center, density);
+        sum += static_cast<double>(norm);
+    }
+    return static_cast<double>(static_cast<float>(sum)); // norm.sum().item()
+}
+
+std::pair<float, float> HistogramObserver::search_range() const {
+    const int64_t bins = cfg_.bins;
+    const float bin_width = (max_ - min_) / static_cast<float>(bins);
+    double total_d = 0.0;
+    std::vector<float> csum(hist_.size());
+    for (size_t k = 0; k < hist_.size(); ++k) {
+        total_d += static_cast<double>(hist_[k]);
+        csum[k] = static_cast<float>(total_d);
+    }
+    const double total = static_cast<double>(static_cast<float>(total_d));
+    const double stepsize = 1e-5;
+    double alpha = 0.0, beta = 1.0;
+    int64_t start_bin = 0, end_bin = bins - 1;
+    double norm_min = std::numeric_limits<double>::infinity();
+    while (alpha < beta) {
+        const double next_alpha = alpha + stepsize, next_beta = beta - stepsize;
+        int64_t l = start_bin, r = end_bin;
+        // cSum[l] < next_alpha * total: the Python float meets a float32 tensor
+        while (l < end_bin && csum[static_cast<size_t>(l)] < static_cast<float>(next_alpha * total))
+            ++l;
+        while (r > start_bin &&
+               csum[static_cast<size_t>(r)] > static_cast<float>(next_beta * total))
+            --r;
+        int64_t next_start = start_bin, next_end = end_bin;
+        if ((l - start_bin) > (end_bin - r)) {
+            next_start = l;
+            alpha = next_alpha;
+        } else {
+            next_end = r;
+            beta = next_beta;
+        }
+        if (next_start == start_bin && next_end == end_bin) continue;
+        const double norm = quantization_error(next_start, next_end);
+        if (norm > norm_min) break;
+        norm_min = norm;
+        start_bin = next_start;
+        end_bin = next_end;
+    }
+    return {min_ + bin_width * static_cast<float>(start_bin),
+            min_ + bin_width * static_cast<float>(end_bin + 1)};
+}
+
+Result<QParams> HistogramObserver::calculate_qparams() const {
+    if (std::isinf(min_) && std::isinf(max_) && min_ > 0 && max_ < 0) return QParams{};
+    auto [lo, hi] = search_range();
+    return qparams_for(lo, hi);
 }
 
 } // namespace pt2lab

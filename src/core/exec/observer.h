@@ -1,11 +1,16 @@
-// MinMaxObserver, as torch.ao.quantization's: passes its input through,
-// records the running min/max, and computes (scale, zero_point) for
-// per-tensor affine or symmetric quantization with the same float32
-// arithmetic and eps handling (fact sheet 5.5).
+// The observers torch.ao.quantization's PT2E flow uses, computed the way torch
+// computes them (float32 tensor arithmetic, the same eps handling):
+//  - MinMaxObserver: running min/max (fact sheet 5.5);
+//  - HistogramObserver: a 2048-bin running histogram (torch.histc, rebinned when
+//    the range grows) and an L2-error search for the range before the qparams
+//    (what XNNPACKQuantizer uses for activations).
+// Both pass their input through unchanged.
 #pragma once
 
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "exec/tensor.h"
 #include "program/observer_spec.h"
@@ -18,23 +23,64 @@ struct QParams {
     bool observed = false; // false: never ran; torch warns and returns (1.0, 0)
 };
 
-class MinMaxObserver {
+class Observer {
 public:
-    explicit MinMaxObserver(ObserverConfig cfg = {}) : cfg_(cfg) {}
-    // Records min/max of x (float32); empty tensors are ignored.
-    Status observe(const Tensor& x);
-    Result<QParams> calculate_qparams() const;
+    explicit Observer(ObserverConfig cfg) : cfg_(cfg) {}
+    virtual ~Observer() = default;
+    // Records x (float32); empty tensors are ignored.
+    virtual Status observe(const Tensor& x) = 0;
+    virtual Result<QParams> calculate_qparams() const = 0;
+    virtual std::shared_ptr<Observer> clone() const = 0;
+    virtual void reset();
     const ObserverConfig& config() const { return cfg_; }
     float min_val() const { return min_; }
     float max_val() const { return max_; }
     int64_t calls() const { return calls_; }
-    void reset();
 
-private:
+protected:
+    // UniformQuantizationObserverBase._calculate_qparams(min_val, max_val).
+    Result<QParams> qparams_for(float min_val, float max_val) const;
     ObserverConfig cfg_;
     float min_ = std::numeric_limits<float>::infinity();
     float max_ = -std::numeric_limits<float>::infinity();
     int64_t calls_ = 0;
 };
+
+// A fresh observer of the kind the config names.
+std::shared_ptr<Observer> make_observer(const ObserverConfig& cfg);
+
+class MinMaxObserver : public Observer {
+public:
+    explicit MinMaxObserver(ObserverConfig cfg = {}) : Observer(cfg) {}
+    Status observe(const Tensor& x) override;
+    Result<QParams> calculate_qparams() const override;
+    std::shared_ptr<Observer> clone() const override {
+        return std::make_shared<MinMaxObserver>(*this);
+    }
+};
+
+class HistogramObserver : public Observer {
+public:
+    explicit HistogramObserver(ObserverConfig cfg);
+    Status observe(const Tensor& x) override;
+    // _non_linear_param_search, then the qparams of the range it picks.
+    Result<QParams> calculate_qparams() const override;
+    std::shared_ptr<Observer> clone() const override {
+        return std::make_shared<HistogramObserver>(*this);
+    }
+    void reset() override;
+    const std::vector<float>& histogram() const { return hist_; }
+    // The range the search picks (what calculate_qparams quantizes).
+    std::pair<float, float> search_range() const;
+
+private:
+    std::vector<float> hist_;
+    double quantization_error(int64_t start_bin, int64_t end_bin) const;
+};
+
+// torch.histc(x, bins, min, max) for float32 x (values outside [min, max] are left out).
+std::vector<float> histc(const float* x, int64_t n, int64_t bins, float min, float max);
+// torch.linspace(start, end, steps) for float32.
+std::vector<float> linspace(float start, float end, int64_t steps);
 
 } // namespace pt2lab

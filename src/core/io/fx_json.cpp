@@ -201,7 +201,7 @@ GraphModule module_from_fx(FxGraph fx) {
         Submodule sub;
         sub.type = type;
         if (type.find("MinMaxObserver") != std::string::npos)
-            sub.observer = ObserverConfig::activation();
+            sub.observer = ObserverConfig::minmax_default();
         sub.impure = std::find(fx.impure_modules.begin(), fx.impure_modules.end(), name) !=
                      fx.impure_modules.end();
         gm.submodules[name] = sub;

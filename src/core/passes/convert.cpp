@@ -12,6 +12,31 @@ namespace {
 const std::string kQuantize = op_info(OpId::quantize_per_tensor).schema.target();
 const std::string kDequantize = op_info(OpId::dequantize_per_tensor).schema.target();
 
+// DuplicateDQPass: a dequantize read by several annotated nodes gets a copy per reader
+// (each inserted right after it, so later copies come first), then dead code goes.
+Status duplicate_dq(GraphModule& gm) {
+    Graph& g = *gm.graph;
+    for (Node* dq : g.nodes()) {
+        if (dq->op() != Op::CallFunction || dq->target() != kDequantize) continue;
+        std::vector<Node*> users = dq->users();
+        if (users.size() <= 1) continue;
+        for (Node* user : users) {
+            if (!user->meta.other.count("quantization_annotation"))
+                continue; // _is_valid_annotation
+            Node* copy;
+            {
+                auto at = g.inserting_after(dq);
+                copy = g.call_function(dq->target(), dq->args(), dq->kwargs(), dq->name());
+            }
+            copy->meta = dq->meta;
+            user->replace_input_with(dq, copy);
+        }
+    }
+    auto dce = gm.eliminate_dead_code();
+    if (!dce.ok()) return dce.error();
+    return {};
+}
+
 MetaVal quantized_val(const MetaVal& v, ScalarType dt) {
     MetaVal q = v;
     if (q.is_tensor()) {
@@ -73,6 +98,7 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
         report.converted.push_back(c);
         quantizes.push_back(qn);
     }
+    if (Status s = duplicate_dq(gm); !s.ok()) return s.error();
     if (fold_quantize) {
         // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the int8
         // tensor.

@@ -1,10 +1,19 @@
-// prepare_pt2e with an XNNPACK-style quantizer (static, per-tensor, MinMaxObserver):
-// annotate conv/linear (+ relu) patterns, then place observers in the
-// original node order: input observers (input activation, weight) after their
-// producers, rewiring only the annotated node's argument; the output observer
-// after the pattern's last node, rewiring its other users. An argument that is
-// already observed with the same settings reuses that observer.
+// prepare_pt2e with XNNPACKQuantizer().set_global(get_symmetric_quantization_config()),
+// step for step as torch.ao does it (torch 2.6, the code torchao took over):
+//   1. _fuse_conv_bn_ (fold_bn.cpp) and transform_for_annotation (scalar add/mul
+//      operands become _tensor_constant_N attributes);
+//   2. the annotators in XNNPACKQuantizer.STATIC_OPS order, then propagate_annotation
+//      (ops that share their input's quantization);
+//   3. prepare(): every annotated input edge and output gets a spec; SharedQuantizationSpec
+//      and implicit sharing (an output and the edges that read it) are merged by union-find
+//      into groups; each group is one observer instance; walking the original nodes, input
+//      observers go after their producers and output observers after their node, named
+//      activation_post_process_<first unused N>.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
 
 #include "passes/pt2e.h"
 
@@ -12,31 +21,480 @@ namespace pt2lab {
 
 namespace {
 
-bool is_conv(const Node& n) {
-    return n.is(OpId::conv2d) || n.is(OpId::convolution);
-}
-bool is_linear(const Node& n) {
-    return n.is(OpId::linear);
-}
-bool is_relu(const Node& n) {
-    return n.is(OpId::relu) || n.is(OpId::relu_);
-}
-
-bool same_config(const ObserverConfig& a, const ObserverConfig& b) {
-    return a.dtype == b.dtype && a.qscheme == b.qscheme && a.quant_min == b.quant_min &&
-           a.quant_max == b.quant_max;
+// An input edge (arg -> node) or a node's output (arg == nullptr).
+struct EdgeOrNode {
+    Node* arg = nullptr;
+    Node* node = nullptr;
+    bool operator<(const EdgeOrNode& o) const {
+        return std::pair(arg, node) < std::pair(o.arg, o.node);
+    }
+    bool operator==(const EdgeOrNode& o) const { return arg == o.arg && node == o.node; }
+};
+EdgeOrNode output_of(Node* n) {
+    return {nullptr, n};
 }
 
-bool is_observer(const GraphModule& gm, const Node& n) {
-    if (n.op() != Op::CallModule) return false;
-    auto it = gm.submodules.find(n.target());
-    return it != gm.submodules.end() && it->second.observer.has_value();
+// QuantizationSpec (an observer config), None (left float, like the bias), or
+// SharedQuantizationSpec(edge_or_node).
+struct QSpec {
+    enum class Kind { Config, None, Shared } kind = Kind::None;
+    ObserverConfig config;
+    EdgeOrNode shared;
+};
+QSpec spec_of(const ObserverConfig& c) {
+    return {QSpec::Kind::Config, c, {}};
+}
+QSpec no_spec() {
+    return {};
+}
+QSpec shared_with(EdgeOrNode e) {
+    return {QSpec::Kind::Shared, {}, e};
 }
 
 struct Annotation {
-    Node* op;     // conv or linear
-    Node* output; // the node whose output is observed (relu when fused)
-    std::string pattern;
+    std::vector<std::pair<Node*, QSpec>> inputs; // input_qspec_map, in insertion order
+    std::optional<QSpec> output;
+    bool annotated = false;
+    void set_input(Node* n, QSpec q) {
+        for (auto& [k, v] : inputs)
+            if (k == n) {
+                v = q;
+                return;
+            }
+        inputs.emplace_back(n, q);
+    }
+};
+
+bool target_is(const Node& n, std::initializer_list<const char*> targets) {
+    if (n.op() != Op::CallFunction) return false;
+    for (const char* t : targets)
+        if (n.target() == t) return true;
+    return false;
+}
+const std::initializer_list<const char*> kRelu = {"torch.ops.aten.relu.default",
+                                                  "torch.ops.aten.relu_.default"};
+const std::initializer_list<const char*> kConv = {"torch.ops.aten.conv1d.default",
+                                                  "torch.ops.aten.conv2d.default"};
+const std::initializer_list<const char*> kLinear = {"torch.ops.aten.linear.default"};
+const std::initializer_list<const char*> kAdd = {"torch.ops.aten.add.Tensor",
+                                                 "torch.ops.aten.add_.Tensor"};
+const std::initializer_list<const char*> kMul = {"torch.ops.aten.mul.Tensor",
+                                                 "torch.ops.aten.mul_.Tensor"};
+// _is_share_obs_or_fq_op
+const std::initializer_list<const char*> kShareOps = {
+    "torch.ops.aten.relu.default",
+    "torch.ops.aten.hardtanh.default",
+    "torch.ops.aten.hardtanh_.default",
+    "torch.ops.aten.max_pool2d.default",
+    "torch.ops.aten.mean.default",
+    "torch.ops.aten.mean.dim",
+    "torch.ops.aten.permute.default",
+    "torch.ops.aten.permute_copy.default",
+    "torch.ops.aten.squeeze.dim",
+    "torch.ops.aten.squeeze_copy.dim",
+    "torch.ops.aten.adaptive_avg_pool2d.default",
+    "torch.ops.aten.view_copy.default",
+    "torch.ops.aten.view.default",
+    "torch.ops.aten.slice_copy.Tensor",
+    "torch.ops.aten.flatten.using_ints",
+};
+
+Node* node_arg(const Node& n, size_t k) {
+    return k < n.args().size() && n.args()[k].is_node() ? n.args()[k].node : nullptr;
+}
+
+class Annotator {
+public:
+    Annotator(GraphModule& gm) : gm_(gm), g_(*gm.graph) {}
+
+    std::map<Node*, Annotation> ann;
+    std::vector<std::string> patterns;
+
+    void run() {
+        const ObserverConfig act = ObserverConfig::activation(), wt = ObserverConfig::weight();
+        linear_relu(act, wt);
+        plain(kLinear, "linear", act, wt);
+        conv_relu(act, wt);
+        plain(kConv, "conv", act, wt);
+        adaptive_avg_pool2d(act);
+        binary_relu(kAdd, "add", act);
+        binary(kAdd, "add", act);
+        binary_relu(kMul, "mul", act);
+        binary(kMul, "mul", act);
+        propagate();
+    }
+
+private:
+    GraphModule& gm_;
+    Graph& g_;
+
+    bool is_annotated(std::initializer_list<Node*> nodes) {
+        for (Node* n : nodes)
+            if (n && ann.count(n) && ann[n].annotated) return true;
+        return false;
+    }
+    void mark(std::initializer_list<Node*> nodes) {
+        for (Node* n : nodes)
+            if (n) ann[n].annotated = true;
+    }
+    // The float output a quantized add/mul input needs (_is_input_non_float_tensor).
+    static bool float_tensor(const Node& n) {
+        return n.meta.val.is_tensor() && n.meta.val.tensor.dtype == ScalarType::Float;
+    }
+
+    // _annotate_linear / _annotate_conv: inputs (act, weight, bias: left float), output act.
+    void plain(std::initializer_list<const char*> targets, const char* what,
+               const ObserverConfig& act, const ObserverConfig& wt) {
+        for (Node* n : g_.nodes()) {
+            if (!target_is(*n, targets)) continue;
+            Node *x = node_arg(*n, 0), *w = node_arg(*n, 1), *b = node_arg(*n, 2);
+            if (!x || !w) continue;
+            // _annotate_linear looks at the node alone, _annotate_conv at node, weight, bias
+            bool linear = target_is(*n, kLinear);
+            if (linear ? is_annotated({n}) : is_annotated({n, w, b})) continue;
+            Annotation a;
+            a.set_input(x, spec_of(act));
+            a.set_input(w, spec_of(wt));
+            if (b) a.set_input(b, no_spec());
+            a.output = spec_of(act);
+            a.annotated = true;
+            ann[n] = a;
+            mark({w, b});
+            patterns.push_back(std::string(what) + " (%" + n->name() + ")");
+        }
+    }
+
+    // _annotate_linear_relu / _do_annotate_conv_relu: the op's inputs, the relu's output.
+    void op_relu(std::initializer_list<const char*> targets, const char* what,
+                 const ObserverConfig& act, const ObserverConfig& wt) {
+        for (Node* relu : g_.nodes()) {
+            if (!target_is(*relu, kRelu)) continue;
+            Node* op = node_arg(*relu, 0);
+            if (!op || !target_is(*op, targets) || op->users().size() > 1) continue;
+            Node *x = node_arg(*op, 0), *w = node_arg(*op, 1), *b = node_arg(*op, 2);
+            if (!x || !w) continue;
+            if (is_annotated({relu, op, w, b})) continue;
+            Annotation a;
+            a.set_input(x, spec_of(act));
+            a.set_input(w, spec_of(wt));
+            if (b) a.set_input(b, no_spec());
+            a.annotated = true;
+            ann[op] = a;
+            Annotation r;
+            r.output = spec_of(act);
+            r.annotated = true;
+            ann[relu] = r;
+            mark({w, b});
+            patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" +
+                               relu->name() + ")");
+        }
+    }
+    void linear_relu(const ObserverConfig& act, const ObserverConfig& wt) {
+        op_relu(kLinear, "linear", act, wt);
+    }
+    void conv_relu(const ObserverConfig& act, const ObserverConfig& wt) {
+        op_relu(kConv, "conv", act, wt);
+    }
+
+    // _annotate_adaptive_avg_pool2d: input shared with its producer's output when that is
+    // annotated (else an activation spec), output shared with the input edge.
+    void adaptive_avg_pool2d(const ObserverConfig& act) {
+        for (Node* pool : g_.nodes()) {
+            if (!target_is(*pool, {"torch.ops.aten.adaptive_avg_pool2d.default"})) continue;
+            if (is_annotated({pool})) continue;
+            Node* x = node_arg(*pool, 0);
+            if (!x) continue;
+            bool producer_out = ann.count(x) && ann[x].annotated && ann[x].output &&
+                                ann[x].output->kind != QSpec::Kind::None;
+            Annotation a;
+            a.set_input(x, producer_out ? shared_with(output_of(x)) : spec_of(act));
+            a.output = shared_with({x, pool});
+            a.annotated = true;
+            ann[pool] = a;
+            patterns.push_back("adaptive_avg_pool2d (%" + pool->name() + ")");
+        }
+    }
+
+    // _is_input_large_scalar: a one-element attribute past torch.histc's upper bound.
+    bool large_scalar(const Node& in) const {
+        if (in.op() != Op::GetAttr) return false;
+        auto t = gm_.attrs.find(in.target());
+        if (t == gm_.attrs.end() || t->second->numel() != 1 ||
+            t->second->dtype != ScalarType::Float)
+            return false;
+        return std::fabs(t->second->f32()[0]) > 3.4028235e15f;
+    }
+    // Tensor inputs of add/mul, or false when the op is left alone.
+    bool binary_inputs(const Node& op, std::vector<Node*>& inputs) {
+        for (size_t k = 0; k < 2 && k < op.args().size(); ++k) {
+            if (!op.args()[k].is_node()) continue;
+            Node* in = op.args()[k].node;
+            if (large_scalar(*in) || !float_tensor(*in)) return false;
+            inputs.push_back(in);
+        }
+        return true;
+    }
+    void binary_relu(std::initializer_list<const char*> targets, const char* what,
+                     const ObserverConfig& act) {
+        for (Node* relu : g_.nodes()) {
+            if (!target_is(*relu, kRelu)) continue;
+            Node* op = node_arg(*relu, 0);
+            if (!op || !target_is(*op, targets) || op->users().size() > 1) continue;
+            if (is_annotated({relu, op})) continue;
+            std::vector<Node*> inputs;
+            if (!binary_inputs(*op, inputs)) continue;
+            Annotation a;
+            for (Node* in : inputs) a.set_input(in, spec_of(act));
+            a.annotated = true;
+            ann[op] = a;
+            Annotation r;
+            r.output = spec_of(act);
+            r.annotated = true;
+            ann[relu] = r;
+            patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" +
+                               relu->name() + ")");
+        }
+    }
+    void binary(std::initializer_list<const char*> targets, const char* what,
+                const ObserverConfig& act) {
+        for (Node* op : g_.nodes()) {
+            if (!target_is(*op, targets) || is_annotated({op})) continue;
+            std::vector<Node*> inputs;
+            if (!binary_inputs(*op, inputs)) continue;
+            Annotation a;
+            for (Node* in : inputs) a.set_input(in, spec_of(act));
+            a.output = spec_of(act);
+            a.annotated = true;
+            ann[op] = a;
+            patterns.push_back(std::string(what) + " (%" + op->name() + ")");
+        }
+    }
+
+    // propagate_annotation: an op that keeps its input's quantization shares it.
+    void propagate() {
+        for (Node* n : g_.nodes()) {
+            if (!target_is(*n, kShareOps)) continue;
+            Node* prev = node_arg(*n, 0);
+            if (!prev || !ann.count(prev) || !ann[prev].output ||
+                ann[prev].output->kind == QSpec::Kind::None)
+                continue;
+            if (ann.count(n) && ann[n].annotated) continue;
+            Annotation a;
+            a.set_input(prev, shared_with(output_of(prev)));
+            a.output = shared_with(output_of(prev));
+            a.annotated = true;
+            ann[n] = a;
+        }
+    }
+};
+
+// _convert_scalars_to_attrs: a Python number operand of add/mul becomes a 0-d float32
+// buffer _tensor_constant_N read by a get_attr inserted before the op.
+void scalars_to_attrs(GraphModule& gm) {
+    Graph& g = *gm.graph;
+    for (Node* n : g.nodes()) {
+        if (!target_is(*n, {"torch.ops.aten.add.Tensor", "torch.ops.aten.mul.Tensor"})) continue;
+        std::vector<Argument> args = n->args();
+        bool changed = false;
+        for (Argument& a : args) {
+            if (a.is_node() || (a.kind != ArgKind::Float && a.kind != ArgKind::Int)) continue;
+            std::string name = gm.new_submodule_name("_tensor_constant_");
+            auto t = std::make_shared<TensorData>();
+            t->dtype = ScalarType::Float;
+            float v = static_cast<float>(a.kind == ArgKind::Float ? a.f : double(a.i));
+            t->bytes.resize(sizeof v);
+            std::memcpy(t->bytes.data(), &v, sizeof v);
+            gm.attrs[name] = t;
+            Node* attr;
+            {
+                auto at = g.inserting_before(n);
+                attr = g.get_attr(name);
+            }
+            attr->meta.val.kind = MetaVal::Kind::Tensor;
+            attr->meta.val.tensor.dtype = ScalarType::Float;
+            a = Argument::from_node(attr);
+            changed = true;
+        }
+        if (changed) n->set_args(args);
+    }
+}
+
+// prepare(): specs per edge/node, groups by union-find, one observer per group.
+class Placer {
+public:
+    Placer(GraphModule& gm, std::map<Node*, Annotation>& ann) : gm_(gm), ann_(ann) {}
+
+    Status run(PrepareReport& report) {
+        std::vector<Node*> before = gm_.graph->nodes();
+        collect_specs(before);
+        group();
+        for (Node* n : before) {
+            auto a = ann_.find(n);
+            if (a == ann_.end()) continue;
+            if (!a->second.inputs.empty() || a->second.output) // _is_valid_annotation
+                n->meta.other["quantization_annotation"] = describe(a->second);
+            if (Status s = input_observers(n, report); !s.ok()) return s;
+            output_observer(n, report);
+        }
+        return {};
+    }
+
+private:
+    GraphModule& gm_;
+    std::map<Node*, Annotation>& ann_;
+    std::vector<std::pair<EdgeOrNode, QSpec>> specs_; // edge_or_node_to_qspec, in order
+    std::map<EdgeOrNode, EdgeOrNode> parent_;         // shared_with_map
+    std::map<EdgeOrNode, int> group_;                 // edge_or_node_to_group_id
+    std::map<int, std::string> instance_;             // group -> first observer name
+    std::map<std::string, int> observer_group_;       // observer name -> group
+
+    static std::string describe(const Annotation& a) {
+        std::string s = "input_qspec_map: {";
+        for (size_t k = 0; k < a.inputs.size(); ++k)
+            s += (k ? ", " : "") + a.inputs[k].first->name();
+        return s + "}, output_qspec: " + (a.output ? "set" : "None");
+    }
+
+    const QSpec* spec(const EdgeOrNode& e) const {
+        for (const auto& [k, v] : specs_)
+            if (k == e) return &v;
+        return nullptr;
+    }
+    void collect_specs(const std::vector<Node*>& nodes) {
+        for (Node* n : nodes) {
+            auto a = ann_.find(n);
+            if (a == ann_.end()) continue;
+            for (const auto& [in, q] : a->second.inputs) specs_.emplace_back(EdgeOrNode{in, n}, q);
+            if (a->second.output) specs_.emplace_back(output_of(n), *a->second.output);
+        }
+    }
+    EdgeOrNode root(EdgeOrNode e) {
+        EdgeOrNode p = parent_.at(e);
+        if (p == e) return e;
+        EdgeOrNode r = root(p);
+        parent_[e] = r;
+        return r;
+    }
+    void unite(EdgeOrNode parent, EdgeOrNode child) {
+        EdgeOrNode rp = root(parent), rc = root(child);
+        parent_[rc] = rp;
+    }
+    // _unwrap_shared_qspec
+    const QSpec* unwrap(const QSpec* q) {
+        while (q && q->kind == QSpec::Kind::Shared) q = spec(root(q->shared));
+        return q;
+    }
+    static bool same_attrs(const QSpec* a, const QSpec* b) {
+        if (!a || !b || a->kind != QSpec::Kind::Config || b->kind != QSpec::Kind::Config)
+            return false;
+        return a->config.dtype == b->config.dtype && a->config.quant_min == b->config.quant_min &&
+               a->config.quant_max == b->config.quant_max && a->config.qscheme == b->config.qscheme;
+    }
+    void union_input_edge_with(EdgeOrNode edge, const QSpec* edge_root, EdgeOrNode other) {
+        const QSpec* q = spec(other);
+        if (!q) return;
+        if (same_attrs(unwrap(q), edge_root)) unite(other, edge);
+    }
+    void group() {
+        for (const auto& [e, q] : specs_) parent_.emplace(e, e);
+        for (const auto& [e, q] : specs_) {
+            if (e.arg) { // an input edge: implicit sharing with the producer's other readers
+                const QSpec* edge_root = unwrap(&q);
+                for (Node* user : e.arg->users())
+                    if (user != e.node) union_input_edge_with(e, edge_root, {e.arg, user});
+                union_input_edge_with(e, edge_root, output_of(e.arg));
+            }
+            if (q.kind == QSpec::Kind::Shared) unite(q.shared, e);
+        }
+        int next = 0;
+        std::map<EdgeOrNode, int> root_id;
+        for (const auto& [e, q] : specs_) {
+            EdgeOrNode r = root(e);
+            if (!root_id.count(r)) root_id[r] = next++;
+            group_[e] = root_id[r];
+        }
+    }
+    // The group's observer config (its root spec), or none when the edge/node stays float.
+    std::optional<std::pair<int, ObserverConfig>> observer_for(const EdgeOrNode& e) {
+        const QSpec* q = unwrap(spec(e));
+        if (!q || q->kind != QSpec::Kind::Config) return std::nullopt;
+        return std::make_pair(group_.at(e), q->config);
+    }
+    bool is_observer_node(const Node* n) const {
+        if (n->op() != Op::CallModule) return false;
+        auto it = gm_.submodules.find(n->target());
+        return it != gm_.submodules.end() && it->second.observer.has_value();
+    }
+    // _insert_obs_or_fq: a call_module after `after`, for the group's instance.
+    Node* insert(Node* after, int gid, const ObserverConfig& cfg, const std::string& role,
+                 Node* observed, PrepareReport& report) {
+        Graph& g = *gm_.graph;
+        std::string name = gm_.new_submodule_name("activation_post_process_");
+        Submodule sub{cfg.kind_name(), false, cfg, {}};
+        auto inst = instance_.find(gid);
+        if (inst != instance_.end())
+            sub.shares = inst->second;
+        else
+            instance_[gid] = name;
+        gm_.submodules[name] = sub;
+        observer_group_[name] = gid;
+        Node* obs;
+        {
+            auto at = g.inserting_after(after);
+            obs = g.call_module(name, {Argument::from_node(after)}, {}, name);
+        }
+        obs->meta.val = after->meta.val;
+        obs->meta.nn_module_stack = after->meta.nn_module_stack;
+        report.observers.push_back(
+            {name, observed->name(),
+             role + (sub.shares.empty() ? "" : ", shares the instance of %" + sub.shares), cfg});
+        return obs;
+    }
+    // _maybe_insert_input_observer_for_arg_or_kwarg for one argument value.
+    Argument input_arg(Node* n, const Argument& a, PrepareReport& report) {
+        if (a.kind == ArgKind::List || a.kind == ArgKind::Tuple) {
+            Argument out = a;
+            for (Argument& x : out.items) x = input_arg(n, x, report);
+            return out;
+        }
+        if (!a.is_node()) return a;
+        Node* arg = a.node;
+        Node* original = arg;
+        while (is_observer_node(original)) original = original->args()[0].node;
+        EdgeOrNode edge{original, n};
+        if (!spec(edge)) return a;
+        auto obs = observer_for(edge);
+        if (!obs) return a;
+        if (spec(output_of(original))) {
+            auto out = observer_for(output_of(original));
+            if (out && out->first == obs->first) return a; // the output's observer serves
+        }
+        for (Node* u : arg->users())
+            if (is_observer_node(u) && observer_group_.count(u->target()) &&
+                observer_group_[u->target()] == obs->first)
+                return Argument::from_node(u);
+        std::string role =
+            (n->args().size() > 1 && n->args()[1].is_node() && n->args()[1].node == original &&
+             obs->second.qscheme == QScheme::PerTensorSymmetric)
+                ? "weight of %" + n->name()
+                : "input of %" + n->name();
+        return Argument::from_node(insert(arg, obs->first, obs->second, role, original, report));
+    }
+    Status input_observers(Node* n, PrepareReport& report) {
+        std::vector<Argument> args;
+        for (const Argument& a : n->args()) args.push_back(input_arg(n, a, report));
+        n->set_args(args);
+        return {};
+    }
+    void output_observer(Node* n, PrepareReport& report) {
+        if (!n->meta.val.is_tensor() || !spec(output_of(n))) return;
+        auto obs = observer_for(output_of(n));
+        if (!obs) return;
+        std::vector<Node*> users = n->users();
+        Node* o = insert(n, obs->first, obs->second, "output of %" + n->name(), n, report);
+        for (Node* u : users)
+            if (u != o) u->replace_input_with(n, o);
+    }
 };
 
 } // namespace
@@ -44,7 +502,7 @@ struct Annotation {
 Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig& cfg) {
     Graph& g = *gm.graph;
     std::string name = gm.new_submodule_name("activation_post_process_");
-    gm.submodules[name] = Submodule{"MinMaxObserver", false, cfg};
+    gm.submodules[name] = Submodule{cfg.kind_name(), false, cfg, {}};
     std::vector<Node*> users = node->users();
     Node* obs;
     {
@@ -58,74 +516,18 @@ Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig&
     return obs;
 }
 
-namespace {
-// An observer of `producer` for one consumer argument (input activation / weight).
-Result<Node*> observe_input(GraphModule& gm, Node* consumer, size_t arg_index,
-                            const ObserverConfig& cfg, const std::string& role,
-                            std::vector<ObserverPlacement>& placed) {
-    Argument a = consumer->args()[arg_index];
-    if (!a.is_node()) return static_cast<Node*>(nullptr);
-    Node* producer = a.node;
-    if (is_observer(gm, *producer))
-        return producer; // already observed (e.g. by the producer's output observer)
-    for (Node* u : producer->users())
-        if (is_observer(gm, *u) && same_config(*gm.submodules[u->target()].observer, cfg)) {
-            consumer->replace_input_with(producer, u); // share the existing observer
-            return u;
-        }
-    Graph& g = *gm.graph;
-    std::string name = gm.new_submodule_name("activation_post_process_");
-    gm.submodules[name] = Submodule{"MinMaxObserver", false, cfg};
-    Node* obs;
-    {
-        auto at = g.inserting_after(producer);
-        obs = g.call_module(name, {Argument::from_node(producer)}, {}, name);
-    }
-    obs->meta.val = producer->meta.val;
-    std::vector<Argument> args = consumer->args();
-    args[arg_index] = Argument::from_node(obs);
-    consumer->set_args(args);
-    placed.push_back({name, producer->name(), role, cfg});
-    return obs;
-}
-} // namespace
-
 Result<PrepareReport> prepare_pt2e(GraphModule& gm) {
     PrepareReport report;
     auto fold = fold_conv_bn(gm);
     if (!fold.ok()) return fold.error();
     report.fold = fold.take();
-    Graph& g = *gm.graph;
     if (Status s = gm.lint(); !s.ok()) return s.error();
-
-    // Annotate: linear -> relu and conv -> relu first, then lone linear / conv.
-    std::vector<Annotation> anns;
-    std::vector<Node*> annotated;
-    for (Node* n : g.nodes()) {
-        if (!is_conv(*n) && !is_linear(*n)) continue;
-        Node* out = n;
-        std::string pattern = is_conv(*n) ? "conv" : "linear";
-        if (n->users().size() == 1 && is_relu(*n->users()[0])) {
-            out = n->users()[0];
-            pattern += " -> relu";
-        }
-        anns.push_back(
-            {n, out, pattern + " (%" + n->name() + (out != n ? " -> %" + out->name() : "") + ")"});
-    }
-    // Observers, in the original node order.
-    const ObserverConfig act = ObserverConfig::activation(), wt = ObserverConfig::weight();
-    for (const Annotation& a : anns) {
-        report.patterns.push_back(a.pattern);
-        auto in = observe_input(gm, a.op, 0, act, "input activation of %" + a.op->name(),
-                                report.observers);
-        if (!in.ok()) return in.error();
-        auto w = observe_input(gm, a.op, 1, wt, "weight of %" + a.op->name(), report.observers);
-        if (!w.ok()) return w.error();
-        auto out = insert_observer(gm, a.output, act);
-        if (!out.ok()) return out.error();
-        report.observers.push_back(
-            {out.value()->name(), a.output->name(), "output of " + a.pattern, act});
-    }
+    scalars_to_attrs(gm);
+    Annotator annotator(gm);
+    annotator.run();
+    report.patterns = annotator.patterns;
+    Placer placer(gm, annotator.ann);
+    if (Status s = placer.run(report); !s.ok()) return s.error();
     if (Status s = gm.lint(); !s.ok()) return s.error();
     gm.recompile();
     return report;

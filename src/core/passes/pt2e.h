@@ -2,16 +2,19 @@
 // prepare_pt2e / convert_pt2e do them (fact sheet section 5):
 //  - fold_conv_bn: BatchNorm folded into the preceding conv's weight and bias
 //    (a new `conv.weight_bias` parameter when the conv had none);
-//  - insert_observer: a MinMaxObserver call_module after a node, users rewired
+//  - insert_observer: an observer call_module after a node, users rewired
 //    without the self-loop (the correct way);
-//  - prepare_pt2e: fold_conv_bn, then annotate conv / conv->relu / linear /
-//    linear->relu and place observers where an XNNPACK-style quantizer would
-//    (input activation, weight, output activation: quint8 per-tensor affine
-//    0..255 for activations, qint8 per-tensor symmetric -127..127 for weights);
+//  - prepare_pt2e: what prepare_pt2e(m, XNNPACKQuantizer().set_global(
+//    get_symmetric_quantization_config())) does in torch.ao (torch 2.6): fold_conv_bn,
+//    XNNPACK's annotators (linear/conv [+ relu], adaptive_avg_pool2d, add/mul [+ relu]),
+//    shared specs for ops that keep their input's quantization, one observer instance
+//    per sharing group (HistogramObserver int8 -128..127 for activations,
+//    MinMaxObserver int8 -127..127 symmetric for weights; eps 2**-12);
 //  - calibrate: run the module over inputs so the observers record min/max;
 //  - convert_pt2e: each observer -> quantize_per_tensor -> dequantize_per_tensor
-//    with its scale/zero_point as literals; with fold_quantize, each weight's
-//    quantize is folded into an int8 `_frozen_param<N>` attribute.
+//    with its scale/zero_point as literals, a dequantize with several annotated
+//    readers duplicated per reader (DuplicateDQPass); with fold_quantize, each
+//    weight's quantize is folded into an int8 `_frozen_param<N>` attribute.
 #pragma once
 
 #include <string>

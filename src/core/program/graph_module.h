@@ -19,9 +19,12 @@
 namespace pt2lab {
 
 struct Submodule {
-    std::string type;    // "MinMaxObserver", "GuardsFn"
+    std::string type;    // "MinMaxObserver", "HistogramObserver", "GuardsFn"
     bool impure = false; // kept by dead-code elimination (GuardsFn._is_impure)
     std::optional<ObserverConfig> observer;
+    // Another observer submodule whose instance this one is (torch: one module object
+    // under two attribute names, as prepare_pt2e makes for shared quantization specs).
+    std::string shares;
 };
 
 struct GraphModule {

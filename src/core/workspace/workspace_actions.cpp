@@ -13,8 +13,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     if (ep) c->ep = ep->clone();
     c->gm = gm.clone();
     c->exec.tensors = exec.tensors;
-    for (const auto& [name, obs] : exec.observers)
-        c->exec.observers[name] = std::make_shared<MinMaxObserver>(*obs);
+    c->exec.observers = ModuleState::copy_observers(exec.observers);
     c->exec_source = exec_source;
     c->module_actions = module_actions;
     c->last_run = last_run;
@@ -270,7 +269,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
     case Action::Kind::InsertObserver: {
         auto n = find_node(*gm.graph, a.node);
         if (!n.ok()) return n.error();
-        auto obs = insert_observer(gm, n.value(), ObserverConfig::activation());
+        auto obs = insert_observer(gm, n.value(), ObserverConfig::minmax_default());
         if (!obs.ok()) return obs.error();
         out.summary = "inserted %" + obs.value()->name() + " after %" + a.node + "\n";
         module_changed(true);
