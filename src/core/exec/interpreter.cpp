@@ -313,9 +313,13 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
 }
 
 std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed) {
+    return seeded_inputs(*ep.graph, &ep.signature, seed);
+}
+
+std::vector<Tensor> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed) {
     SeededRng rng(seed);
     std::vector<Tensor> in;
-    for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature)) {
+    for (const auto& [name, meta] : user_input_specs(g, sig)) {
         Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
         for (int64_t k = 0; k < t.numel(); ++k) t.set(k, rng.normal());
         in.push_back(std::move(t));

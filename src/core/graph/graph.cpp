@@ -1,9 +1,9 @@
 // Graph editing with torch.fx's semantics: insert points, naming, users
 // bookkeeping, erase, lint.
+#include "util/check.h"
 #include "graph/graph.h"
 
 #include <algorithm>
-#include <cassert>
 #include <set>
 
 #include "graph/op_schema.h"
@@ -238,7 +238,7 @@ Node* Graph::output(Argument result) {
 }
 
 Status Graph::erase_node(Node* n) {
-    assert(n && n->graph_ == this);
+    PT2LAB_CHECK(n && n->graph_ == this);
     if (!n->users_.empty()) {
         std::string users = "{";
         for (size_t k = 0; k < n->users_.size(); ++k) {
@@ -264,7 +264,7 @@ Status Graph::erase_node(Node* n) {
 }
 
 void Graph::move_before(Node* n, Node* before) {
-    assert(n->graph_ == this && (!before || before->graph_ == this));
+    PT2LAB_CHECK(n->graph_ == this && (!before || before->graph_ == this));
     if (n == before) return;
     auto pos = before ? before->self_ : nodes_.end();
     nodes_.splice(pos, nodes_, n->self_);
@@ -364,7 +364,7 @@ Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& 
         Node* n = *it;
         if (n->users().empty() && !is_impure(*n, impure_module)) {
             Status s = erase_node(n);
-            assert(s.ok());
+            PT2LAB_CHECK(s.ok());
             (void)s;
             changed = true;
         }
@@ -395,7 +395,14 @@ std::unique_ptr<Graph> Graph::clone() const {
         g->by_id_[n->id_] = n;
         remap[src] = n;
     }
-    auto swap = [&](Node* n) { return remap.at(n); };
+    // Every reference is to a node of this graph (args are only set through
+    // this graph's API); a foreign node here is a bug in pt2lab, not user data.
+    auto mapped = [&](const Node* n) {
+        auto it = remap.find(n);
+        PT2LAB_CHECK(it != remap.end());
+        return it->second;
+    };
+    auto swap = [&](Node* n) { return mapped(n); };
     for (const auto& owned : g->nodes_) {
         Node* n = owned.get();
         for (Argument& a : n->args_) map_nodes(a, swap);
@@ -403,11 +410,11 @@ std::unique_ptr<Graph> Graph::clone() const {
     }
     // users in the same order as the source
     for (const auto& owned : nodes_) {
-        Node* dst = remap.at(owned.get());
-        for (Node* u : owned->users_) dst->users_.push_back(remap.at(u));
+        Node* dst = mapped(owned.get());
+        for (Node* u : owned->users_) dst->users_.push_back(mapped(u));
     }
     g->insert_ = insert_;
-    if (insert_.anchor) g->insert_.anchor = remap.at(insert_.anchor);
+    if (insert_.anchor) g->insert_.anchor = mapped(insert_.anchor);
     return g;
 }
 

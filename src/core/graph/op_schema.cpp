@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "util/check.h"
 #include "util/pyrepr.h"
 
 namespace pt2lab {
@@ -248,7 +249,7 @@ const Table& table() {
         for (size_t k = 0; k < kOpSchemaCount; ++k) {
             auto r = parse_op_schema(kOpSchemaStrings[k]);
             // The table is our own data: a parse failure is a bug, caught by the tests.
-            assert(r.ok());
+            PT2LAB_CHECK(r.ok());
             if (!r.ok()) continue;
             tb.by_target[r.value().target()] = tb.schemas.size();
             tb.schemas.push_back(r.take());

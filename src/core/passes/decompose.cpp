@@ -467,31 +467,6 @@ std::string DecompReport::str() const {
     return s;
 }
 
-ExportedProgram copy_program(const ExportedProgram& ep) {
-    ExportedProgram c;
-    c.graph = ep.graph->clone();
-    c.signature = ep.signature;
-    c.state_dict = ep.state_dict;
-    c.constants = ep.constants;
-    c.module_call_graph = ep.module_call_graph;
-    c.graph_module_metadata = ep.graph_module_metadata;
-    c.opset_version = ep.opset_version;
-    c.range_constraints = ep.range_constraints;
-    c.verifiers = ep.verifiers;
-    c.schema_major = ep.schema_major;
-    c.schema_minor = ep.schema_minor;
-    c.torch_version = ep.torch_version;
-    c.source_file = ep.source_file;
-    c.format = ep.format;
-    c.has_weights = ep.has_weights;
-    c.warnings = ep.warnings;
-    c.provenance = ep.provenance;
-    c.example_inputs = ep.example_inputs;
-    c.reference_outputs = ep.reference_outputs;
-    c.buffers_after = ep.buffers_after;
-    return c;
-}
-
 std::vector<std::pair<std::string, int>> op_counts(const Graph& g) {
     std::vector<std::pair<std::string, int>> out;
     for (Node* n : g.nodes()) {

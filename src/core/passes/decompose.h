@@ -67,9 +67,6 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
 // eliminates dead code, as the retrace in run_decompositions does.
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table);
 
-// The program with a deep-copied graph (weights shared), to decompose without touching the
-// original.
-ExportedProgram copy_program(const ExportedProgram& ep);
 
 // Op counts: target -> number of call_function nodes, in first-seen order.
 std::vector<std::pair<std::string, int>> op_counts(const Graph& g);
