@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "io/fx_json.h"
-#include "io/json_read.h"
 #include "lesson/markdown.h"
+#include "util/json_read.h"
+#include "workspace/action_json.h"
 
 namespace pt2lab {
 
@@ -57,14 +57,40 @@ std::string trim_lines(const std::vector<std::string>& lines, int& first_line) {
     return out;
 }
 
-// Action kinds beyond the torch.fx edits (which parse_edit_action knows).
-const char* const kWorkspaceKinds[] = {
-    "decompose", "decompose_node", "fold_conv_bn",        "insert_observer", "prepare",
-    "calibrate", "convert",        "eliminate_dead_code", "recompile",       "run",
-    "undo",      "redo",           "module_train",        "module_eval",     nullptr};
-const char* const kEditKinds[] = {
-    "insert", "replace_all_uses_with", "replace_input_with", "erase_node", "set_args", "lint",
-    nullptr};
+// Actions a step may run, with the fields each may have (a typo such as
+// "skip_user" is an error, not a silently ignored key). All but the lesson's
+// own module_train / module_eval are Workspace actions (workspace/action_json.h).
+struct KindFields {
+    const char* kind;
+    const char* fields[4]; // null-terminated
+};
+const KindFields kActionKinds[] = {
+    {"decompose", {"level", "keep", nullptr}},
+    {"decompose_node", {"level", "node", nullptr}},
+    {"fold_conv_bn", {nullptr}},
+    {"insert_observer", {"node", nullptr}},
+    {"prepare", {nullptr}},
+    {"calibrate", {"inputs", "seed", "repeat", nullptr}},
+    {"run", {"inputs", "seed", "repeat", nullptr}},
+    {"convert", {"fold_quantize", nullptr}},
+    {"insert", {"where", "anchor", "nodes", nullptr}},
+    {"replace_all_uses_with", {"node", "with", "skip_users", nullptr}},
+    {"replace_input_with", {"node", "old", "new", nullptr}},
+    {"erase_node", {"node", nullptr}},
+    {"set_args", {"node", "args", nullptr}},
+    {"eliminate_dead_code", {nullptr}},
+    {"lint", {nullptr}},
+    {"recompile", {nullptr}},
+    {"undo", {nullptr}},
+    {"redo", {nullptr}},
+    {"module_train", {nullptr}},
+    {"module_eval", {nullptr}},
+};
+const KindFields* find_kind(const std::string& k) {
+    for (const auto& kf : kActionKinds)
+        if (k == kf.kind) return &kf;
+    return nullptr;
+}
 
 // Reads one JSON block of the file; `line` is the fence's line.
 struct BlockReader {
@@ -185,66 +211,38 @@ Status read_action(const BlockReader& r, const JsonAt& a, const Lesson& l, const
         return r.error(a.path,
                        "graph \"" + out.graph + "\" is a symbolic_trace graph, shown read-only",
                        "act on a torch.export graph (.pt2) instead");
-    json copy = *a.v;
-    copy.erase("graph");
-    out.json = copy.dump();
-    out.is_edit = in_list(kEditKinds, out.kind);
-    if (out.is_edit) {
-        auto e = parse_edit_action(out.json, r.file + ":" + r.where(a.path));
-        if (!e.ok()) return e.error();
-        return {};
-    }
-    if (!in_list(kWorkspaceKinds, out.kind)) {
+    const KindFields* kf = find_kind(out.kind);
+    if (!kf) {
         std::string list;
-        for (const char* const* k = kWorkspaceKinds; *k; ++k)
-            list += std::string(list.empty() ? "" : ", ") + *k;
-        for (const char* const* k = kEditKinds; *k; ++k) list += std::string(", ") + *k;
+        for (const auto& k : kActionKinds) list += std::string(list.empty() ? "" : ", ") + k.kind;
         return r.error(a.path + ".kind", "unknown action \"" + out.kind + "\"",
                        "expected one of: " + list);
     }
-    // Fields per kind; the runner reads them again, so only their shape is checked here.
-    const std::string& k = out.kind;
-    if (k == "decompose" || k == "decompose_node") {
-        if (Status s = r.only_keys(a, {"kind", "graph", "level", "keep", "node", "label"}); !s.ok())
-            return s;
-        auto level = r.str(a, "level", true);
-        if (!level.ok()) return level.error();
-        if (level.value() != "inference" && level.value() != "core_aten")
-            return r.error(a.path + ".level", "expected \"inference\" or \"core_aten\"");
-        auto keep = r.strings(a, "keep");
-        if (!keep.ok()) return keep.error();
-        auto node = r.str(a, "node", k == "decompose_node");
-        if (!node.ok()) return node.error();
-        if (k == "decompose" && !node.value().empty())
-            return r.error(a.path + ".node",
-                           "decompose acts on the whole graph; use decompose_node");
-    } else if (k == "insert_observer") {
-        if (Status s = r.only_keys(a, {"kind", "graph", "node", "label"}); !s.ok()) return s;
-        auto node = r.str(a, "node", true);
-        if (!node.ok()) return node.error();
-    } else if (k == "run" || k == "calibrate") {
-        if (Status s = r.only_keys(a, {"kind", "graph", "repeat", "inputs", "seed", "label"});
-            !s.ok())
-            return s;
-        JsonAt rep = a.get("repeat");
-        if (rep.v && (!rep.v->is_number_integer() || rep.v->get<int>() < 1))
-            return r.error(rep, "expected an integer >= 1");
-        auto inputs = r.str(a, "inputs", false);
-        if (!inputs.ok()) return inputs.error();
-        const std::string& in = inputs.value();
-        if (!in.empty() && in != "auto" && in != "example" && in != "sample" && in != "seeded")
-            return r.error(a.path + ".inputs",
-                           "expected \"auto\", \"example\", \"sample\" or \"seeded\"");
-        JsonAt seed = a.get("seed");
-        if (seed.v && (!seed.v->is_number_integer() || seed.v->get<int64_t>() < 0))
-            return r.error(seed, "expected an integer >= 0");
-    } else if (k == "convert") {
-        if (Status s = r.only_keys(a, {"kind", "graph", "fold_quantize", "label"}); !s.ok())
-            return s;
-        JsonAt fq = a.get("fold_quantize");
-        if (fq.v && !fq.v->is_boolean()) return r.error(fq, "expected true or false");
-    } else {
-        if (Status s = r.only_keys(a, {"kind", "graph", "label"}); !s.ok()) return s;
+    for (auto it = a.v->begin(); it != a.v->end(); ++it) {
+        const std::string& key = it.key();
+        bool ok = key == "kind" || key == "graph" || key == "label";
+        for (const char* const* f = kf->fields; *f; ++f) ok = ok || key == *f;
+        if (!ok)
+            return r.error(a.path + "." + key,
+                           "unknown field \"" + key + "\" for a " + out.kind + " action");
+    }
+    json copy = *a.v;
+    copy.erase("graph");
+    out.json = copy.dump();
+    out.is_edit = out.kind == "insert" || out.kind == "replace_all_uses_with" ||
+                  out.kind == "replace_input_with" || out.kind == "erase_node" ||
+                  out.kind == "set_args" || out.kind == "eliminate_dead_code" ||
+                  out.kind == "lint" || out.kind == "recompile";
+    if (out.kind == "module_train" || out.kind == "module_eval") return {};
+    // The Workspace's own reader checks the rest (levels, node names, input sources).
+    json at_path = copy;
+    JsonAt view = json_root(at_path, &r.file, a.path);
+    auto parsed = action_from_json(view);
+    if (!parsed.ok()) {
+        Error e = parsed.error();
+        e.where = r.where(e.where);
+        e.file = r.file;
+        return e;
     }
     return {};
 }
