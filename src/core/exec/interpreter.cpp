@@ -167,7 +167,7 @@ private:
         if (!schema)
             return node_error(n, "op " + n.target() + " is not in pt2lab's op schema table",
                               "pt2lab shows this node but cannot run it");
-        KernelFn fn = find_kernel(*schema);
+        KernelFn fn = find_kernel(n);
         if (!fn)
             return node_error(n, "pt2lab has no kernel for " + schema->overload_str(),
                               "this op cannot run yet");

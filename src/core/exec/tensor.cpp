@@ -1,7 +1,7 @@
 // Tensor storage helpers and Value constructors.
-#include "util/check.h"
 #include "exec/tensor.h"
 
+#include "util/check.h"
 
 namespace pt2lab {
 

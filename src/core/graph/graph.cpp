@@ -1,12 +1,12 @@
 // Graph editing with torch.fx's semantics: insert points, naming, users
 // bookkeeping, erase, lint.
-#include "util/check.h"
 #include "graph/graph.h"
 
 #include <algorithm>
 #include <set>
 
-#include "graph/op_schema.h"
+#include "graph/op_table.h"
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -45,6 +45,14 @@ std::string TensorMeta::type_str() const {
 }
 
 // ---- Node -------------------------------------------------------------------
+
+const OpSchema* Node::schema() const {
+    return op_info_ ? &op_info_->schema : nullptr;
+}
+
+bool Node::is(OpId id) const {
+    return op_info_ && op_info_->id == id;
+}
 
 std::vector<Node*> Node::input_nodes() const {
     std::vector<Node*> out;
@@ -192,7 +200,7 @@ Node* Graph::create_node(Op op, std::string target, std::vector<Argument> args, 
     std::string candidate =
         name.empty() ? target_to_name_candidate(op, n->target_) : std::string(name);
     n->name_ = names_.create_name(candidate);
-    if (op == Op::CallFunction) n->schema_ = find_op_schema(n->target_);
+    if (op == Op::CallFunction) n->op_info_ = find_op(n->target_);
 
     std::list<std::unique_ptr<Node>>::iterator pos;
     if (insert_.anchor) {
@@ -331,7 +339,6 @@ bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_mod
         "torch._assert_async",
         "torch.ops.aten._assert_async.msg",
         "torch.ops.aten._assert_scalar.default",
-        "torch.ops.aten._assert_tensor_metadata.default",
         "torch.ops.aten.sym_constrain_range.default",
         "torch.ops.aten.sym_constrain_range_for_size.default",
         "torch.ops.profiler._record_function_enter",
@@ -347,7 +354,8 @@ bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_mod
     case Op::Placeholder:
     case Op::Output: return true;
     case Op::CallFunction:
-        if (n.schema() && n.schema()->is_mutable()) return true;
+        if (n.op_info() && (n.op_info()->schema.is_mutable() || n.op_info()->side_effect()))
+            return true;
         for (const char* t : kSideEffects)
             if (n.target() == t) return true;
         return false;
@@ -386,7 +394,7 @@ std::unique_ptr<Graph> Graph::clone() const {
         n->op_ = src->op_;
         n->name_ = src->name_;
         n->target_ = src->target_;
-        n->schema_ = src->schema_;
+        n->op_info_ = src->op_info_;
         n->meta = src->meta;
         n->args_ = src->args_;
         n->kwargs_ = src->kwargs_;

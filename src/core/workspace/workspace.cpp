@@ -175,7 +175,7 @@ std::vector<Workspace::UnsupportedOp> Workspace::unsupported_ops(GraphView v) co
     if (v == GraphView::Program && !has_program()) return out;
     for (const Node* n : graph(v).nodes()) {
         if (n->op() != Op::CallFunction) continue;
-        if (n->schema() && find_kernel(*n->schema())) continue;
+        if (find_kernel(*n)) continue;
         auto it = std::find_if(out.begin(), out.end(),
                                [&](const UnsupportedOp& u) { return u.target == n->target(); });
         if (it == out.end()) it = out.insert(out.end(), UnsupportedOp{n->target(), {}});

@@ -54,13 +54,13 @@ std::set<std::string> mutated_attrs(const Graph& g) {
         if (a.is_node() && a.node->op() == Op::GetAttr) out.insert(a.node->target());
     };
     for (const Node* n : g.nodes()) {
-        const OpSchema* schema = n->schema();
-        if (n->op() != Op::CallFunction || !schema || !schema->is_mutable()) continue;
-        for (size_t k = 0; k < n->args().size() && k < schema->arguments.size(); ++k)
-            if (schema->arguments[k].type.mutable_alias()) note(n->args()[k]);
+        const OpInfo* op = n->op_info();
+        if (n->op() != Op::CallFunction || !op) continue;
+        for (size_t k = 0; k < n->args().size(); ++k)
+            if (op->writes(k)) note(n->args()[k]);
         for (const auto& [key, arg] : n->kwargs()) {
-            int k = schema->arg_index(key);
-            if (k >= 0 && schema->arguments[static_cast<size_t>(k)].type.mutable_alias()) note(arg);
+            int k = op->schema.arg_index(key);
+            if (k >= 0 && op->writes(static_cast<size_t>(k))) note(arg);
         }
     }
     return out;
