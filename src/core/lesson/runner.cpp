@@ -69,6 +69,22 @@ std::vector<uint32_t> ids_of(const Graph& g, const std::vector<std::string>& nam
     return out;
 }
 
+// The values a run can write: buffers (bytes) and observers (min, max).
+struct StateValues {
+    std::map<std::string, std::vector<uint8_t>> tensors;
+    std::map<std::string, std::pair<float, float>> observers;
+    bool operator==(const StateValues& o) const {
+        return tensors == o.tensors && observers == o.observers;
+    }
+};
+StateValues state_values(const ModuleState& s) {
+    StateValues v;
+    for (const auto& [fqn, t] : s.tensors) v.tensors[fqn] = t->storage;
+    for (const auto& [name, obs] : s.observers)
+        v.observers[name] = {obs->min_val(), obs->max_val()};
+    return v;
+}
+
 Error step_error(const StepAction& a, const Error& cause) {
     Error e = cause;
     e.message = "step action at " + a.where + " failed: " + cause.message;
@@ -106,11 +122,16 @@ Result<LessonStepReport> LessonRunner::run_step(const LessonStep& st) {
         }
         auto action = parse_action(a.json, a.where);
         if (!action.ok()) return step_error(a, action.error());
+        bool is_run = a.kind == "run" || a.kind == "calibrate";
+        StateValues before_run;
+        if (is_run) before_run = state_values(w.state());
         auto out = w.apply(action.value());
         if (!out.ok()) return step_error(a, out.error());
         const ActionOutcome& o = out.value();
         ar.summary = o.summary;
-        ar.changed = o.changed;
+        // A run changed something when it wrote a different value (an eval-mode
+        // batch_norm reads its running stats and writes nothing), as in PyTorch.
+        ar.changed = is_run ? !(state_values(w.state()) == before_run) : o.changed;
         ar.run = o.run;
         if (!o.torch_error.empty()) {
             // Every refusal torch.fx makes here (erase_node of a used node, lint,
