@@ -44,9 +44,11 @@ import lesson_models  # noqa: E402
 SCRIPT = "tools/lesson_goldens.py"
 FORMAT = "pt2lab.lesson_golden"
 VERSION = 1
-TORCH_NEEDED = (2, 14)
+TORCH_NEEDED = (2, 14)   # the lesson goldens
+TORCH_PT2E = (2, 6)      # the convert cross-check (tests/golden/lessons/pt2e): torch.ao's convert_pt2e
 LESSON_DIR = os.path.join(assetlib.REPO_ROOT, "assets", "lessons")
 GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "lessons")
+PT2E_DIR = os.path.join(GOLDEN_DIR, "pt2e")
 REFERENCE_LANG = "zh-TW"  # the C++ tests check that every language has the same steps
 SAMPLE = 16  # output values kept per run (with sums, min and max)
 FLOAT_TOLERANCE = 1e-6  # --check: numbers may move this much (relative) between CPUs
@@ -86,6 +88,38 @@ def read_lesson(path):
 # ---------------------------------------------------------------------------
 # The lesson graphs in torch
 # ---------------------------------------------------------------------------
+
+
+def archive_records(path):
+    """({record under the root folder: bytes} without extra/, {extra/...: bytes})."""
+    records, extras = {}, {}
+    with zipfile.ZipFile(path) as src:
+        for info in src.infolist():
+            inner = info.filename.split("/", 1)[1] if "/" in info.filename else info.filename
+            (extras if inner.startswith("extra/") else records)[inner] = src.read(info.filename)
+    return records, extras
+
+
+def model_from_archive(path):
+    """The lesson model (tools/lesson_models.py) holding the archive's weights and
+    buffers, in the archive's export mode: how torch 2.6, which cannot read a
+    torch >= 2.8 archive, gets the same module."""
+    records, extras = archive_records(path)
+    manifest = json.loads(extras["extra/pt2lab/manifest.json"])
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = next(s for s in lesson_models.ASSETS if s.name == name)
+    model, _ = lesson_models.build_asset_model(spec)
+    config = json.loads(records["data/weights/model_weights_config.json"])["config"]
+    dtypes = {7: torch.float32, 5: torch.int64}
+    state = {}
+    for fqn, entry in config.items():
+        meta = entry["tensor_meta"]
+        shape = [d["as_int"] for d in meta["sizes"]]
+        data = records["data/weights/" + entry["path_name"]]
+        state[fqn] = torch.frombuffer(bytearray(data), dtype=dtypes[meta["dtype"]]).reshape(shape).clone()
+    model.load_state_dict(state)
+    model.train(manifest["provenance"]["mode"] == "train")
+    return model
 
 
 def load_archive(path):
@@ -148,20 +182,20 @@ class ExportGraph:
     code included, which a deep copy would not keep: copying recompiles), and
     the baseline for parity: the original ep.module() run once on the example input."""
 
-    def __init__(self, path):
+    def __init__(self, path, build=None):
         self.path = path
+        self.build = build or (lambda: load_archive(os.path.join(assetlib.REPO_ROOT, path))[0])
         self.applied = []
         self.reset()
-        _, extras = load_archive(os.path.join(assetlib.REPO_ROOT, path))
+        _, extras = archive_records(os.path.join(assetlib.REPO_ROOT, path))
         manifest = json.loads(extras["extra/pt2lab/manifest.json"])
         self.inputs = [npy(extras[e["file"]]) for e in manifest["inputs"]]
         self.reference = [npy(extras[e["file"]]) for e in manifest["outputs"]]
-        original, _ = load_archive(os.path.join(assetlib.REPO_ROOT, path))
         with torch.no_grad():
-            self.baseline = flat_outputs(original.module()(*self.inputs))
+            self.baseline = flat_outputs(self.build().module()(*self.inputs))
 
     def reset(self):
-        self.ep, _ = load_archive(os.path.join(assetlib.REPO_ROOT, self.path))
+        self.ep = self.build()
         self.gm = self.ep.module()
 
     def undo(self):
@@ -286,6 +320,9 @@ def decomposition_table(level, keep=(), only=None):
     return table
 
 
+REAL_CONVERT = None  # set to torch.ao's convert_pt2e in the trixie (torch 2.6) mode
+
+
 def apply_action(g, a):
     """Runs one action on graph g; returns what it reported (the golden's action record)."""
     kind = a["kind"]
@@ -362,7 +399,17 @@ def apply_action(g, a):
         return rec
     if kind == "convert":
         assert a.get("fold_quantize", True), "fold_quantize=False is not replayed"
-        convert_observers(g.gm)
+        if REAL_CONVERT:
+            # convert_pt2e takes what prepare_pt2e returns: torch.ao's own prepare
+            # step (pt2e/prepare.py) run with no annotations inserts no observer
+            # (the lesson placed its own by hand) and leaves the bookkeeping
+            # convert asserts on; then the real convert_pt2e.
+            from torch.ao.quantization.pt2e.prepare import prepare
+            from torch.ao.quantization.pt2e.utils import _get_node_name_to_scope
+            prepared = prepare(g.gm, _get_node_name_to_scope(g.gm), is_qat=False)
+            g.gm = REAL_CONVERT(prepared, fold_quantize=True)
+        else:
+            convert_observers(g.gm)
         return rec
     if kind in ("module_train", "module_eval"):
         try:
@@ -425,6 +472,71 @@ def lesson_record(lesson_id):
     }
 
 
+def qdq_lines(text):
+    """The lines of a printed graph or code that convert wrote (q/dq and the return)."""
+    return [line for line in text.split("\n")
+            if "quantize_per_tensor" in line or "return" in line.lstrip()[:7]]
+
+
+def pt2e_record(lesson_id):
+    """torch 2.6 (Debian trixie): the lesson's steps up to its last convert, on
+    the same model and weights exported by torch 2.6 itself (it cannot read the
+    newer archives), with torch.ao's real convert_pt2e. Records, per convert
+    step, the q/dq lines convert wrote and the runs after it. None when the
+    lesson has no convert."""
+    global REAL_CONVERT
+    from torch.ao.quantization.quantize_pt2e import convert_pt2e
+    REAL_CONVERT = convert_pt2e
+    lesson, steps = read_lesson(os.path.join(LESSON_DIR, f"{lesson_id}.{REFERENCE_LANG}.md"))
+    convert_steps = [i for i, st in enumerate(steps, 1)
+                     if any(a["kind"] == "convert" for a in st.get("actions", []))]
+    if not convert_steps:
+        return None
+    graphs = {}
+    for key, path in lesson["graphs"].items():
+        if path.startswith("assets/fx/"):
+            continue
+        full = os.path.join(assetlib.REPO_ROOT, path)
+        _, extras = archive_records(full)
+        manifest = json.loads(extras["extra/pt2lab/manifest.json"])
+        x = tuple(npy(extras[e["file"]]) for e in manifest["inputs"])
+
+        def build(full=full, x=x):
+            return torch.export.export_for_training(model_from_archive(full), x)
+        graphs[key] = ExportGraph(path, build)
+    out_steps = []
+    for index, step in enumerate(steps[: convert_steps[-1]], start=1):
+        runs = []
+        for a in step.get("actions", []):
+            g = graphs[a.get("graph", step["graph"])]
+            action = {k: v for k, v in a.items() if k not in ("graph", "label")}
+            if action["kind"] == "undo":
+                g.undo()
+                continue
+            before = fingerprint(g)
+            rec = apply_action(g, action)
+            if fingerprint(g) != before:
+                g.applied.append(action)
+            if action["kind"] == "run" and index in convert_steps:
+                runs.append(rec)
+        if index in convert_steps:
+            g = graphs[step["graph"]]
+            out_steps.append({"index": index, "graph": step["graph"],
+                              "qdq_graph_lines": qdq_lines(str(g.gm.graph)),
+                              "qdq_code_lines": qdq_lines(g.gm.code),
+                              "runs": runs})
+    return {
+        "format": FORMAT + ".pt2e",
+        "version": VERSION,
+        "producer": {"script": SCRIPT, "torch_version": torch.__version__,
+                     "note": "the lesson's steps up to convert with torch.ao's real convert_pt2e "
+                             "(torch 2.6, Debian trixie) on the same model and weights"},
+        "lesson": lesson_id,
+        "source": f"assets/lessons/{lesson_id}.{REFERENCE_LANG}.md",
+        "steps": out_steps,
+    }
+
+
 def lesson_ids():
     suffix = f".{REFERENCE_LANG}.md"
     return sorted(f[: -len(suffix)] for f in os.listdir(LESSON_DIR) if f.endswith(suffix))
@@ -435,20 +547,35 @@ def lesson_ids():
 # ---------------------------------------------------------------------------
 
 
-def require_torch():
-    if torch_version()[:2] != TORCH_NEEDED:
-        sys.exit(f"error: {SCRIPT} needs torch {'.'.join(map(str, TORCH_NEEDED))} (this is "
-                 f"{torch.__version__}); run it with scripts/torch_env.sh run sid python3 {SCRIPT}")
+def mode():
+    """"sid" (torch 2.14: the lesson goldens) or "trixie" (torch 2.6: the convert cross-check)."""
+    if torch_version()[:2] == TORCH_NEEDED:
+        return "sid"
+    if torch_version()[:2] == TORCH_PT2E:
+        return "trixie"
+    sys.exit(f"error: {SCRIPT} needs torch 2.14 (lesson goldens) or 2.6 (the convert_pt2e "
+             f"cross-check); this is {torch.__version__}. Run it with "
+             f"scripts/torch_env.sh run sid|trixie python3 {SCRIPT}")
+
+
+def golden_dir(default_dir):
+    """Where this mode writes: the default folder maps to pt2e/ under trixie."""
+    if mode() == "trixie" and os.path.abspath(default_dir) == os.path.abspath(GOLDEN_DIR):
+        return PT2E_DIR
+    return default_dir
 
 
 def generate(out_dir, quiet=False):
-    require_torch()
+    out_dir = golden_dir(out_dir)
+    make = lesson_record if mode() == "sid" else pt2e_record
     os.makedirs(out_dir, exist_ok=True)
     names = []
     for lesson_id in lesson_ids():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            record = lesson_record(lesson_id)
+            record = make(lesson_id)
+        if record is None:
+            continue
         path = os.path.join(out_dir, f"{lesson_id}.json")
         assetlib.write_bytes_atomic(path, assetlib.json_text(record, inline_depth=5).encode("utf-8"))
         names.append(f"{lesson_id}.json")
@@ -479,13 +606,14 @@ def close_enough(expected, actual, path="$"):
 
 
 def check(_out_dir=None):
-    require_torch()
+    committed_dir = golden_dir(GOLDEN_DIR)
+    rel_dir = assetlib.rel(committed_dir)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         names = generate(tmp, quiet=True)
         for name in names:
-            committed = os.path.join(GOLDEN_DIR, name)
-            rel = f"tests/golden/lessons/{name}"
+            committed = os.path.join(committed_dir, name)
+            rel = f"{rel_dir}/{name}"
             if not os.path.exists(committed):
                 failures += 1
                 print(assetlib.report_line("MISSING", rel, "not generated yet"))
@@ -497,14 +625,15 @@ def check(_out_dir=None):
             diff = close_enough(expected, actual)
             failures += diff is not None
             print(assetlib.report_line("DIFF" if diff else "ok", rel, diff))
-    committed = sorted(f for f in os.listdir(GOLDEN_DIR) if f.endswith(".json")) \
-        if os.path.isdir(GOLDEN_DIR) else []
+    committed = sorted(f for f in os.listdir(committed_dir) if f.endswith(".json")) \
+        if os.path.isdir(committed_dir) else []
     for name in committed:
         if name not in names:
             failures += 1
-            print(assetlib.report_line("STALE", f"tests/golden/lessons/{name}", "no lesson writes this file"))
+            print(assetlib.report_line("STALE", f"{rel_dir}/{name}", "no lesson writes this file"))
     if failures:
-        print(f"{failures} golden(s) differ; regenerate with: scripts/torch_env.sh run sid python3 {SCRIPT}")
+        print(f"{failures} golden(s) differ; regenerate with: "
+              f"scripts/torch_env.sh run {mode()} python3 {SCRIPT}")
     return 1 if failures else 0
 
 

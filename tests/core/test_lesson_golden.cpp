@@ -263,3 +263,68 @@ TEST_CASE("every lesson step matches what real PyTorch did with the same actions
     CHECK(runs >= 2 * 15);
     CHECK(errors >= 2 * 4); // lint, erase_node, train(), eval()
 }
+
+namespace {
+// The lines of a printed graph or code that convert wrote (q/dq and the return),
+// as tools/lesson_goldens.py picks them.
+std::vector<std::string> qdq_lines(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        size_t lead = line.find_first_not_of(' ');
+        if (line.find("quantize_per_tensor") != std::string::npos ||
+            (lead != std::string::npos && line.compare(lead, 6, "return") == 0))
+            out.push_back(line);
+        start = end + 1;
+    }
+    return out;
+}
+} // namespace
+
+TEST_CASE("convert steps match torch.ao's real convert_pt2e (torch 2.6)", "[lesson]") {
+    auto cat = load_lesson_catalog(source_path("assets/lessons"));
+    REQUIRE(cat.ok());
+    auto files = list_dir("tests/golden/lessons/pt2e", ".json");
+    REQUIRE_FALSE(files.empty());
+    int checked = 0;
+    for (const auto& rel : files) {
+        json g = json::parse(read_text(source_path(rel)), nullptr, false);
+        REQUIRE_FALSE(g.is_discarded());
+        REQUIRE(g["format"] == "pt2lab.lesson_golden.pt2e");
+        for (const char* lang : {"zh-TW", "en"}) {
+            const Lesson* l = cat.value().find(g["lesson"].get<std::string>(), lang);
+            REQUIRE(l);
+            auto r = LessonRunner::open(*l, LessonRunner::files_under(PT2LAB_SOURCE_DIR));
+            REQUIRE(r.ok());
+            for (const json& st : g["steps"]) {
+                int k = st["index"].get<int>();
+                INFO(rel << " / " << l->file << " step " << k);
+                REQUIRE(r.value()->go_to(k, true).ok());
+                const Workspace* w = r.value()->workspace(st["graph"].get<std::string>());
+                REQUIRE(w);
+                auto mine = qdq_lines(graph_str(w->graph(GraphView::Module)));
+                auto theirs = st["qdq_graph_lines"].get<std::vector<std::string>>();
+                REQUIRE(mine.size() == theirs.size());
+                for (size_t i = 0; i < mine.size(); ++i) {
+                    INFO(theirs[i] << "\n" << mine[i]);
+                    CHECK(same_text(theirs[i], mine[i]));
+                }
+                auto code = qdq_lines(w->code(GraphView::Module).text);
+                auto their_code = st["qdq_code_lines"].get<std::vector<std::string>>();
+                REQUIRE(code.size() == their_code.size());
+                for (size_t i = 0; i < code.size(); ++i) CHECK(same_text(their_code[i], code[i]));
+                // the runs after convert: outputs and the quantization error
+                std::vector<const LessonActionReport*> runs;
+                for (const auto& a : r.value()->report()->actions)
+                    if (a.run) runs.push_back(&a);
+                REQUIRE(runs.size() == st["runs"].size());
+                for (size_t i = 0; i < runs.size(); ++i) compare_run(*runs[i]->run, st["runs"][i]);
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked >= 2);
+}
