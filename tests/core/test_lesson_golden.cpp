@@ -220,6 +220,17 @@ TEST_CASE("every lesson step matches what real PyTorch did with the same actions
                 INFO(lesson.file << " step " << k << " (" << run.lesson().steps[k - 1].title
                                  << ")");
                 REQUIRE(run.go_to(k, true).ok());
+                const StepExpect& claim = run.lesson().steps[static_cast<size_t>(k - 1)].expect;
+                if (claim.same_outputs >= 0) {
+                    // what the text says about the runs' outputs holds in torch too
+                    std::vector<json> outs;
+                    for (const json& ga : gs["actions"])
+                        if (ga.contains("outputs")) outs.push_back(ga["outputs"]);
+                    REQUIRE(outs.size() >= 2);
+                    bool same = true;
+                    for (size_t i = 1; i < outs.size(); ++i) same = same && outs[i] == outs[0];
+                    CHECK(same == (claim.same_outputs == 1));
+                }
                 if (run.report()) {
                     const LessonStepReport& rep = *run.report();
                     CHECK(rep.changed == gs["changed"].get<bool>());

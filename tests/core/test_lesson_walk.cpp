@@ -111,6 +111,18 @@ TEST_CASE("every step of every lesson runs and shows what its text claims", "[le
                         }
                     }
                     if (!e.parity.empty()) CHECK(runs > 0);
+                    if (e.same_outputs >= 0) {
+                        // the claim compares the outputs of the step's runs with each other
+                        std::vector<const RunReport*> rs;
+                        for (const auto& a : sr.actions)
+                            if (a.run) rs.push_back(&*a.run);
+                        REQUIRE(rs.size() >= 2);
+                        bool same = true;
+                        for (size_t i = 1; i < rs.size(); ++i)
+                            same =
+                                same && compare_runs(rs[i]->result, rs[0]->result).bit_identical();
+                        CHECK(same == (e.same_outputs == 1));
+                    }
                     CHECK_FALSE(r->perform().ok()); // a button runs once per visit
                 } else {
                     CHECK_FALSE(r->perform().ok());

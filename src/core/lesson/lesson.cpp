@@ -285,7 +285,8 @@ Status read_check(const BlockReader& r, const JsonAt& c, Check& out) {
 Status read_expect(const BlockReader& r, const JsonAt& e, StepExpect& out) {
     if (!e.v) return {};
     if (!e.is_object()) return r.error(e, "expected an object");
-    if (Status s = r.only_keys(e, {"lint", "parity", "torch_error", "added", "removed", "changed"});
+    if (Status s = r.only_keys(
+            e, {"lint", "parity", "torch_error", "added", "removed", "changed", "same_outputs"});
         !s.ok())
         return s;
     auto lint = r.str(e, "lint", false);
@@ -313,6 +314,11 @@ Status read_expect(const BlockReader& r, const JsonAt& e, StepExpect& out) {
     if (ch.v) {
         if (!ch.v->is_boolean()) return r.error(ch, "expected true or false");
         out.changed = ch.v->get<bool>() ? 1 : 0;
+    }
+    JsonAt same = e.get("same_outputs");
+    if (same.v) {
+        if (!same.v->is_boolean()) return r.error(same, "expected true or false");
+        out.same_outputs = same.v->get<bool>() ? 1 : 0;
     }
     return {};
 }
@@ -583,7 +589,8 @@ std::string compare_translations(const Lesson& a, const Lesson& b) {
         const StepExpect& e = x.expect;
         const StepExpect& f = y.expect;
         if (e.lint != f.lint || e.parity != f.parity || e.torch_error_kind != f.torch_error_kind ||
-            e.added != f.added || e.removed != f.removed || e.changed != f.changed)
+            e.added != f.added || e.removed != f.removed || e.changed != f.changed ||
+            e.same_outputs != f.same_outputs)
             return at + "expects something different";
         if (x.check.options.size() != y.check.options.size())
             return at + "a different number of check options";

@@ -55,6 +55,8 @@ struct StepExpect {
     std::string torch_error_kind; // "" | "none" | the exception type torch raises ("RuntimeError")
     std::vector<std::string> added, removed; // node names the step adds / removes
     int changed = -1;                        // -1 unset, 0 / 1: whether the step changed a graph
+    // -1 unset; 1: the step's runs (on several graphs) give bit-identical outputs; 0: they differ.
+    int same_outputs = -1;
 };
 
 struct LessonStep {
