@@ -65,7 +65,8 @@ suite_assets() {
             return 1
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
-        echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens, pt2e_goldens):"
+        echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
+        echo "  pickle_goldens, pt2e_goldens, lesson_goldens):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
@@ -79,7 +80,9 @@ suite_assets() {
         "${sid[@]}" tools/fx_edit_goldens.py --check &&
         "${sid[@]}" tools/export_goldens.py --check &&
         "${sid[@]}" tools/pickle_goldens.py --check &&
-        bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check
+        bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
+        "${sid[@]}" tools/lesson_goldens.py --check &&
+        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
 }
 
 for s in $SUITES; do

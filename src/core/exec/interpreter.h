@@ -32,6 +32,9 @@ struct ModuleState {
     // A deep copy of observers that keeps which names share an instance.
     static std::map<std::string, std::shared_ptr<Observer>>
     copy_observers(const std::map<std::string, std::shared_ptr<Observer>>& from);
+    // A copy that shares the tensors (copy a tensor before writing it) and has
+    // its own observers: what a history of states keeps cheaply.
+    ModuleState share() const;
 };
 
 struct RunOptions {
@@ -55,7 +58,8 @@ Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, Mo
 Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
                               const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 
-// Runs ep.module(): get_attr reads `state`; placeholders take `inputs`.
+// Runs ep.module() as torch calls it: its forward_graph() (the graph as of the
+// last recompile()); get_attr reads `state`; placeholders take `inputs`.
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 
