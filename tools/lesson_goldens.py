@@ -26,6 +26,7 @@ import sys
 os.environ["ATEN_CPU_CAPABILITY"] = "default"  # before torch, as in every tools/ script
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import base64  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -123,9 +124,8 @@ def model_from_archive(path):
 
 
 def load_archive(path):
-    """torch.export.load of a lesson archive. Its extra/pt2lab/ records are
-    binary .npy files, which torch.export.load would decode as text, so they
-    are left out of the copy it reads; they are returned separately."""
+    """torch.export.load of a lesson archive, with its extra/pt2lab/ records
+    returned separately (left out of the copy torch reads)."""
     extras = {}
     with zipfile.ZipFile(path) as src, tempfile.TemporaryDirectory() as tmp:
         copy_path = os.path.join(tmp, os.path.basename(path))
@@ -142,6 +142,20 @@ def load_archive(path):
 
 def npy(data):
     return torch.from_numpy(np.load(io.BytesIO(data), allow_pickle=False).copy())
+
+
+def archive_inputs(path):
+    """The archive's sample inputs (torch.export.save's data/sample_inputs/model.pt)."""
+    records, _ = archive_records(path)
+    args, _ = torch.load(io.BytesIO(records["data/sample_inputs/model.pt"]))
+    return list(args)
+
+
+def archive_reference(path):
+    """The eager reference outputs of extra/pt2lab/ (.npy files as base64 text)."""
+    _, extras = archive_records(path)
+    manifest = json.loads(extras["extra/pt2lab/manifest.json"])
+    return [npy(base64.b64decode(extras[e["file"]])) for e in manifest["outputs"]]
 
 
 def resolve_target(text):
@@ -187,10 +201,8 @@ class ExportGraph:
         self.build = build or (lambda: load_archive(os.path.join(assetlib.REPO_ROOT, path))[0])
         self.applied = []
         self.reset()
-        _, extras = archive_records(os.path.join(assetlib.REPO_ROOT, path))
-        manifest = json.loads(extras["extra/pt2lab/manifest.json"])
-        self.inputs = [npy(extras[e["file"]]) for e in manifest["inputs"]]
-        self.reference = [npy(extras[e["file"]]) for e in manifest["outputs"]]
+        self.inputs = archive_inputs(os.path.join(assetlib.REPO_ROOT, path))
+        self.reference = archive_reference(os.path.join(assetlib.REPO_ROOT, path))
         with torch.no_grad():
             self.baseline = flat_outputs(self.build().module()(*self.inputs))
 
@@ -497,9 +509,7 @@ def pt2e_record(lesson_id):
         if path.startswith("assets/fx/"):
             continue
         full = os.path.join(assetlib.REPO_ROOT, path)
-        _, extras = archive_records(full)
-        manifest = json.loads(extras["extra/pt2lab/manifest.json"])
-        x = tuple(npy(extras[e["file"]]) for e in manifest["inputs"])
+        x = tuple(archive_inputs(full))
 
         def build(full=full, x=x):
             return torch.export.export_for_training(model_from_archive(full), x)
