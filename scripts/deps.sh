@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything pt2lab needs on Debian bookworm (or this machine kind), idempotently.
 # Debian's archive only (plus the npm registry for browser tests); nothing else is fetched.
-# Usage: scripts/deps.sh            (all: native + wasm + reference torch + browser)
+# Usage: scripts/deps.sh            (all: native + wasm + debootstrap for real torch + browser)
 #        PT2LAB_DEPS=native scripts/deps.sh   (just what the native build and tests need)
 set -euo pipefail
 
@@ -16,7 +16,8 @@ fi
 # Package list (see docs/TOOLCHAIN notes in README): one line per need.
 PKGS_NATIVE="cmake g++ make git xz-utils dpkg-dev ca-certificates nlohmann-json3-dev catch2 clang-format"
 PKGS_WASM="emscripten"
-PKGS_TORCH="python3 python3-torch python3-numpy python3-tabulate"
+# Real PyTorch runs in Debian sid/trixie roots that scripts/torch_env.sh makes with debootstrap.
+PKGS_TORCH="python3 debootstrap"
 PKGS_WEB="chromium fonts-noto-cjk fonts-jetbrains-mono python3-fonttools brotli"
 
 want="${PT2LAB_DEPS:-all}"
