@@ -27,13 +27,6 @@ ROOT_OF = {SID_TORCH: "sid", TRIXIE_TORCH: "trixie"}
 OUTPUT_TOLERANCE = 1e-5
 
 
-def require_default_cpu_capability() -> None:
-    """Fails loudly unless the entry script set ATEN_CPU_CAPABILITY before torch."""
-    if os.environ.get("ATEN_CPU_CAPABILITY") != "default":
-        sys.exit("error: set ATEN_CPU_CAPABILITY=default before importing torch "
-                 "(the tools/ entry scripts do this on their first lines)")
-
-
 def require_torch(version: str, wanted: str, script: str) -> None:
     """Stops unless this is the torch the goldens are made with."""
     if not version.startswith(wanted):

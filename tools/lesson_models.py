@@ -1,9 +1,9 @@
 """The lesson models of pt2lab (DESIGN.md section 2) and how each asset is seeded.
 
-Only model definitions and the recipe that turns a model into a deterministic
-(weights, example input) pair live here; exporting and file writing are in
-make_assets.py and pt2_emulator.py. Import this module after ATEN_CPU_CAPABILITY
-has been set (see assetlib.require_default_cpu_capability).
+Model definitions, the recipe that turns a model into a deterministic (weights,
+example input) pair, and load_asset_model (a model with an asset's weights, for
+scripts running another torch); exporting is in make_assets.py. Import this
+module after ATEN_CPU_CAPABILITY is set (tools/ entry scripts set it first).
 """
 
 import copy
