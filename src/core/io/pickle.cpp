@@ -32,12 +32,6 @@ struct Obj {
     std::shared_ptr<const TensorData> tensor;          // Tensor
 };
 
-ObjP make(Obj::K k) {
-    auto o = std::make_shared<Obj>();
-    o->k = k;
-    return o;
-}
-
 const char* kind_name(Obj::K k) {
     switch (k) {
     case Obj::K::None: return "None";
@@ -157,6 +151,16 @@ public:
     Machine(const std::vector<uint8_t>& p, const std::string& file, const std::string& record,
             StorageReader reader, void* ctx, const PickleLimits& limits)
         : p_(p), file_(file), record_(record), reader_(reader), ctx_(ctx), lim_(limits) {}
+    // A pickle can make a container hold itself (through the memo); the shared pointers
+    // of such a cycle would never free it, so every container is emptied at the end.
+    ~Machine() {
+        for (const ObjP& o : containers_) {
+            o->items.clear();
+            o->entries.clear();
+        }
+    }
+    Machine(const Machine&) = delete;
+    Machine& operator=(const Machine&) = delete;
 
     Result<PyValue> run() {
         if (p_.size() > lim_.max_pickle_bytes)
@@ -191,6 +195,14 @@ private:
     std::vector<size_t> marks_;
     std::map<uint64_t, ObjP> memo_;
     std::map<std::string, ObjP> storages_;
+    std::vector<ObjP> containers_; // every tuple, list and dict made (see ~Machine)
+
+    ObjP make(Obj::K k) {
+        auto o = std::make_shared<Obj>();
+        o->k = k;
+        if (k == Obj::K::Tuple || k == Obj::K::List || k == Obj::K::Dict) containers_.push_back(o);
+        return o;
+    }
 
     Error fail(const std::string& msg, const std::string& hint = {}) const {
         Error e = make_error(record_ + " at byte " + std::to_string(op_at_), msg,
