@@ -80,6 +80,7 @@ suite_assets() {
         "${sid[@]}" tools/fx_edit_goldens.py --check &&
         "${sid[@]}" tools/export_goldens.py --check &&
         "${sid[@]}" tools/pickle_goldens.py --check &&
+        "${sid[@]}" tools/gen_builtin_names.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
         "${sid[@]}" tools/lesson_goldens.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
