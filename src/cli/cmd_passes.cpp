@@ -34,7 +34,7 @@ int cmd_decompose(const CliArgs& a) {
         level = IrLevel::CoreAten;
     else
         return usage_error("decompose needs --level inference or --level core");
-    auto loaded = load_program_file(a.file);
+    auto loaded = load_program_file(a.file, a.limits);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
     ExportedProgram low = copy_program(ep);
@@ -92,10 +92,15 @@ namespace pt2lab {
 namespace {
 
 // The example input plus `n` batches from pt2lab's generator (SeededRng(k).normal(), k = 1..n).
-std::vector<std::vector<Tensor>> calibration_batches(const ExportedProgram& ep, int n) {
+Result<std::vector<std::vector<Tensor>>> calibration_batches(const ExportedProgram& ep, int n,
+                                                             const Limits& limits) {
     std::vector<std::vector<Tensor>> batches;
     if (!ep.example_inputs.empty()) batches.push_back(example_inputs(ep));
-    for (int k = 1; k <= n; ++k) batches.push_back(seeded_inputs(ep, static_cast<uint64_t>(k)));
+    for (int k = 1; k <= n; ++k) {
+        auto b = seeded_inputs(ep, static_cast<uint64_t>(k), limits);
+        if (!b.ok()) return b.error();
+        batches.push_back(b.take());
+    }
     return batches;
 }
 
@@ -109,7 +114,7 @@ void print_quant_error(const ParityReport& p) {
 
 int cmd_prepare_convert(const CliArgs& a) {
     const bool convert = a.command == "convert";
-    auto loaded = load_program_file(a.file);
+    auto loaded = load_program_file(a.file, a.limits);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
     UnliftOptions uo;
@@ -132,6 +137,7 @@ int cmd_prepare_convert(const CliArgs& a) {
     }
     ModuleState ref_state = ModuleState::from_module(original.value());
     ModuleState state = ModuleState::from_module(gm);
+    ref_state.file_size = state.file_size = ep.file_size; // the run budgets follow the file
     std::vector<Tensor> example = example_inputs(ep);
     auto base = run_module(original.value(), ref_state, example);
     if (!base.ok()) return input_error(base.error());
@@ -152,17 +158,19 @@ int cmd_prepare_convert(const CliArgs& a) {
         }
         return 0;
     }
-    auto batches = calibration_batches(ep, a.calibrate);
-    if (Status s = calibrate(gm, state, batches); !s.ok()) return input_error(s.error());
+    auto batches = calibration_batches(ep, a.calibrate, a.limits);
+    if (!batches.ok()) return input_error(batches.error());
+    if (Status s = calibrate(gm, state, batches.value()); !s.ok()) return input_error(s.error());
     std::printf(
         "# calibrated on %zu batches (the example input + %d from SeededRng(1..%d).normal())\n",
-        batches.size(), a.calibrate, a.calibrate);
+        batches.value().size(), a.calibrate, a.calibrate);
     auto conv = convert_pt2e(gm, state, a.fold);
     if (!conv.ok()) return input_error(conv.error());
     std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False",
                 conv.value().str().c_str());
     std::printf("%s\n", gm.code().c_str());
     ModuleState qstate = ModuleState::from_module(gm);
+    qstate.file_size = ep.file_size;
     auto r = run_module(gm, qstate, example);
     if (!r.ok()) return input_error(r.error());
     std::printf("# quantization error, converted vs float ep.module() on the example input:\n");

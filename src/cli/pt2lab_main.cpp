@@ -57,6 +57,10 @@ const char* kUsage =
     "  --keep OP    (decompose) keep an op by dropping its rule, e.g. --keep aten.conv2d.default\n"
     "  --calibrate N  (convert) seeded calibration batches after the example input (default 8)\n"
     "  --no-fold    (convert) fold_quantize=False: keep the weight quantize nodes\n"
+    "  --limit NAME=N  raise a budget (docs/FORMATS.md section 7): tensor-mb (one tensor,\n"
+    "               default 256), file-mb (all a file loads), run-mb (all a run allocates),\n"
+    "               run-gmacs (a run's multiply-adds); the last three default to\n"
+    "               64 MiB + 16 x the file size (at most 512 MiB) and 1 + 0.064 x the size in MB\n"
     "\n"
     "exit status: 0 success, 1 bad input, 2 bad usage\n";
 
@@ -266,6 +270,10 @@ int main(int argc, char** argv) {
                 args.has_seed = true, args.seed = n;
             else
                 args.repeat = static_cast<int>(n);
+        } else if (a == "--limit") {
+            const char* v = value(a.c_str());
+            if (!v) return usage_error("--limit needs NAME=VALUE");
+            if (Status s = args.limits.set(v); !s.ok()) return usage_error(s.error().message);
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             return 0;
@@ -323,7 +331,7 @@ int main(int argc, char** argv) {
 
     std::string name =
         path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    auto ep = load_program(bytes.take(), name);
+    auto ep = load_program(bytes.take(), name, args.limits);
     if (!ep.ok()) return input_error(ep.error());
     const ExportedProgram& program = ep.value();
     if (cmd == "info") {
