@@ -153,6 +153,15 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     auto ceil = a.boolean(5);
     if (!ceil.ok()) return ceil.error();
     const std::vector<int64_t>&K = k.value(), &P = p.value(), &D = d.value();
+    // ATen's pooling narrows every parameter to int (safe_downcast: "integer out of range").
+    using Param = std::pair<const std::vector<int64_t>*, const char*>;
+    for (const Param& pr : {Param(&K, "kernel_size"), Param(&stride, "stride"),
+                            Param(&P, "padding"), Param(&D, "dilation")})
+        for (int64_t v : *pr.first)
+            if (v > INT32_MAX || v < INT32_MIN)
+                return kernel_error(op + ": " + pr.second + " " + std::to_string(v) +
+                                    " is out of range: torch's pooling takes 32-bit sizes "
+                                    "(integer out of range)");
     if (K[0] <= 0 || K[1] <= 0)
         return kernel_error(op + ": kernel size should be greater than zero, but got kH: " +
                             std::to_string(K[0]) + " kW: " + std::to_string(K[1]));
@@ -198,14 +207,13 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     if (!ir.ok()) return ir.error();
     Tensor &y = yr.value(), &idx = ir.value();
     // Each window visits at most min(kernel, input) rows and columns.
-    if (Status st = charge_work(
-            opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
+    if (Status st =
+            charge_work(opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
         !st.ok())
         return st.error();
     const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
     // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
-    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo,
-                   int64_t& hi) {
+    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
         lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
         hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
     };

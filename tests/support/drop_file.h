@@ -1,0 +1,29 @@
+// The page's "drop a file" path, step by step, for the tests, the budget check
+// and the fuzz harnesses: sniff, load (or read a symbolic_trace graph), print
+// every view, ep.module(), lint, run both graph forms, run_decompositions to
+// Core ATen and run that, prepare / calibrate / convert and run that. It stops
+// at the first error, as the page does (the previous graph stays).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/limits.h"
+#include "util/status.h"
+
+namespace pt2lab_test {
+
+struct DropTrace {
+    std::string stage;        // the last stage started ("load", "print", "unlift", "run", ...)
+    size_t printed_bytes = 0; // text the views produced (so printing cannot be optimised away)
+    bool ran = false;         // a run of the program finished
+};
+
+// The first error as the page would show it (Error::file set to `name`, or
+// "name:record"), or success. `trace` (optional) says how far it got.
+pt2lab::Status drop_file(const std::vector<uint8_t>& bytes, const std::string& name,
+                         const pt2lab::Limits& limits = pt2lab::Limits(),
+                         DropTrace* trace = nullptr);
+
+} // namespace pt2lab_test
