@@ -301,7 +301,7 @@ Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions&
         for (int64_t b = 0; b < batch; ++b) {
             double sum = 0.0;
             for (int64_t k = 0; k < H * W; ++k) sum += in.f32()[b * H * W + k];
-            y.f32()[b] = static_cast<float>(H * W ? sum / double(H * W) : std::nan(""));
+            y.f32()[b] = static_cast<float>(H * W != 0 ? sum / double(H * W) : std::nan(""));
         }
         return Value::of(yr.take());
     }
