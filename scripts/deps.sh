@@ -18,11 +18,12 @@ PKGS_NATIVE="cmake g++ make git xz-utils dpkg-dev ca-certificates nlohmann-json3
 PKGS_WASM="emscripten"
 PKGS_TORCH="python3 python3-torch python3-numpy python3-tabulate"
 PKGS_WEB="chromium fonts-noto-cjk fonts-jetbrains-mono python3-fonttools brotli"
+PKGS_FUZZ="clang-14 libclang-rt-14-dev" # libFuzzer + sanitizers for fuzz/ (scripts/fuzz.sh)
 
 want="${PT2LAB_DEPS:-all}"
 case "$want" in
   native) PKGS="$PKGS_NATIVE" ;;
-  all)    PKGS="$PKGS_NATIVE $PKGS_WASM $PKGS_TORCH $PKGS_WEB" ;;
+  all)    PKGS="$PKGS_NATIVE $PKGS_WASM $PKGS_TORCH $PKGS_WEB $PKGS_FUZZ" ;;
   *) say "unknown PT2LAB_DEPS=$want (native|all)"; exit 2 ;;
 esac
 

@@ -11,7 +11,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets"}
+SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz"}
 declare -a RESULTS=()
 FAILED=0
 
@@ -61,6 +61,11 @@ suite_assets() {
         /usr/bin/python3 tools/make_corpus.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
+}
+
+suite_fuzz() {
+    # Each libFuzzer harness (fuzz/) for a short fixed time; scripts/fuzz.sh 3600 for an hour.
+    bash scripts/fuzz.sh "${PT2LAB_FUZZ_SECONDS:-30}"
 }
 
 for s in $SUITES; do

@@ -1,6 +1,8 @@
 // The page's drop path over the core API (see drop_file.h).
 #include "drop_file.h"
 
+#include <chrono>
+
 #include "exec/interpreter.h"
 #include "graph/printer.h"
 #include "io/fx_json.h"
@@ -15,6 +17,16 @@ namespace pt2lab_test {
 
 namespace {
 
+// Starts a stage: closes the previous one's clock.
+void begin(DropTrace& t, const char* stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (!t.seconds.empty())
+        t.seconds.back().second = std::chrono::duration<double>(now - t.stage_start).count();
+    t.stage_start = now;
+    t.stage = stage;
+    t.seconds.emplace_back(stage, 0.0);
+}
+
 Status named(Status s, const std::string& name) {
     if (!s.ok() && s.error().file.empty()) s.error().file = name;
     return s;
@@ -28,37 +40,37 @@ size_t print_views(const Graph& g, const CodegenOptions& codegen) {
 
 Status drop_fx(const std::string& text, const std::string& name, const Limits& limits,
                DropTrace& t) {
-    t.stage = "load";
+    begin(t, "load");
     auto fx = read_fx_graph_json(text, name, limits);
     if (!fx.ok()) return fx.error();
-    t.stage = "print";
+    begin(t, "print");
     t.printed_bytes += print_views(*fx.value().graph, {});
-    t.stage = "module";
+    begin(t, "module");
     GraphModule gm = module_from_fx(fx.take());
     t.printed_bytes += gm.code().size();
-    t.stage = "lint";
+    begin(t, "lint");
     return gm.lint();
 }
 
 Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const Limits& limits,
                     DropTrace& t) {
-    t.stage = "load";
+    begin(t, "load");
     auto loaded = load_program(std::move(bytes), name, limits);
     if (!loaded.ok()) return loaded.error();
     const ExportedProgram& ep = loaded.value();
-    t.stage = "print";
+    begin(t, "print");
     t.printed_bytes += print_views(*ep.graph, {}) + exported_program_str(ep).size() +
                        signature_str(ep.signature).size();
-    t.stage = "unlift";
+    begin(t, "unlift");
     auto gm = unlift(ep);
     if (!gm.ok()) return gm.error();
-    t.stage = "lint";
+    begin(t, "lint");
     if (Status s = gm.value().lint(); !s.ok()) return s;
-    t.stage = "print module";
+    begin(t, "print module");
     t.printed_bytes +=
         print_views(*gm.value().graph, gm.value().codegen) + gm.value().code().size();
 
-    t.stage = "inputs";
+    begin(t, "inputs");
     std::vector<Tensor> inputs;
     if (!ep.example_inputs.empty()) {
         inputs = example_inputs(ep);
@@ -69,45 +81,45 @@ Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const L
     }
     RunOptions opt;
     opt.limits = limits;
-    t.stage = "run";
+    begin(t, "run");
     ModuleState state = ModuleState::from_program(ep);
     auto r = run_program(ep, state, inputs, opt);
     if (!r.ok()) return r.error();
-    t.stage = "run module";
+    begin(t, "run module");
     ModuleState mstate = ModuleState::from_program(ep);
     auto rm = run_module(gm.value(), mstate, inputs, opt);
     if (!rm.ok()) return rm.error();
     t.ran = true;
 
-    t.stage = "decompose";
+    begin(t, "decompose");
     ExportedProgram low = copy_program(ep);
     auto dec = run_decompositions(low, DecompTable::for_level(IrLevel::CoreAten));
     if (!dec.ok()) return dec.error();
     t.printed_bytes += dec.value().str().size() + python_code(*low.graph).size();
-    t.stage = "run decomposed";
+    begin(t, "run decomposed");
     ModuleState lstate = ModuleState::from_program(low);
     auto rl = run_program(low, lstate, inputs, opt);
     if (!rl.ok()) return rl.error();
 
-    t.stage = "prepare";
+    begin(t, "prepare");
     GraphModule q = gm.value().clone();
     auto prep = prepare_pt2e(q);
     if (!prep.ok()) return prep.error();
     t.printed_bytes += prep.value().str().size() + q.code().size();
-    t.stage = "calibrate";
+    begin(t, "calibrate");
     ModuleState qstate = ModuleState::from_module(q);
     qstate.file_size = ep.file_size;
     if (Status s = calibrate(q, qstate, {inputs}); !s.ok()) return s;
-    t.stage = "convert";
+    begin(t, "convert");
     auto conv = convert_pt2e(q, qstate, true);
     if (!conv.ok()) return conv.error();
     t.printed_bytes += q.code().size();
-    t.stage = "run converted";
+    begin(t, "run converted");
     ModuleState cstate = ModuleState::from_module(q);
     cstate.file_size = ep.file_size;
     auto rc = run_module(q, cstate, inputs, opt);
     if (!rc.ok()) return rc.error();
-    t.stage = "done";
+    begin(t, "done");
     return {};
 }
 

@@ -5,8 +5,10 @@
 // at the first error, as the page does (the previous graph stays).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/limits.h"
@@ -15,7 +17,9 @@
 namespace pt2lab_test {
 
 struct DropTrace {
-    std::string stage;        // the last stage started ("load", "print", "unlift", "run", ...)
+    std::string stage; // the last stage started ("load", "print", "unlift", "run", ...)
+    std::vector<std::pair<std::string, double>> seconds; // every stage started, and its time
+    std::chrono::steady_clock::time_point stage_start;
     size_t printed_bytes = 0; // text the views produced (so printing cannot be optimised away)
     bool ran = false;         // a run of the program finished
 };

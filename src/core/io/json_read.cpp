@@ -15,9 +15,12 @@ namespace {
 // cannot cost more than linear time or reach any recursion:
 //  - nesting deeper than kMaxJsonDepth is refused before it is built (copy,
 //    dump and destruction of a json value recurse; deeper values never exist);
-//  - object members are appended without ordered_map's linear key search
-//    (which made a 100k-key object quadratic); duplicates are found with a
-//    hash set once an object grows past a few keys, and refused;
+//  - object members are collected beside the object and moved into it when it
+//    closes: no ordered_map key search per member (quadratic for a 100k-key
+//    object), and no deep copies when the member vector grows (the vector of
+//    pair<const string, json> copies on reallocation, because that pair's
+//    move may throw); duplicates are found with a hash set once an object
+//    grows past a few keys, and refused;
 //  - integers past int64 are refused, so every accessor can read int64.
 class DomBuilder : public nlohmann::json_sax<json> {
 public:
@@ -41,13 +44,12 @@ public:
     bool end_array() override { return close(); }
     bool key(string_t& k) override {
         Frame& f = stack_.back();
-        auto& members = static_cast<json::object_t::Container&>(*f.v->get_ptr<json::object_t*>());
-        f.key = k;
+        auto& members = f.members;
         if (f.keys) {
-            if (!f.keys->insert(k).second) return duplicate(k);
+            if (!f.keys->insert(k).second) return duplicate(f, k);
         } else {
             for (const auto& m : members)
-                if (m.first == k) return duplicate(k);
+                if (m.first == k) return duplicate(f, k);
             if (members.size() >= kLinearKeys) {
                 f.keys = std::make_unique<std::unordered_set<std::string>>();
                 for (const auto& m : members) f.keys->insert(m.first);
@@ -81,7 +83,9 @@ private:
     struct Frame {
         json* v;
         json* pending = nullptr; // object: the member value the next value fills
-        std::string key;         // object: the current member's key
+        std::string bad_key;     // object: a refused key (for the error's path)
+        // object: its members until it closes (a non-const key: moves on growth)
+        std::vector<std::pair<std::string, json>> members;
         std::unique_ptr<std::unordered_set<std::string>> keys;
     };
 
@@ -114,10 +118,17 @@ private:
         return true;
     }
     bool close() {
+        Frame& f = stack_.back();
+        if (f.v->is_object()) {
+            auto& obj = static_cast<json::object_t::Container&>(*f.v->get_ptr<json::object_t*>());
+            obj.reserve(f.members.size());
+            for (auto& m : f.members) obj.emplace_back(std::move(m.first), std::move(m.second));
+        }
         stack_.pop_back();
         return true;
     }
-    bool duplicate(const std::string& k) {
+    bool duplicate(Frame& f, const std::string& k) {
+        f.bad_key = k;
         return fail("duplicate key \"" + k + "\" in one object",
                     "JSON allows it, but pt2lab will not guess which value is meant; keep one");
     }
@@ -137,7 +148,9 @@ private:
             if (f.v->is_array())
                 parts.push_back("[" + std::to_string(k + 1 == stack_.size() ? n : n - 1) + "]");
             else
-                parts.push_back("." + f.key);
+                parts.push_back("." + (!f.bad_key.empty()  ? f.bad_key
+                                       : f.members.empty() ? std::string()
+                                                           : f.members.back().first));
         }
         std::string s = "$";
         const size_t head = 8, tail = 4;
