@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "io/json_read.h"
 #include "io/zip.h"
+#include "util/json_read.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 

@@ -24,6 +24,7 @@ struct CliArgs {
     Limits limits;                 // --limit NAME=VALUE (repeatable): memory and work budgets
 };
 
+std::string usage_text(); // the usage, with the options from cli_options.h
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
 int cmd_run(const CliArgs& args);

@@ -10,11 +10,11 @@
 #include "exec/interpreter.h"
 #include "graph/namespace.h"
 #include "io/fx_json.h"
-#include "io/json_read.h"
 #include "io/program_loader.h"
 #include "io/zip.h"
 #include "test_support.h"
 #include "util/checked.h"
+#include "util/json_read.h"
 #include "util/limits.h"
 
 using namespace pt2lab;

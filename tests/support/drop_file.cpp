@@ -92,7 +92,7 @@ Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const L
     t.ran = true;
 
     begin(t, "decompose");
-    ExportedProgram low = copy_program(ep);
+    ExportedProgram low = ep.clone();
     auto dec = run_decompositions(low, DecompTable::for_level(IrLevel::CoreAten));
     if (!dec.ok()) return dec.error();
     t.printed_bytes += dec.value().str().size() + python_code(*low.graph).size();

@@ -67,8 +67,8 @@ const Tensor* foreign_dtype(const Value& v) {
 class Runner {
 public:
     Runner(const Graph& g, ModuleState& state, const RunOptions& opt)
-        : g_(g), state_(state), opt_(opt),
-          budget_(opt.limits, Budget::Scope::Run, state.file_size), kernels_(opt.kernels) {
+        : g_(g), state_(state), opt_(opt), budget_(opt.limits, Budget::Scope::Run, state.file_size),
+          kernels_(opt.kernels) {
         kernels_.budget = &budget_;
     }
 
@@ -194,7 +194,7 @@ private:
         if (!schema)
             return node_error(n, "op " + n.target() + " is not in pt2lab's op schema table",
                               "pt2lab shows this node but cannot run it");
-        KernelFn fn = find_kernel(*schema);
+        KernelFn fn = find_kernel(n);
         if (!fn)
             return node_error(n, "pt2lab has no kernel for " + schema->overload_str(),
                               "this op cannot run yet");
@@ -236,10 +236,11 @@ private:
         }
         for (const Value& v : bound)
             if (const Tensor* t = foreign_dtype(v))
-                return node_error(n, schema->overload_str() + ": pt2lab's executor does not compute in " +
-                                         std::string(scalar_type_name(t->dtype)) + " (" +
-                                         t->type_str() + ")",
-                                  "it runs float32/float64, int64/int32, uint8, int8 and bool");
+                return node_error(
+                    n,
+                    schema->overload_str() + ": pt2lab's executor does not compute in " +
+                        std::string(scalar_type_name(t->dtype)) + " (" + t->type_str() + ")",
+                    "it runs float32/float64, int64/int32, uint8, int8 and bool");
         CallArgs args(*schema, std::move(bound));
         auto r = fn(args, kernels_);
         if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
@@ -349,16 +350,22 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
 
 Result<std::vector<Tensor>> seeded_inputs(const ExportedProgram& ep, uint64_t seed,
                                           const Limits& limits) {
+    return seeded_inputs(*ep.graph, &ep.signature, seed, limits, ep.file_size);
+}
+
+Result<std::vector<Tensor>> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed,
+                                          const Limits& limits, uint64_t file_size) {
     SeededRng rng(seed);
     std::vector<Tensor> in;
-    Budget budget(limits, Budget::Scope::Run, ep.file_size);
-    for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature)) {
+    Budget budget(limits, Budget::Scope::Run, file_size);
+    for (const auto& [name, meta] : user_input_specs(g, sig)) {
         if (!executor_dtype(meta.dtype))
-            return make_error("input " + name,
-                              "seeded inputs are float32/float64, int64/int32, uint8, int8 or bool; "
-                              "this input is " +
-                                  meta.type_str(),
-                              "give the input as a .npy file");
+            return make_error(
+                "input " + name,
+                "seeded inputs are float32/float64, int64/int32, uint8, int8 or bool; "
+                "this input is " +
+                    meta.type_str(),
+                "give the input as a .npy file");
         if (Status s = budget.tensor(meta.sizes, scalar_type_size(meta.dtype), "input " + name);
             !s.ok())
             return s.error();

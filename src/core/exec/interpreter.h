@@ -36,8 +36,8 @@ struct ModuleState {
 };
 
 struct RunOptions {
-    KernelOptions kernels; // kernels.budget is set by the run itself
-    Limits limits;         // the run budget's limits (defaults: the page's)
+    KernelOptions kernels;    // kernels.budget is set by the run itself
+    Limits limits;            // the run budget's limits (defaults: the page's)
     bool check_guards = true; // evaluate _guards_fn calls
     bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
 };
@@ -69,6 +69,10 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep);
 // a symbolic size whose hint is 2^40.
 Result<std::vector<Tensor>> seeded_inputs(const ExportedProgram& ep, uint64_t seed,
                                           const Limits& limits = Limits());
+// The same for any graph (sig: null for a module's graph, whose placeholders are
+// all inputs); `file_size` sizes the budget as for the file the graph came from.
+Result<std::vector<Tensor>> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed,
+                                          const Limits& limits = Limits(), uint64_t file_size = 0);
 
 // The shapes user inputs must have (from the placeholders' metadata), in order.
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,

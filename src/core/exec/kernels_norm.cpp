@@ -77,8 +77,8 @@ Result<BnTrainResult> bn_train(const KernelOptions& opt, const char* op, const B
     const int64_t count = N * S;
     if (count == 0)
         return kernel_error(std::string(op) +
-                            ": training mode needs at least one value per channel, got input " +
-                            x.type_str(),
+                                ": training mode needs at least one value per channel, got input " +
+                                x.type_str(),
                             "batch statistics of an empty batch do not exist");
     if (Status s = charge_work(opt, work_of({x.numel(), 3}), op); !s.ok()) return s.error();
     BnTrainResult r;
@@ -223,8 +223,8 @@ Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions
         auto rm = copy_tensor(opt, *in.value().rm, op), rv = copy_tensor(opt, *in.value().rv, op);
         if (!rm.ok()) return rm.error();
         if (!rv.ok()) return rv.error();
-        return Value::tuple({Value::of(y.take()), m.take(), r.take(), Value::of(rm.take()),
-                             Value::of(rv.take())});
+        return Value::tuple(
+            {Value::of(y.take()), m.take(), r.take(), Value::of(rm.take()), Value::of(rv.take())});
     }
     auto tr = bn_train(opt, op, in.value(), mode.value().momentum, mode.value().eps);
     if (!tr.ok()) return tr.error();
@@ -232,6 +232,56 @@ Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions
     return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
                          Value::of(std::move(r.save_rstd)), Value::of(std::move(r.new_rm)),
                          Value::of(std::move(r.new_rv))});
+}
+
+} // namespace pt2lab
+
+namespace pt2lab {
+
+namespace {
+
+// native_batch_norm / _native_batch_norm_legit: (out, save_mean, save_invstd).
+// Train mode normalises with the batch statistics, returns them, and moves the
+// running stats (when given) in place; eval mode uses the running stats and
+// returns empty f32[0] for the saved statistics, as ATen's CPU kernel does.
+Result<Value> native_bn(const CallArgs& a, const KernelOptions& opt, const char* op,
+                        bool needs_running_stats) {
+    auto in = read_bn(a, op);
+    if (!in.ok()) return in.error();
+    if (needs_running_stats && (!in.value().rm || !in.value().rv))
+        return kernel_error(std::string(op) + ": running_mean and running_var are required");
+    auto mode = read_mode(a);
+    if (!mode.ok()) return mode.error();
+    if (!mode.value().training) {
+        if (!in.value().rm || !in.value().rv)
+            return kernel_error(std::string(op) + ": eval mode needs running_mean and running_var");
+        auto y = bn_eval(opt, op, in.value(), mode.value().eps);
+        if (!y.ok()) return y.error();
+        auto m = empty_of(opt, op), r = empty_of(opt, op);
+        if (!m.ok()) return m;
+        if (!r.ok()) return r;
+        return Value::tuple({Value::of(y.take()), m.take(), r.take()});
+    }
+    auto tr = bn_train(opt, op, in.value(), mode.value().momentum, mode.value().eps);
+    if (!tr.ok()) return tr.error();
+    BnTrainResult& r = tr.value();
+    if (in.value().rm) in.value().rm->storage = r.new_rm.storage;
+    if (in.value().rv) in.value().rv->storage = r.new_rv.storage;
+    return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
+                         Value::of(std::move(r.save_rstd))});
+}
+
+} // namespace
+
+// native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps)
+Result<Value> kernel_native_batch_norm(const CallArgs& a, const KernelOptions& opt) {
+    return native_bn(a, opt, "aten.native_batch_norm.default", false);
+}
+
+// _native_batch_norm_legit(input, weight?, bias?, running_mean(a!), running_var(b!), training,
+// momentum, eps)
+Result<Value> kernel_native_bn_legit(const CallArgs& a, const KernelOptions& opt) {
+    return native_bn(a, opt, "aten._native_batch_norm_legit.default", true);
 }
 
 } // namespace pt2lab

@@ -119,7 +119,7 @@ Result<Value> kernel_t(const CallArgs& a, const KernelOptions& opt) {
         if (!y.ok()) return y.error();
         return Value::of(y.take());
     }
-    const OpSchema* permute = find_op_schema("torch.ops.aten.permute.default");
+    const OpSchema* permute = &op_info(OpId::permute).schema;
     CallArgs p(*permute, {a[0], Value::tuple({Value::integer(1), Value::integer(0)})});
     return kernel_permute(p, opt);
 }

@@ -6,10 +6,10 @@
 #include <cstring>
 
 #include "io/export_json.h"
-#include "io/json_read.h"
 #include "io/npy.h"
 #include "io/zip.h"
 #include "util/checked.h"
+#include "util/json_read.h"
 #include "util/rng.h"
 
 namespace pt2lab {
@@ -136,7 +136,8 @@ Result<TensorData> tensor_from_storage(const std::vector<uint8_t>& storage, cons
     }
     if (contiguous) {
         if (numel)
-            std::memcpy(t.bytes.data(), storage.data() + static_cast<size_t>(m.storage_offset) * item,
+            std::memcpy(t.bytes.data(),
+                        storage.data() + static_cast<size_t>(m.storage_offset) * item,
                         t.bytes.size());
         return t;
     }
@@ -299,9 +300,10 @@ Status fill_stand_ins(ExportedProgram& ep, const std::string& why, Budget& budge
         Node* ph = ep.graph->find(is.arg);
         if (!ph || !ph->meta.val.is_tensor()) continue;
         const TensorMeta& meta = ph->meta.val.tensor;
-        if (Status s = in_file(budget.tensor(meta.sizes, std::max<size_t>(scalar_type_size(meta.dtype), 1),
-                                             "stand-in values for " + is.target),
-                               ep.source_file);
+        if (Status s =
+                in_file(budget.tensor(meta.sizes, std::max<size_t>(scalar_type_size(meta.dtype), 1),
+                                      "stand-in values for " + is.target),
+                        ep.source_file);
             !s.ok())
             return s;
         auto& dst = (is.kind == InputKind::Parameter ||
