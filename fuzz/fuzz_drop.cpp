@@ -12,11 +12,12 @@
 #include "mutators.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    // Small budgets: a refusal is the same code path at any size, and each input stays fast.
     pt2lab::Limits limits;
-    limits.tensor_bytes = 16 << 20;
-    limits.file_bytes = 64 << 20;
-    limits.run_bytes = 64 << 20;
-    limits.run_work = 50000000;
+    limits.tensor_bytes = 4 << 20;
+    limits.file_bytes = 16 << 20;
+    limits.run_bytes = 16 << 20;
+    limits.run_work = 2000000;
     pt2lab_test::DropTrace trace;
     pt2lab::Status s =
         pt2lab_test::drop_file(std::vector<uint8_t>(data, data + size), "fuzz.pt2", limits, &trace);

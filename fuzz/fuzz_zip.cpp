@@ -12,8 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto z = pt2lab::ZipArchive::open(std::vector<uint8_t>(data, data + size), "fuzz.pt2");
     if (!z.ok()) return 0;
     for (const auto& e : z.value().entries()) {
-        // Stay within what the loader's budget would allow for a file this size.
-        if (e.size > (uint64_t(64) << 20) + 16 * uint64_t(size)) continue;
+        // Large records take the same path as small ones, only slower: keep executions fast.
+        if (e.size > (uint64_t(8) << 20)) continue;
         auto r = z.value().read(e);
         if (r.ok() && r.value().size() != e.size) __builtin_trap(); // read() promised this size
         (void)z.value().find(e.name);

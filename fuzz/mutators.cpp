@@ -38,11 +38,16 @@ bool parse_zip(const uint8_t* data, size_t size, ZipGenome& out) {
         ZipRecord r;
         r.name = e.name;
         r.flags = e.flags;
-        auto plain = z.value().read(e);
+        r.method = e.method;
+        // Decompressing megabytes per mutation would make the fuzzer crawl.
+        auto plain = e.size <= (1u << 20) ? z.value().read(e) : pt2lab::Result<std::vector<uint8_t>>(
+                                                                     pt2lab::make_error("", ""));
         if (plain.ok()) {
             r.data = plain.take();
-            r.method = e.method;
-        } else { // keep the raw bytes, stored
+        } else {
+            r.raw = true;
+            r.raw_crc = e.crc32;
+            r.raw_size = e.size;
             r.data.assign(data + e.data_offset, data + e.data_offset + e.compressed_size);
         }
         out.records.push_back(std::move(r));
@@ -88,9 +93,10 @@ std::vector<uint8_t> write_zip(const ZipGenome& g) {
     std::vector<uint8_t> out, central;
     std::vector<uint64_t> offsets;
     for (const ZipRecord& r : g.records) {
-        std::vector<uint8_t> body = r.method == 8 ? deflate_stored(r.data) : r.data;
-        uint32_t crc = pt2lab::crc32(r.data.data(), r.data.size()) ^ (r.wrong_crc ? 1u : 0u);
-        uint64_t size = r.data.size() + static_cast<uint64_t>(r.size_delta);
+        std::vector<uint8_t> body = r.method == 8 && !r.raw ? deflate_stored(r.data) : r.data;
+        uint32_t crc = (r.raw ? r.raw_crc : pt2lab::crc32(r.data.data(), r.data.size())) ^
+                       (r.wrong_crc ? 1u : 0u);
+        uint64_t size = (r.raw ? r.raw_size : r.data.size()) + static_cast<uint64_t>(r.size_delta);
         uint64_t csize = body.size() + static_cast<uint64_t>(r.csize_delta);
         uint64_t offset = out.size();
         if (r.point_at_previous && !offsets.empty()) offset = offsets.back();

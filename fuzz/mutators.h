@@ -31,7 +31,12 @@ private:
 
 struct ZipRecord {
     std::string name;
-    std::vector<uint8_t> data; // plain (uncompressed) bytes
+    std::vector<uint8_t> data; // plain bytes; the stored (compressed) bytes when `raw`
+    // A record too large to decompress on every mutation (or whose data does
+    // not check out) is kept as read: its bytes, method, CRC and plain size.
+    bool raw = false;
+    uint32_t raw_crc = 0;
+    uint64_t raw_size = 0;
     uint16_t method = 0;       // written: 0 stored, 8 deflate (stored blocks), other: as is
     uint16_t flags = 0;
     // Header damage a mutation may ask for (0: none).

@@ -26,29 +26,34 @@ cmake -S fuzz -B "$OUT" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWi
     { say "configure failed"; exit 1; }
 nice cmake --build "$OUT" -j"$JOBS" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; say "build failed"; exit 1; }
 
-# Seed folders (rebuilt every run; the corpora they feed are kept).
+# Seed folders, one per harness (rebuilt every run; the corpora they feed are kept).
 SEEDS=$OUT/seeds
-rm -rf "$SEEDS" && mkdir -p "$SEEDS/zip" "$SEEDS/export_json" "$SEEDS/drop"
-cp assets/graphs/*.pt2 "$SEEDS/zip/"
-cp tests/corpus/bad/*.pt2 tests/corpus/good/*.pt2 "$SEEDS/zip/"
-cp assets/graphs/*.pt2 assets/fx/*.json tests/corpus/bad/* tests/corpus/good/* "$SEEDS/drop/"
-cp tests/corpus/bad/*.json tests/corpus/good/*.json "$SEEDS/export_json/"
-python3 - "$SEEDS/export_json" assets/graphs/*.pt2 tests/corpus/good/*.pt2 <<'PY'
+seed_zip() {
+    cp assets/graphs/*.pt2 tests/corpus/bad/*.pt2 tests/corpus/good/*.pt2 "$1/"
+}
+seed_drop() {
+    cp assets/graphs/*.pt2 assets/fx/*.json tests/corpus/bad/* tests/corpus/good/* "$1/"
+}
+seed_export_json() {
+    cp tests/corpus/bad/*.json tests/corpus/good/*.json "$1/"
+    # The model.json of every archive that has one.
+    python3 - "$1" assets/graphs/*.pt2 tests/corpus/good/*.pt2 <<'PY'
 import os, sys, zipfile
 out = sys.argv[1]
 for path in sys.argv[2:]:
-    try:
-        with zipfile.ZipFile(path) as z:
-            for n in z.namelist():
-                if n.endswith((".json",)) and ("models/" in n or "serialized_exported_program" in n):
-                    name = os.path.basename(path) + "." + n.replace("/", "_")
-                    with open(os.path.join(out, name), "wb") as f:
-                        f.write(z.read(n))
-    except zipfile.BadZipFile:
-        pass
+    with zipfile.ZipFile(path) as z:
+        for n in z.namelist():
+            if n.endswith(".json") and ("models/" in n or "serialized_exported_program" in n):
+                with open(os.path.join(out, os.path.basename(path) + "." + n.replace("/", "_")), "wb") as f:
+                    f.write(z.read(n))
 PY
+}
+for h in $HARNESSES; do
+    case "$h" in zip|export_json|drop) ;; *) say "unknown harness $h (zip, export_json, drop)"; exit 2 ;; esac
+    rm -rf "${SEEDS:?}/$h" && mkdir -p "$SEEDS/$h" && "seed_$h" "$SEEDS/$h"
+done
 
-declare -A MAXLEN=([zip]=3000000 [export_json]=2000000 [drop]=3000000)
+declare -A MAXLEN=([zip]=1048576 [export_json]=262144 [drop]=1048576)
 FAILED=0
 SUMMARY=()
 for h in $HARNESSES; do

@@ -109,9 +109,9 @@ TEST_CASE("budgets: each refusal says which limit, what asked, and how to raise 
     for (int k = 0; k < 4; ++k) REQUIRE(b.bytes(20 * Limits::kMiB, "record").ok());
     Status over = b.bytes(1, "record r");
     REQUIRE_FALSE(over.ok());
-    CHECK(over.error().message.find("loading this file would need 80.0 MiB in all, more than its "
-                                    "80.0 MiB (the budget for a 1.0 MiB file: 64 MiB + 16 x its "
-                                    "size, at most 512 MiB)") == 0);
+    CHECK(over.error().message ==
+          "loading this file would need 80.0 MiB in all (1 byte more for this), more than its "
+          "80.0 MiB (the budget for a 1.0 MiB file: 64 MiB + 16 x its size, at most 512 MiB)");
     CHECK(over.error().hint.find("--limit file-mb=N") != std::string::npos);
     Budget run(l, Budget::Scope::Run, 0);
     REQUIRE(run.work(999999999, "conv").ok());
@@ -323,9 +323,9 @@ TEST_CASE("a run's budget refuses a result before it is allocated, naming the no
     opt.limits.run_bytes = 1 << 20;
     auto r = run_op("torch.ops.aten.relu.default", {tensor({512, 1024})}, {}, opt);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message.find("while executing %op: aten.relu.default: result [512, 1024]: "
-                                 "this run would need 2.0 MiB in all, more than its 1.0 MiB "
-                                 "(set with --limit)") == 0);
+    CHECK(r.error().message == "while executing %op: aten.relu.default: result [512, 1024]: "
+                               "this run would need 2.0 MiB in all (2.0 MiB more for this), more "
+                               "than its 1.0 MiB (set with --limit)");
     opt.limits.run_bytes = 0;
     opt.limits.run_work = 1000;
     auto w = run_op("torch.ops.aten.conv2d.default", {tensor({1, 3, 8, 8}), tensor({4, 3, 3, 3})},

@@ -53,7 +53,7 @@ Status drop_fx(const std::string& text, const std::string& name, const Limits& l
 }
 
 Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const Limits& limits,
-                    DropTrace& t) {
+                    bool keep_going, DropTrace& t) {
     begin(t, "load");
     auto loaded = load_program(std::move(bytes), name, limits);
     if (!loaded.ok()) return loaded.error();
@@ -70,63 +70,83 @@ Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const L
     t.printed_bytes +=
         print_views(*gm.value().graph, gm.value().codegen) + gm.value().code().size();
 
+    // From here on the page's actions are independent buttons: with keep_going
+    // (the fuzzer) a refused one does not stop the others; the first error is
+    // what is returned either way.
+    Status first;
+    auto failed = [&](Status s) {
+        if (!s.ok() && first.ok()) first = s;
+        return !s.ok();
+    };
+    auto stop = [&] { return !first.ok() && !keep_going; };
+
     begin(t, "inputs");
     std::vector<Tensor> inputs;
+    bool have_inputs = true;
     if (!ep.example_inputs.empty()) {
         inputs = example_inputs(ep);
     } else {
         auto seeded = seeded_inputs(ep, 0, limits);
-        if (!seeded.ok()) return seeded.error();
-        inputs = seeded.take();
+        if (failed(seeded.status())) have_inputs = false;
+        else inputs = seeded.take();
     }
+    if (stop()) return first;
     RunOptions opt;
     opt.limits = limits;
-    begin(t, "run");
-    ModuleState state = ModuleState::from_program(ep);
-    auto r = run_program(ep, state, inputs, opt);
-    if (!r.ok()) return r.error();
-    begin(t, "run module");
-    ModuleState mstate = ModuleState::from_program(ep);
-    auto rm = run_module(gm.value(), mstate, inputs, opt);
-    if (!rm.ok()) return rm.error();
-    t.ran = true;
+    if (have_inputs) {
+        begin(t, "run");
+        ModuleState state = ModuleState::from_program(ep);
+        auto r = run_program(ep, state, inputs, opt);
+        if (failed(r.status()) && stop()) return first;
+        begin(t, "run module");
+        ModuleState mstate = ModuleState::from_program(ep);
+        auto rm = run_module(gm.value(), mstate, inputs, opt);
+        if (failed(rm.status()) && stop()) return first;
+        t.ran = r.ok() && rm.ok();
+    }
 
     begin(t, "decompose");
     ExportedProgram low = ep.clone();
     auto dec = run_decompositions(low, DecompTable::for_level(IrLevel::CoreAten));
-    if (!dec.ok()) return dec.error();
-    t.printed_bytes += dec.value().str().size() + python_code(*low.graph).size();
-    begin(t, "run decomposed");
-    ModuleState lstate = ModuleState::from_program(low);
-    auto rl = run_program(low, lstate, inputs, opt);
-    if (!rl.ok()) return rl.error();
+    if (failed(dec.status())) {
+        if (stop()) return first;
+    } else {
+        t.printed_bytes += dec.value().str().size() + python_code(*low.graph).size();
+        if (have_inputs) {
+            begin(t, "run decomposed");
+            ModuleState lstate = ModuleState::from_program(low);
+            auto rl = run_program(low, lstate, inputs, opt);
+            if (failed(rl.status()) && stop()) return first;
+        }
+    }
 
     begin(t, "prepare");
     GraphModule q = gm.value().clone();
     auto prep = prepare_pt2e(q);
-    if (!prep.ok()) return prep.error();
+    if (failed(prep.status())) return first;
     t.printed_bytes += prep.value().str().size() + q.code().size();
+    if (!have_inputs) return first;
     begin(t, "calibrate");
     ModuleState qstate = ModuleState::from_module(q);
     qstate.file_size = ep.file_size;
-    if (Status s = calibrate(q, qstate, {inputs}); !s.ok()) return s;
+    if (failed(calibrate(q, qstate, {inputs}))) return first;
     begin(t, "convert");
     auto conv = convert_pt2e(q, qstate, true);
-    if (!conv.ok()) return conv.error();
+    if (failed(conv.status())) return first;
     t.printed_bytes += q.code().size();
     begin(t, "run converted");
     ModuleState cstate = ModuleState::from_module(q);
     cstate.file_size = ep.file_size;
     auto rc = run_module(q, cstate, inputs, opt);
-    if (!rc.ok()) return rc.error();
-    begin(t, "done");
-    return {};
+    if (failed(rc.status())) return first;
+    if (first.ok()) begin(t, "done");
+    return first;
 }
 
 } // namespace
 
 Status drop_file(const std::vector<uint8_t>& bytes, const std::string& name, const Limits& limits,
-                 DropTrace* trace) {
+                 DropTrace* trace, bool keep_going) {
     DropTrace local;
     DropTrace& t = trace ? *trace : local;
     t = DropTrace();
@@ -135,7 +155,7 @@ Status drop_file(const std::vector<uint8_t>& bytes, const std::string& name, con
     std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
     if (looks_like_fx_graph_json(head))
         return named(drop_fx(std::string(bytes.begin(), bytes.end()), name, limits, t), name);
-    return named(drop_program(bytes, name, limits, t), name);
+    return named(drop_program(bytes, name, limits, keep_going, t), name);
 }
 
 } // namespace pt2lab_test

@@ -25,9 +25,11 @@ struct DropTrace {
 };
 
 // The first error as the page would show it (Error::file set to `name`, or
-// "name:record"), or success. `trace` (optional) says how far it got.
+// "name:record"), or success. `trace` (optional) says how far it got. With
+// `keep_going` (the fuzz harness), once the program has loaded a refused run,
+// decomposition or quantization does not stop the stages after it.
 pt2lab::Status drop_file(const std::vector<uint8_t>& bytes, const std::string& name,
                          const pt2lab::Limits& limits = pt2lab::Limits(),
-                         DropTrace* trace = nullptr);
+                         DropTrace* trace = nullptr, bool keep_going = false);
 
 } // namespace pt2lab_test

@@ -76,7 +76,8 @@ Status Limits::set(const std::string& nv) {
 std::string human_bytes(uint64_t n) {
     char buf[48];
     if (n < 1024)
-        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+        std::snprintf(buf, sizeof buf, "%llu byte%s", static_cast<unsigned long long>(n),
+                      n == 1 ? "" : "s");
     else if (n < Limits::kMiB)
         std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024.0);
     else if (n < (uint64_t(1) << 30))
@@ -131,7 +132,8 @@ Status Budget::bytes(uint64_t n, const std::string& what) {
                                  " file: 64 MiB + 16 x its size, at most 512 MiB";
     Error e = over(what, std::string(file ? "loading this file" : "this run") + " would need " +
                              (total ? human_bytes(*total) : std::string("more than 2^64 bytes")) +
-                             " in all, more than its " + human_bytes(limit_) + " (" + rule + ")");
+                             " in all (" + human_bytes(n) + " more for this), more than its " +
+                             human_bytes(limit_) + " (" + rule + ")");
     e.hint = std::string("budgets keep a small file from taking the page's memory; the CLI's "
                          "--limit ") +
              (file ? "file-mb" : "run-mb") + "=N raises it";
