@@ -40,8 +40,9 @@ bool parse_zip(const uint8_t* data, size_t size, ZipGenome& out) {
         r.flags = e.flags;
         r.method = e.method;
         // Decompressing megabytes per mutation would make the fuzzer crawl.
-        auto plain = e.size <= (1u << 20) ? z.value().read(e) : pt2lab::Result<std::vector<uint8_t>>(
-                                                                     pt2lab::make_error("", ""));
+        auto plain = e.size <= (1u << 20)
+                         ? z.value().read(e)
+                         : pt2lab::Result<std::vector<uint8_t>>(pt2lab::make_error("", ""));
         if (plain.ok()) {
             r.data = plain.take();
         } else {

@@ -37,7 +37,7 @@ struct ZipRecord {
     bool raw = false;
     uint32_t raw_crc = 0;
     uint64_t raw_size = 0;
-    uint16_t method = 0;       // written: 0 stored, 8 deflate (stored blocks), other: as is
+    uint16_t method = 0; // written: 0 stored, 8 deflate (stored blocks), other: as is
     uint16_t flags = 0;
     // Header damage a mutation may ask for (0: none).
     bool wrong_crc = false;

@@ -164,11 +164,13 @@ TEST_CASE("a 10 MB program loads, prints and runs in < 2 s (linear in its size)"
         last;
     std::string big = m.dump();
     REQUIRE(big.size() > (10u << 20));
-    // The best of two runs (the machine may be busy); the load itself must take
-    // < 2 s, the whole path (14 stages, each linear) < 3x that.
+    // The best of three runs (the machine may be busy); the load itself must
+    // take < 2 s, the whole path (14 stages, each linear) < 3x that.
     Cost c = measure(std::vector<uint8_t>(big.begin(), big.end()), "big_model.json");
-    Cost again = measure(std::vector<uint8_t>(big.begin(), big.end()), "big_model.json");
-    if (again.seconds < c.seconds) c = again;
+    for (int k = 0; k < 2; ++k) {
+        Cost again = measure(std::vector<uint8_t>(big.begin(), big.end()), "big_model.json");
+        if (again.seconds < c.seconds) c = again;
+    }
     INFO(big.size() << " bytes: " << c.seconds << " s, " << (c.peak_bytes >> 20) << " MiB, stage "
                     << c.stage << (c.status.ok() ? "" : ": " + c.status.error().str()) << "\n"
                     << c.stages);

@@ -87,8 +87,10 @@ Status drop_program(std::vector<uint8_t> bytes, const std::string& name, const L
         inputs = example_inputs(ep);
     } else {
         auto seeded = seeded_inputs(ep, 0, limits);
-        if (failed(seeded.status())) have_inputs = false;
-        else inputs = seeded.take();
+        if (failed(seeded.status()))
+            have_inputs = false;
+        else
+            inputs = seeded.take();
     }
     if (stop()) return first;
     RunOptions opt;
