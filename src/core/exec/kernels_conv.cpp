@@ -21,8 +21,7 @@ Result<std::vector<int64_t>> conv2d_output_shape(const Tensor& x, const Tensor& 
     for (int k = 0; k < 2; ++k) {
         if (p.stride[k] <= 0) return kernel_error("conv2d: non-positive stride is not supported");
         if (p.padding[k] < 0) return kernel_error("conv2d: negative padding is not supported");
-        if (p.dilation[k] <= 0)
-            return kernel_error("conv2d: dilation should be greater than zero");
+        if (p.dilation[k] <= 0) return kernel_error("conv2d: dilation should be greater than zero");
     }
     if (w.sizes[0] < g)
         return kernel_error("conv2d: Given groups=" + std::to_string(g) +
@@ -32,8 +31,8 @@ Result<std::vector<int64_t>> conv2d_output_shape(const Tensor& x, const Tensor& 
     auto channels = checked_mul(w.sizes[1], g);
     if (!channels || x.sizes[1] != *channels)
         return kernel_error("conv2d: input " + x.type_str() + " has " + std::to_string(x.sizes[1]) +
-                            " channels but weight " + w.type_str() + " with groups=" +
-                            std::to_string(g) + " expects " +
+                            " channels but weight " + w.type_str() +
+                            " with groups=" + std::to_string(g) + " expects " +
                             (channels ? std::to_string(*channels) : std::string("too many")));
     if (w.sizes[0] % g != 0)
         return kernel_error("conv2d: " + std::to_string(w.sizes[0]) +
@@ -80,8 +79,9 @@ Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, 
     auto y = new_tensor(opt, ScalarType::Float, s, "aten.conv2d.default");
     if (!y.ok()) return y;
     // N * O * OH * OW outputs, each C/groups * KH * KW multiply-adds.
-    Status st = charge_work(opt, work_of({s[0], s[1], s[2], s[3], w.sizes[1], w.sizes[2], w.sizes[3]}),
-                            "aten.conv2d.default");
+    Status st =
+        charge_work(opt, work_of({s[0], s[1], s[2], s[3], w.sizes[1], w.sizes[2], w.sizes[3]}),
+                    "aten.conv2d.default");
     if (!st.ok()) return st.error();
     return y;
 }

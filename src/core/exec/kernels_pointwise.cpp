@@ -144,8 +144,7 @@ Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, cons
 }
 
 Result<Value> binary_kernel(const CallArgs& a, const KernelOptions& opt, const char* op, BinOp kind,
-                            bool in_place,
-                            bool has_alpha) {
+                            bool in_place, bool has_alpha) {
     auto self = a.tensor(0);
     if (!self.ok()) return self.error();
     double alpha = 1.0;

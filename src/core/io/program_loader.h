@@ -17,8 +17,7 @@ namespace pt2lab {
 // small file cannot take much memory; the default limits are the page's.
 Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file,
                                      const Limits& limits = Limits());
-Result<ExportedProgram> load_program_file(const std::string& path,
-                                          const Limits& limits = Limits());
+Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits = Limits());
 
 // Reads a whole file; the error names it.
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path);
