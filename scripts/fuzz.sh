@@ -53,7 +53,7 @@ for h in $HARNESSES; do
     rm -rf "${SEEDS:?}/$h" && mkdir -p "$SEEDS/$h" && "seed_$h" "$SEEDS/$h"
 done
 
-declare -A MAXLEN=([zip]=1048576 [export_json]=262144 [drop]=1048576)
+declare -A MAXLEN=([zip]=1048576 [export_json]=262144 [drop]=262144)
 FAILED=0
 SUMMARY=()
 for h in $HARNESSES; do
