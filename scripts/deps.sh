@@ -19,11 +19,12 @@ PKGS_WASM="emscripten"
 # Real PyTorch runs in Debian sid/trixie roots that scripts/torch_env.sh makes with debootstrap.
 PKGS_TORCH="python3 debootstrap"
 PKGS_WEB="chromium fonts-noto-cjk fonts-jetbrains-mono python3-fonttools brotli"
+PKGS_FUZZ="clang-14 libclang-rt-14-dev" # libFuzzer + sanitizers for fuzz/ (scripts/fuzz.sh)
 
 want="${PT2LAB_DEPS:-all}"
 case "$want" in
   native) PKGS="$PKGS_NATIVE" ;;
-  all)    PKGS="$PKGS_NATIVE $PKGS_WASM $PKGS_TORCH $PKGS_WEB" ;;
+  all)    PKGS="$PKGS_NATIVE $PKGS_WASM $PKGS_TORCH $PKGS_WEB $PKGS_FUZZ" ;;
   *) say "unknown PT2LAB_DEPS=$want (native|all)"; exit 2 ;;
 esac
 

@@ -11,7 +11,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets"}
+SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz"}
 declare -a RESULTS=()
 FAILED=0
 
@@ -84,6 +84,11 @@ suite_assets() {
         bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
         "${sid[@]}" tools/lesson_goldens.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
+}
+
+suite_fuzz() {
+    # Each libFuzzer harness (fuzz/) for a short fixed time; scripts/fuzz.sh 3600 for an hour.
+    bash scripts/fuzz.sh "${PT2LAB_FUZZ_SECONDS:-30}"
 }
 
 for s in $SUITES; do

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "util/limits.h"
 #include "util/status.h"
 
 namespace pt2lab {
@@ -20,6 +21,7 @@ struct CliArgs {
     std::vector<std::string> keep; // decompose --keep aten.conv2d.default (drop that rule)
     int calibrate = 8;             // convert --calibrate N (seeded batches after the example input)
     bool fold = true;              // convert --no-fold: fold_quantize=False
+    Limits limits;                 // --limit NAME=VALUE (repeatable): memory and work budgets
 };
 
 std::string usage_text(); // the usage, with the options from cli_options.h

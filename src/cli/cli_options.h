@@ -31,6 +31,10 @@ inline constexpr CliOption kCliOptions[] = {
     {"--keep", "OP", "decompose", "keep an op by dropping its rule, e.g. --keep aten.conv2d.default"},
     {"--calibrate", "N", "convert", "seeded calibration batches after the real inputs (default 8)"},
     {"--no-fold", nullptr, "convert", "fold_quantize=False: keep the weight quantize nodes"},
+    {"--limit", "NAME=N", "info graph code tabular signature readable run decompose prepare convert",
+     "raise a budget (docs/FORMATS.md section 10): tensor-mb (one tensor, default 256), file-mb "
+     "(all a file loads), run-mb (all a run allocates), run-gmacs (a run's multiply-adds); "
+     "file-mb and run-mb default to 64 + 16 x the file's size in MB (at most 512)"},
 };
 // clang-format on
 

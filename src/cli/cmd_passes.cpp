@@ -35,7 +35,7 @@ int cmd_decompose(const CliArgs& a) {
         level = IrLevel::CoreAten;
     else
         return usage_error("decompose needs --level inference or --level core");
-    auto loaded = load_program_file(a.file);
+    auto loaded = load_program_file(a.file, a.limits);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
     ExportedProgram low = ep.clone();
@@ -120,7 +120,11 @@ calibration_batches(const CliArgs& a, const ExportedProgram& ep, int n, std::str
         e.file = a.file;
         return e;
     }
-    for (int k = 1; k <= n; ++k) batches.push_back(seeded_inputs(ep, static_cast<uint64_t>(k)));
+    for (int k = 1; k <= n; ++k) {
+        auto b = seeded_inputs(ep, static_cast<uint64_t>(k), a.limits);
+        if (!b.ok()) return b.error();
+        batches.push_back(b.take());
+    }
     return batches;
 }
 
@@ -134,7 +138,7 @@ void print_quant_error(const ParityReport& p) {
 
 int cmd_prepare_convert(const CliArgs& a) {
     const bool convert = a.command == "convert";
-    auto loaded = load_program_file(a.file);
+    auto loaded = load_program_file(a.file, a.limits);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
     UnliftOptions uo;
@@ -160,6 +164,7 @@ int cmd_prepare_convert(const CliArgs& a) {
     }
     ModuleState ref_state = ModuleState::from_module(original.value());
     ModuleState state = ModuleState::from_module(gm);
+    ref_state.file_size = state.file_size = ep.file_size; // the run budgets follow the file
     std::vector<Tensor> example = batches.value().front();
     auto base = run_module(original.value(), ref_state, example);
     if (!base.ok()) return input_error(base.error());
@@ -197,6 +202,7 @@ int cmd_prepare_convert(const CliArgs& a) {
                 conv.value().str().c_str());
     std::printf("%s\n", gm.code().c_str());
     ModuleState qstate = ModuleState::from_module(gm);
+    qstate.file_size = ep.file_size;
     auto r = run_module(gm, qstate, example);
     if (!r.ok()) return input_error(r.error());
     std::printf("# quantization error, converted vs float ep.module() on %s:\n", source.c_str());

@@ -93,7 +93,7 @@ int cmd_run(const CliArgs& a) {
         a.out.compare(a.out.size() - 5, 5, ".json") != 0)
         return usage_error("--out needs a .npy or .json file name");
     if (a.repeat < 1) return usage_error("--repeat needs a positive count");
-    auto loaded = load_program_file(a.file);
+    auto loaded = load_program_file(a.file, a.limits);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
     auto specs = user_input_specs(*ep.graph, &ep.signature);
@@ -110,7 +110,13 @@ int cmd_run(const CliArgs& a) {
         }
         source = "from --input";
     } else if (a.has_seed) {
-        inputs = seeded_inputs(ep, a.seed);
+        auto seeded = seeded_inputs(ep, a.seed, a.limits);
+        if (!seeded.ok()) {
+            Error e = seeded.error();
+            e.file = a.file;
+            return input_error(e);
+        }
+        inputs = seeded.take();
         source = "pt2lab's SeededRng(" + std::to_string(a.seed) + ").normal()";
     } else {
         if (ep.example_inputs.empty()) {
@@ -125,6 +131,7 @@ int cmd_run(const CliArgs& a) {
     }
 
     RunOptions opt;
+    opt.limits = a.limits;
     opt.kernels.fast_conv = a.fast;
     opt.check_guards = a.guards;
     ModuleState state = ModuleState::from_program(ep);

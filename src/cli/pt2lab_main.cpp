@@ -304,7 +304,9 @@ int main(int argc, char** argv) {
             args.inputs.push_back(v);
         else if (name == "--out")
             args.out = v;
-        else if (!count)
+        else if (name == "--limit") {
+            if (Status s = args.limits.set(v); !s.ok()) return usage_error(s.error().message);
+        } else if (!count)
             return usage_error(name + " needs a non-negative integer, got '" + v + "'");
         else if (name == "--seed")
             args.has_seed = true, args.seed = n;
@@ -329,7 +331,7 @@ int main(int argc, char** argv) {
                      bytes.value().begin() + std::min<size_t>(bytes.value().size(), 4096));
     if (looks_like_fx_graph_json(head)) {
         std::string text(bytes.value().begin(), bytes.value().end());
-        auto fx = read_fx_graph_json(text, path);
+        auto fx = read_fx_graph_json(text, path, args.limits);
         if (!fx.ok()) return input_error(fx.error());
         if (cmd == "signature") {
             Error e = make_error(
@@ -346,7 +348,7 @@ int main(int argc, char** argv) {
 
     std::string name =
         path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    auto ep = load_program(bytes.take(), name);
+    auto ep = load_program(bytes.take(), name, args.limits);
     if (!ep.ok()) return input_error(ep.error());
     const ExportedProgram& program = ep.value();
     if (cmd == "info") {

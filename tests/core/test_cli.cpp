@@ -3,6 +3,8 @@
 // registered only in native builds.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
@@ -170,14 +172,19 @@ TEST_CASE("bad usage exits 2 with the usage text", "[cli]") {
 }
 
 TEST_CASE("bad input exits 1 with a message naming the file", "[cli]") {
+    auto expect = nlohmann::json::parse(read_text(source_path("tests/corpus/expected.json")));
     for (const auto& rel : list_dir("tests/corpus/bad", "")) {
         std::string name = rel.substr(rel.find_last_of('/') + 1);
-        Run r = run_cli("info " + source_path(rel));
+        // Files refused by the loader fail `info`; the others load and fail `run`.
+        bool at_load = expect["bad"][name]["stage"] == "load";
+        Run r = run_cli((at_load ? "info " : "run --seed 0 ") + source_path(rel));
         INFO(rel << ": " << r.err);
         CHECK(r.status == 1);
         CHECK(r.err.rfind("pt2lab: error: ", 0) == 0);
         CHECK(r.err.find(name) != std::string::npos);
-        CHECK(r.out.empty());
+        for (const auto& phrase : expect["bad"][name]["message"])
+            CHECK(r.err.find(phrase.get<std::string>()) != std::string::npos);
+        if (at_load) CHECK(r.out.empty());
     }
     Run missing = run_cli("graph /nonexistent/model.pt2");
     CHECK(missing.status == 1);
@@ -238,6 +245,7 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
         if (n == "--out") return " pt2lab_cli_option.json";
         if (n == "--level") return " core";
         if (n == "--keep") return " aten.conv2d.default";
+        if (n == "--limit") return " tensor-mb=512";
         return " 1";
     };
     write_zeros_npy("pt2lab_cli_option_in.npy", "(2, 3, 16, 16)", 2 * 3 * 16 * 16);
@@ -267,6 +275,29 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
     std::remove("pt2lab_cli_option_in.npy");
     CHECK(accepted >= 16);
     CHECK(refused >= 60);
+    // --limit raises a budget: the 80 MiB of stand-ins this bare JSON asks for load with more
+    const std::string many = source_path("tests/corpus/bad/stand_ins_past_file_budget.json");
+    Run refused_load = run_cli("info " + many);
+    CHECK(refused_load.status == 1);
+    CHECK(refused_load.err.find("--limit file-mb=N") != std::string::npos);
+    Run raised = run_cli("run " + many + " --seed 0 --limit file-mb=200");
+    INFO(raised.err);
+    CHECK(raised.status == 0);
+    CHECK(raised.out.find("output:   x f32[4]") != std::string::npos);
+    Run bad_limit = run_cli("info " + many + " --limit file-mb=lots");
+    CHECK(bad_limit.status == 2);
+    CHECK(bad_limit.err.find("file-mb needs a whole number") != std::string::npos);
+    // run / decompose / prepare / convert on a symbolic_trace graph say what it is
+    for (const char* cmd : {"run", "decompose --level core", "prepare", "convert"}) {
+        Run fx = run_cli(std::string(cmd) + " " + source_path("assets/fx/conv_relu.json"));
+        INFO(cmd << ": " << fx.err);
+        CHECK(fx.status == 1);
+        CHECK(fx.err.find("this is pt2lab's symbolic_trace graph JSON (torch.fx), not a serialized "
+                          "ExportedProgram: it can be shown (info, graph, code, tabular, "
+                          "readable) but not run, decomposed, prepared or converted") !=
+              std::string::npos);
+        CHECK(fx.err.find("assets/graphs/conv_relu.pt2") != std::string::npos);
+    }
     // run --calibrate was once taken and ignored
     Run rc = run_cli("run " + asset("conv_relu") + " --calibrate 3");
     CHECK(rc.status == 2);

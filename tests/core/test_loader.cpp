@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "drop_file.h"
 #include "graph/printer.h"
 #include "io/fx_json.h"
 #include "io/npy.h"
@@ -162,9 +163,12 @@ TEST_CASE("the ResNet-style model loads: pooling, flatten, residual adds", "[loa
 }
 
 TEST_CASE("bad-input corpus: a clear error naming the file, never a crash", "[loader]") {
+    // Each file goes down the page's whole drop path (load, print, ep.module(),
+    // lint, run, decompose, prepare/convert); the first error must name the file
+    // and hold every phrase expected.json lists for it.
     auto expect = corpus_expectations();
     auto files = list_dir("tests/corpus/bad", "");
-    REQUIRE(files.size() >= 25);
+    REQUIRE(files.size() >= 60);
     REQUIRE(expect["bad"].size() == files.size());
     for (const auto& rel : files) {
         std::string name = rel.substr(rel.find_last_of('/') + 1);
@@ -172,22 +176,17 @@ TEST_CASE("bad-input corpus: a clear error naming the file, never a crash", "[lo
         REQUIRE(expect["bad"].contains(name));
         auto bytes = read_file_bytes(source_path(rel));
         REQUIRE(bytes.ok());
-        std::string text(bytes.value().begin(), bytes.value().end());
-        std::string message;
-        if (name.rfind("fx_", 0) == 0) {
-            auto r = read_fx_graph_json(text, name);
-            REQUIRE_FALSE(r.ok());
-            message = r.error().str();
-        } else {
-            auto r = load_program(bytes.take(), name);
-            REQUIRE_FALSE(r.ok());
-            message = r.error().str();
-            CHECK(r.error().file.rfind(name, 0) == 0); // the file, or "file:record"
-        }
+        DropTrace trace;
+        Status s = drop_file(bytes.take(), name, Limits(), &trace);
+        INFO("stage: " << trace.stage);
+        REQUIRE_FALSE(s.ok());
+        std::string message = s.error().str();
         INFO(message);
+        CHECK(s.error().file.rfind(name, 0) == 0); // the file, or "file:record"
         CHECK(message.find(name) != std::string::npos);
-        for (const auto& phrase : expect["bad"][name])
+        for (const auto& phrase : expect["bad"][name]["message"])
             CHECK(message.find(phrase.get<std::string>()) != std::string::npos);
+        CHECK(trace.stage == expect["bad"][name]["stage"].get<std::string>());
     }
 }
 

@@ -79,14 +79,19 @@ void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_
 
 } // namespace
 
-Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p) {
-    auto shape = conv2d_output_shape(x, w, b, p);
-    if (!shape.ok()) return shape.error();
-    Tensor y = Tensor::empty(ScalarType::Float, shape.value());
+Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                           const KernelOptions& opt) {
+    auto yr = conv2d_result(x, w, b, p, opt);
+    if (!yr.ok()) return yr;
+    Tensor& y = yr.value();
     const int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
     const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
     const int64_t OH = y.sizes[2], OW = y.sizes[3], G = p.groups, OG = O / G;
     const int64_t K = CG * KH * KW, P = OH * OW;
+    // The im2col buffer [K, P] and the GEMM's packed panels ([OG, K] and [K, 8]).
+    if (Status s = charge_bytes(opt, work_of({K, P + O / G + 8, 4}), "conv2d (fast) scratch");
+        !s.ok())
+        return s.error();
     std::vector<float> col(static_cast<size_t>(K * P)); // the one im2col buffer: [K, P]
     for (int64_t n = 0; n < N; ++n)
         for (int64_t g = 0; g < G; ++g) {
@@ -114,7 +119,7 @@ Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, co
             gemm(w.f32() + g * OG * K, col.data(), y.f32() + (n * O + g * OG) * P, OG, P, K, P,
                  b ? b->f32() + g * OG : nullptr);
         }
-    return y;
+    return yr;
 }
 
 } // namespace pt2lab

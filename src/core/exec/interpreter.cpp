@@ -7,6 +7,7 @@ namespace pt2lab {
 
 ModuleState ModuleState::from_program(const ExportedProgram& ep) {
     ModuleState s;
+    s.file_size = ep.file_size;
     for (const auto* m : {&ep.state_dict, &ep.constants})
         for (const auto& [fqn, t] : *m)
             s.tensors[fqn] = std::make_shared<Tensor>(Tensor::from_data(*t));
@@ -46,6 +47,7 @@ ModuleState::copy_observers(const std::map<std::string, std::shared_ptr<Observer
 
 ModuleState ModuleState::clone() const {
     ModuleState s;
+    s.file_size = file_size;
     for (const auto& [k, t] : tensors) s.tensors[k] = std::make_shared<Tensor>(*t);
     s.observers = copy_observers(observers);
     return s;
@@ -53,6 +55,7 @@ ModuleState ModuleState::clone() const {
 
 ModuleState ModuleState::share() const {
     ModuleState s;
+    s.file_size = file_size;
     s.tensors = tensors;
     s.observers = copy_observers(observers);
     return s;
@@ -64,10 +67,35 @@ Error node_error(const Node& n, const std::string& message, const std::string& h
     return make_error("%" + n.name(), "while executing %" + n.name() + ": " + message, hint);
 }
 
+// The dtypes the kernels compute in (Tensor::get/set); anything else is refused
+// at the call, before a kernel could read its bytes with the wrong width.
+bool executor_dtype(ScalarType t) {
+    switch (t) {
+    case ScalarType::Float:
+    case ScalarType::Double:
+    case ScalarType::Long:
+    case ScalarType::Int:
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Bool: return true;
+    default: return false;
+    }
+}
+
+const Tensor* foreign_dtype(const Value& v) {
+    if (v.is_tensor()) return executor_dtype(v.tensor->dtype) ? nullptr : v.tensor.get();
+    for (const Value& item : v.items)
+        if (const Tensor* t = foreign_dtype(item)) return t;
+    return nullptr;
+}
+
 class Runner {
 public:
     Runner(const Graph& g, ModuleState& state, const RunOptions& opt)
-        : g_(g), state_(state), opt_(opt) {}
+        : g_(g), state_(state), opt_(opt), budget_(opt.limits, Budget::Scope::Run, state.file_size),
+          kernels_(opt.kernels) {
+        kernels_.budget = &budget_;
+    }
 
     Result<RunResult> run(const std::vector<Value>& inputs) {
         size_t next_input = 0;
@@ -231,8 +259,15 @@ private:
                 bound[k] = v.take();
             }
         }
+        for (const Value& v : bound)
+            if (const Tensor* t = foreign_dtype(v))
+                return node_error(
+                    n,
+                    schema->overload_str() + ": pt2lab's executor does not compute in " +
+                        std::string(scalar_type_name(t->dtype)) + " (" + t->type_str() + ")",
+                    "it runs float32/float64, int64/int32, uint8, int8 and bool");
         CallArgs args(*schema, std::move(bound));
-        auto r = fn(args, opt_.kernels);
+        auto r = fn(args, kernels_);
         if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
         return r.take();
     }
@@ -288,6 +323,8 @@ private:
     const Graph& g_;
     ModuleState& state_;
     const RunOptions& opt_;
+    Budget budget_;
+    KernelOptions kernels_;
     std::map<const Node*, Value> env_;
 };
 
@@ -336,14 +373,27 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
     return in;
 }
 
-std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed) {
-    return seeded_inputs(*ep.graph, &ep.signature, seed);
+Result<std::vector<Tensor>> seeded_inputs(const ExportedProgram& ep, uint64_t seed,
+                                          const Limits& limits) {
+    return seeded_inputs(*ep.graph, &ep.signature, seed, limits, ep.file_size);
 }
 
-std::vector<Tensor> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed) {
+Result<std::vector<Tensor>> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed,
+                                          const Limits& limits, uint64_t file_size) {
     SeededRng rng(seed);
     std::vector<Tensor> in;
+    Budget budget(limits, Budget::Scope::Run, file_size);
     for (const auto& [name, meta] : user_input_specs(g, sig)) {
+        if (!executor_dtype(meta.dtype))
+            return make_error(
+                "input " + name,
+                "seeded inputs are float32/float64, int64/int32, uint8, int8 or bool; "
+                "this input is " +
+                    meta.type_str(),
+                "give the input as a .npy file");
+        if (Status s = budget.tensor(meta.sizes, scalar_type_size(meta.dtype), "input " + name);
+            !s.ok())
+            return s.error();
         Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
         for (int64_t k = 0; k < t.numel(); ++k) t.set(k, rng.normal());
         in.push_back(std::move(t));
@@ -399,6 +449,14 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
             if (it == state.tensors.end() || !v.is_tensor())
                 return make_error("output " + os.arg,
                                   "cannot write the new value of " + os.target + " back");
+            // The new value must be the buffer's shape and dtype: later runs (and
+            // kernels reading it) rely on its size.
+            if (v.tensor->dtype != it->second->dtype || v.tensor->sizes != it->second->sizes)
+                return make_error("output " + os.arg,
+                                  "the new value of " + os.target + " is " + v.tensor->type_str() +
+                                      ", but the buffer is " + it->second->type_str(),
+                                  "a buffer mutation keeps the buffer's shape and dtype; the "
+                                  "graph is inconsistent");
             it->second->storage = v.tensor->storage; // the buffer takes its new value
             continue;
         }

@@ -3,7 +3,10 @@
 // schema table; module state (parameters, buffers, observers) lives in a
 // ModuleState that in-place ops and buffer mutations update, so running a
 // train-mode graph twice counts num_batches_tracked up. Errors name the node:
-// "while executing %batch_norm: ...".
+// "while executing %batch_norm: ...". Every run has a Budget (util/limits.h)
+// for the memory its values take and the work its kernels do, sized from the
+// file the program came from; kernels refuse, naming the node, before
+// allocating past it.
 #pragma once
 
 #include <map>
@@ -21,6 +24,7 @@ struct ModuleState {
     std::map<std::string, std::shared_ptr<Tensor>> tensors; // FQN -> parameter / buffer / constant
     // call_module target -> observer; submodules that share an instance share the pointer
     std::map<std::string, std::shared_ptr<Observer>> observers;
+    uint64_t file_size = 0; // size of the file the state came from: sizes the run budget
 
     // A private copy of the program's parameters, buffers and constants.
     static ModuleState from_program(const ExportedProgram& ep);
@@ -38,7 +42,8 @@ struct ModuleState {
 };
 
 struct RunOptions {
-    KernelOptions kernels;
+    KernelOptions kernels;    // kernels.budget is set by the run itself
+    Limits limits;            // the run budget's limits (defaults: the page's)
     bool check_guards = true; // evaluate _guards_fn calls
     bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
 };
@@ -67,9 +72,14 @@ Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
 std::vector<Tensor> example_inputs(const ExportedProgram& ep);
 // One tensor per user input, shaped by the graph's metadata, filled from
 // pt2lab's documented generator: one SeededRng(seed), inputs in order, normal().
-std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed);
-// The same for any graph (sig: null for a module's graph, whose placeholders are all inputs).
-std::vector<Tensor> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed);
+// Refused (before allocating) when the shapes are past the run's limits, e.g.
+// a symbolic size whose hint is 2^40.
+Result<std::vector<Tensor>> seeded_inputs(const ExportedProgram& ep, uint64_t seed,
+                                          const Limits& limits = Limits());
+// The same for any graph (sig: null for a module's graph, whose placeholders are
+// all inputs); `file_size` sizes the budget as for the file the graph came from.
+Result<std::vector<Tensor>> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed,
+                                          const Limits& limits = Limits(), uint64_t file_size = 0);
 
 // The shapes user inputs must have (from the placeholders' metadata), in order.
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,

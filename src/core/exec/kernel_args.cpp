@@ -1,10 +1,70 @@
-// Typed access to a call's arguments, with messages that name the argument.
+// Typed access to a call's arguments, with messages that name the argument;
+// checked allocation and work accounting shared by the kernels.
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
 Error kernel_error(const std::string& message, const std::string& hint) {
     return make_error("", message, hint);
+}
+
+namespace {
+// A budget refusal as a kernel error: "<op>: <what the budget says>".
+Error budget_error(const Status& s, const std::string& op) {
+    return kernel_error(op + ": " + s.error().message, s.error().hint);
+}
+} // namespace
+
+Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vector<int64_t> sizes,
+                          const std::string& op) {
+    size_t item = scalar_type_size(dtype);
+    Status s;
+    if (opt.budget) {
+        s = opt.budget->tensor(sizes, item, "result " + shape_str(sizes));
+        if (s.ok()) s = opt.budget->work(checked_numel(sizes).value_or(0), "result");
+    } else {
+        Budget unlimited(Limits(), Budget::Scope::Run, 0);
+        s = unlimited.tensor(sizes, item, "result " + shape_str(sizes));
+    }
+    if (!s.ok()) return budget_error(s, op + ": result " + shape_str(sizes));
+    return Tensor::empty(dtype, std::move(sizes));
+}
+
+Result<Tensor> copy_tensor(const KernelOptions& opt, const Tensor& x, const std::string& op) {
+    auto y = new_tensor(opt, x.dtype, x.sizes, op);
+    if (!y.ok()) return y;
+    y.value().storage = x.storage;
+    return y;
+}
+
+Status charge_bytes(const KernelOptions& opt, std::optional<uint64_t> n, const std::string& op) {
+    if (!n) return kernel_error(op + ": a buffer larger than 2^64 bytes");
+    if (!opt.budget) return {};
+    Status s = opt.budget->bytes(*n, op);
+    if (!s.ok()) return budget_error(s, op);
+    return {};
+}
+
+Status charge_work(const KernelOptions& opt, std::optional<uint64_t> n, const std::string& op) {
+    if (!n) return kernel_error(op + ": more than 2^64 multiply-adds");
+    if (!opt.budget) return {};
+    Status s = opt.budget->work(*n, op);
+    if (!s.ok()) return budget_error(s, op);
+    return {};
+}
+
+std::optional<uint64_t> work_of(std::initializer_list<int64_t> counts) {
+    for (int64_t c : counts)
+        if (c == 0) return 0;
+    uint64_t w = 1;
+    for (int64_t c : counts) {
+        if (c < 0) return std::nullopt;
+        auto p = checked_mul_u64(w, static_cast<uint64_t>(c));
+        if (!p) return std::nullopt;
+        w = *p;
+    }
+    return w;
 }
 
 std::string shape_str(const std::vector<int64_t>& sizes) {

@@ -5,17 +5,23 @@
 // adds "while executing %node".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "exec/tensor.h"
 #include "graph/node.h"
 #include "graph/op_table.h"
+#include "util/limits.h"
 
 namespace pt2lab {
 
 struct KernelOptions {
     bool fast_conv = false; // im2col + tiled GEMM instead of the reference loop
+    // The run's budget (interpreter.h): every result and scratch buffer is
+    // charged to it before it is allocated, and loops charge their work.
+    // Null (kernels called directly): only the one-tensor limit applies.
+    Budget* budget = nullptr;
 };
 
 // A call's arguments, by schema position (absent optional/default ones filled in).
@@ -55,6 +61,18 @@ KernelFn find_kernel(const Node& n);
 
 // Shared helpers for kernels.
 Error kernel_error(const std::string& message, const std::string& hint = {});
+// A zeroed tensor for a result of `op`: its element count checked, its bytes and
+// one visit per element charged to the run's budget first.
+Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vector<int64_t> sizes,
+                          const std::string& op);
+// A copy of `x` for a result of `op` (reshapes, clones), charged like new_tensor.
+Result<Tensor> copy_tensor(const KernelOptions& opt, const Tensor& x, const std::string& op);
+// Scratch bytes (conv's im2col buffer) and work (multiply-adds, element visits)
+// for `op`; nullopt means the count overflowed and is refused.
+Status charge_bytes(const KernelOptions& opt, std::optional<uint64_t> n, const std::string& op);
+Status charge_work(const KernelOptions& opt, std::optional<uint64_t> n, const std::string& op);
+// The product of counts, or nullopt when it overflows (for charge_work).
+std::optional<uint64_t> work_of(std::initializer_list<int64_t> counts);
 std::string shape_str(const std::vector<int64_t>& sizes);
 // Broadcast shape of a and b, or an error naming both.
 Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
@@ -66,11 +84,18 @@ Result<int64_t> wrap_dim(int64_t d, int64_t rank);
 struct ConvParams {
     int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1}, groups = 1;
 };
-// x: [N, C, H, W], w: [O, C/groups, KH, KW], b: [O] or null -> [N, O, OH, OW]
+// x: [N, C, H, W], w: [O, C/groups, KH, KW], b: [O] or null -> [N, O, OH, OW].
+// The result, the scratch and the multiply-adds are charged to opt.budget.
 Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
-                                const ConvParams& p);
-Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p);
-// Validates shapes and returns the output shape.
+                                const ConvParams& p, const KernelOptions& opt = KernelOptions());
+Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                           const KernelOptions& opt = KernelOptions());
+// The zeroed result of a convolution, its shape validated by conv2d_output_shape,
+// its bytes and multiply-adds charged (shared by the reference and the fast conv).
+Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                             const KernelOptions& opt);
+// Validates shapes and arguments as ATen does (its messages) with checked
+// arithmetic, and returns the output shape.
 Result<std::vector<int64_t>> conv2d_output_shape(const Tensor& x, const Tensor& w, const Tensor* b,
                                                  const ConvParams& p);
 

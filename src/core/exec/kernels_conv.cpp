@@ -1,6 +1,7 @@
 // 2-D convolution: the reference loop (double accumulation, the definition
 // the tests check against PyTorch) and the conv2d / convolution kernels.
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -16,38 +17,80 @@ Result<std::vector<int64_t>> conv2d_output_shape(const Tensor& x, const Tensor& 
         return kernel_error("conv2d: expected a 4-D weight [O, C/groups, KH, KW], got " +
                             w.type_str());
     const int64_t g = p.groups;
-    if (g <= 0) return kernel_error("conv2d: groups must be positive, got " + std::to_string(g));
-    if (x.sizes[1] != w.sizes[1] * g)
+    if (g <= 0) return kernel_error("conv2d: non-positive groups is not supported");
+    for (int k = 0; k < 2; ++k) {
+        if (p.stride[k] <= 0) return kernel_error("conv2d: non-positive stride is not supported");
+        if (p.padding[k] < 0) return kernel_error("conv2d: negative padding is not supported");
+        if (p.dilation[k] <= 0) return kernel_error("conv2d: dilation should be greater than zero");
+    }
+    if (w.sizes[0] < g)
+        return kernel_error("conv2d: Given groups=" + std::to_string(g) +
+                            ", expected weight to be at least " + std::to_string(g) +
+                            " at dimension 0, but got weight of size " + shape_str(w.sizes) +
+                            " instead");
+    auto channels = checked_mul(w.sizes[1], g);
+    if (!channels || x.sizes[1] != *channels)
         return kernel_error("conv2d: input " + x.type_str() + " has " + std::to_string(x.sizes[1]) +
-                            " channels but weight " + w.type_str() + " with groups=" +
-                            std::to_string(g) + " expects " + std::to_string(w.sizes[1] * g));
+                            " channels but weight " + w.type_str() +
+                            " with groups=" + std::to_string(g) + " expects " +
+                            (channels ? std::to_string(*channels) : std::string("too many")));
     if (w.sizes[0] % g != 0)
         return kernel_error("conv2d: " + std::to_string(w.sizes[0]) +
                             " output channels are not divisible by groups=" + std::to_string(g));
     if (b && (b->dim() != 1 || b->sizes[0] != w.sizes[0]))
         return kernel_error("conv2d: bias " + b->type_str() + " does not match " +
                             std::to_string(w.sizes[0]) + " output channels");
-    for (int k = 0; k < 2; ++k)
-        if (p.stride[k] <= 0 || p.dilation[k] <= 0 || p.padding[k] < 0)
-            return kernel_error(
-                "conv2d: stride and dilation must be positive and padding non-negative");
-    int64_t oh =
-        (x.sizes[2] + 2 * p.padding[0] - p.dilation[0] * (w.sizes[2] - 1) - 1) / p.stride[0] + 1;
-    int64_t ow =
-        (x.sizes[3] + 2 * p.padding[1] - p.dilation[1] * (w.sizes[3] - 1) - 1) / p.stride[1] + 1;
-    if (oh <= 0 || ow <= 0)
-        return kernel_error("conv2d: input " + x.type_str() +
-                            " (padded) is smaller than the kernel " +
-                            shape_str({w.sizes[2], w.sizes[3]}) + " with dilation " +
-                            shape_str({p.dilation[0], p.dilation[1]}));
-    return std::vector<int64_t>{x.sizes[0], w.sizes[0], oh, ow};
+    if (w.sizes[2] <= 0 || w.sizes[3] <= 0)
+        return kernel_error("conv2d: kernel size should be greater than zero, but got "
+                            "kernel_height: " +
+                            std::to_string(w.sizes[2]) +
+                            " kernel_width: " + std::to_string(w.sizes[3]));
+    // Per spatial dim: padded = in + 2 * pad, extent = dilation * (k - 1) + 1, all checked.
+    int64_t padded[2], extent[2], out[2];
+    for (int k = 0; k < 2; ++k) {
+        auto pd = checked_add(x.sizes[2 + k], checked_mul(2, p.padding[k]).value_or(INT64_MAX));
+        auto ex = checked_mul(p.dilation[k], w.sizes[2 + k] - 1);
+        if (!pd || !ex || *ex == INT64_MAX)
+            return kernel_error("conv2d: padding " + std::to_string(p.padding[k]) +
+                                " or dilation " + std::to_string(p.dilation[k]) +
+                                " overflows 64-bit arithmetic");
+        padded[k] = *pd;
+        extent[k] = *ex + 1;
+    }
+    if (padded[0] < extent[0] || padded[1] < extent[1])
+        return kernel_error("conv2d: Calculated padded input size per channel: (" +
+                            std::to_string(padded[0]) + " x " + std::to_string(padded[1]) +
+                            "). Kernel size: (" + std::to_string(extent[0]) + " x " +
+                            std::to_string(extent[1]) +
+                            "). Kernel size can't be greater than actual input size");
+    if ((x.sizes[2] == 0 || x.sizes[3] == 0) && x.sizes[0] != 0 && x.sizes[1] != 0)
+        return kernel_error(
+            "conv2d: Only zero batch or zero channel inputs are supported, but got input shape: " +
+            shape_str(x.sizes));
+    for (int k = 0; k < 2; ++k) out[k] = (padded[k] - extent[k]) / p.stride[k] + 1;
+    return std::vector<int64_t>{x.sizes[0], w.sizes[0], out[0], out[1]};
+}
+
+Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                             const KernelOptions& opt) {
+    auto shape = conv2d_output_shape(x, w, b, p);
+    if (!shape.ok()) return shape.error();
+    const std::vector<int64_t>& s = shape.value();
+    auto y = new_tensor(opt, ScalarType::Float, s, "aten.conv2d.default");
+    if (!y.ok()) return y;
+    // N * O * OH * OW outputs, each C/groups * KH * KW multiply-adds.
+    Status st =
+        charge_work(opt, work_of({s[0], s[1], s[2], s[3], w.sizes[1], w.sizes[2], w.sizes[3]}),
+                    "aten.conv2d.default");
+    if (!st.ok()) return st.error();
+    return y;
 }
 
 Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
-                                const ConvParams& p) {
-    auto shape = conv2d_output_shape(x, w, b, p);
-    if (!shape.ok()) return shape.error();
-    Tensor y = Tensor::empty(ScalarType::Float, shape.value());
+                                const ConvParams& p, const KernelOptions& opt) {
+    auto yr = conv2d_result(x, w, b, p, opt);
+    if (!yr.ok()) return yr;
+    Tensor& y = yr.value();
     const int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
     const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
     const int64_t OH = y.sizes[2], OW = y.sizes[3], G = p.groups, OG = O / G;
@@ -77,7 +120,7 @@ Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* 
                     yd[((n * O + o) * OH + oh) * OW + ow] = static_cast<float>(acc);
                 }
         }
-    return y;
+    return yr;
 }
 
 namespace {
@@ -109,8 +152,8 @@ Result<Value> run_conv(const CallArgs& a, const ConvParams& p, const KernelOptio
     if (!w.ok()) return w.error();
     auto b = a.opt_tensor(2);
     if (!b.ok()) return b.error();
-    auto y = opt.fast_conv ? conv2d_fast(*x.value(), *w.value(), b.value().get(), p)
-                           : conv2d_reference(*x.value(), *w.value(), b.value().get(), p);
+    auto y = opt.fast_conv ? conv2d_fast(*x.value(), *w.value(), b.value().get(), p, opt)
+                           : conv2d_reference(*x.value(), *w.value(), b.value().get(), p, opt);
     if (!y.ok()) return y.error();
     return Value::of(y.take());
 }

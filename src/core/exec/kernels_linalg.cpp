@@ -10,6 +10,12 @@ Status require_float(const char* op, const Tensor& t) {
     return {};
 }
 
+// The double accumulator [M, N] and the M * N * K multiply-adds of a product, charged.
+Status accumulator(const KernelOptions& opt, int64_t M, int64_t N, int64_t K, const char* op) {
+    if (Status s = charge_bytes(opt, work_of({M, N, 8}), op); !s.ok()) return s;
+    return charge_work(opt, work_of({M, N, K}), op);
+}
+
 // c[M, N] = a[M, K] @ b[K, N] where b is given by element accessor (for transposed weights).
 template <class B>
 void matmul(const float* a, B b, int64_t M, int64_t K, int64_t N, std::vector<double>& c) {
@@ -24,7 +30,7 @@ void matmul(const float* a, B b, int64_t M, int64_t K, int64_t N, std::vector<do
 } // namespace
 
 // linear(input, weight, bias=None): input [..., in], weight [out, in], bias [out] -> [..., out]
-Result<Value> kernel_linear(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_linear(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     auto w = a.tensor(1);
     auto b = a.opt_tensor(2);
@@ -38,28 +44,34 @@ Result<Value> kernel_linear(const CallArgs& a, const KernelOptions&) {
         return kernel_error("aten.linear.default: input " + X.type_str() + " and weight " +
                             Wt.type_str() +
                             " do not fit (input's last dimension must equal weight's second)");
-    const int64_t K = Wt.sizes[1], N = Wt.sizes[0], M = X.numel() / K;
+    // M: the product of the leading dims (not numel / K: K may be 0).
+    const int64_t K = Wt.sizes[1], N = Wt.sizes[0];
+    int64_t M = 1;
+    for (size_t d = 0; d + 1 < X.sizes.size(); ++d) M *= X.sizes[d];
     const Tensor* bias = b.value().get();
     if (bias && (bias->dtype != ScalarType::Float || bias->numel() != N))
         return kernel_error("aten.linear.default: bias " + bias->type_str() + " does not match " +
                             std::to_string(N) + " outputs");
+    std::vector<int64_t> out_sizes = X.sizes;
+    out_sizes.back() = N;
+    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, "aten.linear.default");
+    if (!yr.ok()) return yr.error();
+    if (Status s = accumulator(opt, M, N, K, "aten.linear.default"); !s.ok()) return s.error();
     std::vector<double> c;
     const float* wd = Wt.f32();
     matmul(
         X.f32(), [&](int64_t k, int64_t n) { return wd[n * K + k]; }, M, K, N, c);
-    std::vector<int64_t> out_sizes = X.sizes;
-    out_sizes.back() = N;
-    Tensor y = Tensor::empty(ScalarType::Float, out_sizes);
+    Tensor& y = yr.value();
     for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n)
             y.f32()[m * N + n] = static_cast<float>(c[static_cast<size_t>(m * N + n)] +
                                                     (bias ? double(bias->f32()[n]) : 0.0));
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // addmm(self, mat1, mat2, *, beta=1, alpha=1): beta * self + alpha * (mat1[M, K] @ mat2[K, N]);
 // self broadcasts to [M, N]
-Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions& opt) {
     auto s = a.tensor(0), m1 = a.tensor(1), m2 = a.tensor(2);
     if (!s.ok()) return s.error();
     if (!m1.ok()) return m1.error();
@@ -79,11 +91,14 @@ Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions&) {
         return kernel_error("aten.addmm.default: self " + S.type_str() +
                             " does not broadcast to [" + std::to_string(M) + ", " +
                             std::to_string(N) + "]");
+    auto yr = new_tensor(opt, ScalarType::Float, {M, N}, "aten.addmm.default");
+    if (!yr.ok()) return yr.error();
+    if (Status st = accumulator(opt, M, N, K, "aten.addmm.default"); !st.ok()) return st.error();
+    Tensor& y = yr.value();
     std::vector<double> c;
     const float* bd = B.f32();
     matmul(
         A.f32(), [&](int64_t k, int64_t n) { return bd[k * N + n]; }, M, K, N, c);
-    Tensor y = Tensor::empty(ScalarType::Float, {M, N});
     for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
             // self [N] / [1, N] / [M, 1] / [M, N] broadcast
@@ -96,11 +111,11 @@ Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions&) {
             y.f32()[m * N + n] =
                 static_cast<float>(self_term + alpha.value() * c[static_cast<size_t>(m * N + n)]);
         }
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // mm(self[M, K], mat2[K, N]) -> [M, N]
-Result<Value> kernel_mm(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_mm(const CallArgs& a, const KernelOptions& opt) {
     auto m1 = a.tensor(0), m2 = a.tensor(1);
     if (!m1.ok()) return m1.error();
     if (!m2.ok()) return m2.error();
@@ -110,13 +125,16 @@ Result<Value> kernel_mm(const CallArgs& a, const KernelOptions&) {
         return kernel_error("aten.mm.default: " + A.type_str() + " and " + B.type_str() +
                             " cannot be multiplied");
     const int64_t M = A.sizes[0], K = A.sizes[1], N = B.sizes[1];
+    auto yr = new_tensor(opt, ScalarType::Float, {M, N}, "aten.mm.default");
+    if (!yr.ok()) return yr.error();
+    if (Status st = accumulator(opt, M, N, K, "aten.mm.default"); !st.ok()) return st.error();
     std::vector<double> c;
     const float* bd = B.f32();
     matmul(
         A.f32(), [&](int64_t k, int64_t n) { return bd[k * N + n]; }, M, K, N, c);
-    Tensor y = Tensor::empty(ScalarType::Float, {M, N});
+    Tensor& y = yr.value();
     for (int64_t k = 0; k < M * N; ++k) y.f32()[k] = static_cast<float>(c[static_cast<size_t>(k)]);
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 } // namespace pt2lab

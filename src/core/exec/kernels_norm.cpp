@@ -1,6 +1,8 @@
 // Batch normalization at every IR level: batch_norm (eval and train, running
 // stats updated in place), _native_batch_norm_legit_no_training and
 // _native_batch_norm_legit_functional (new running stats as outputs).
+// Empty inputs follow ATen: batch_norm returns an empty result and leaves the
+// running statistics alone; training over zero values per channel is refused.
 #include <cmath>
 
 #include "exec/kernels.h"
@@ -30,12 +32,22 @@ Status check_bn(const char* op, const BnInputs& in) {
     return {};
 }
 
+// Elements per (n, c) plane: the product of the sizes after N and C (no division,
+// so an empty batch or channel count is fine).
+int64_t plane_size(const Tensor& x) {
+    int64_t s = 1;
+    for (size_t d = 2; d < x.sizes.size(); ++d) s *= x.sizes[d];
+    return s;
+}
+
 // Eval: y = x * alpha + beta per channel, with alpha = w / sqrt(rv + eps) and
 // beta = b - rm * alpha computed in float32 as ATen's CPU kernel does.
-Tensor bn_eval(const BnInputs& in, double eps) {
+Result<Tensor> bn_eval(const KernelOptions& opt, const char* op, const BnInputs& in, double eps) {
     const Tensor& x = *in.x;
-    const int64_t N = x.sizes[0], C = x.sizes[1], S = x.numel() / (N * C); // x: [N, C, S]
-    Tensor y = Tensor::empty(ScalarType::Float, x.sizes);
+    const int64_t N = x.sizes[0], C = x.sizes[1], S = plane_size(x); // x: [N, C, S]
+    auto yr = new_tensor(opt, ScalarType::Float, x.sizes, op);
+    if (!yr.ok()) return yr;
+    Tensor& y = yr.value();
     for (int64_t c = 0; c < C; ++c) {
         float mean = in.rm ? in.rm->f32()[c] : 0.0f;
         float var = in.rv ? in.rv->f32()[c] : 1.0f;
@@ -48,7 +60,7 @@ Tensor bn_eval(const BnInputs& in, double eps) {
             for (int64_t s = 0; s < S; ++s) ys[s] = xs[s] * alpha + beta;
         }
     }
-    return y;
+    return yr;
 }
 
 struct BnTrainResult {
@@ -56,14 +68,26 @@ struct BnTrainResult {
 };
 
 // Train: normalise with the batch statistics (biased variance); running stats
-// move by `momentum` toward the batch mean and the unbiased batch variance.
-BnTrainResult bn_train(const BnInputs& in, double momentum, double eps) {
+// move by `momentum` toward the batch mean and the unbiased batch variance
+// (NaN from a single value, as in torch). Needs at least one value per channel.
+Result<BnTrainResult> bn_train(const KernelOptions& opt, const char* op, const BnInputs& in,
+                               double momentum, double eps) {
     const Tensor& x = *in.x;
-    const int64_t N = x.sizes[0], C = x.sizes[1], S = x.numel() / (N * C); // x: [N, C, S]
+    const int64_t N = x.sizes[0], C = x.sizes[1], S = plane_size(x); // x: [N, C, S]
     const int64_t count = N * S;
-    BnTrainResult r{Tensor::empty(ScalarType::Float, x.sizes),
-                    Tensor::empty(ScalarType::Float, {C}), Tensor::empty(ScalarType::Float, {C}),
-                    Tensor::empty(ScalarType::Float, {C}), Tensor::empty(ScalarType::Float, {C})};
+    if (count == 0)
+        return kernel_error(std::string(op) +
+                                ": training mode needs at least one value per channel, got input " +
+                                x.type_str(),
+                            "batch statistics of an empty batch do not exist");
+    if (Status s = charge_work(opt, work_of({x.numel(), 3}), op); !s.ok()) return s.error();
+    BnTrainResult r;
+    const std::vector<int64_t> per_channel{C};
+    for (Tensor* t : {&r.y, &r.save_mean, &r.save_rstd, &r.new_rm, &r.new_rv}) {
+        auto made = new_tensor(opt, ScalarType::Float, t == &r.y ? x.sizes : per_channel, op);
+        if (!made.ok()) return made.error();
+        *t = made.take();
+    }
     for (int64_t c = 0; c < C; ++c) {
         double sum = 0.0;
         for (int64_t n = 0; n < N; ++n)
@@ -85,12 +109,18 @@ BnTrainResult bn_train(const BnInputs& in, double momentum, double eps) {
             }
         r.save_mean.f32()[c] = static_cast<float>(mean);
         r.save_rstd.f32()[c] = static_cast<float>(invstd);
-        const double unbiased = count > 1 ? sq / double(count - 1) : var;
+        const double unbiased = count > 1 ? sq / double(count - 1) : std::nan("");
         const double rm = in.rm ? in.rm->f32()[c] : 0.0, rv = in.rv ? in.rv->f32()[c] : 1.0;
         r.new_rm.f32()[c] = static_cast<float>(momentum * mean + (1.0 - momentum) * rm);
         r.new_rv.f32()[c] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * rv);
     }
     return r;
+}
+
+Result<Value> empty_of(const KernelOptions& opt, const char* op) {
+    auto t = new_tensor(opt, ScalarType::Float, {0}, op);
+    if (!t.ok()) return t.error();
+    return Value::of(t.take());
 }
 
 Result<BnInputs> read_bn(const CallArgs& a, const char* op) {
@@ -126,18 +156,28 @@ Result<BnMode> read_mode(const CallArgs& a) {
 
 // batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps,
 // cudnn_enabled)
-Result<Value> kernel_batch_norm(const CallArgs& a, const KernelOptions&) {
-    auto in = read_bn(a, "aten.batch_norm.default");
+Result<Value> kernel_batch_norm(const CallArgs& a, const KernelOptions& opt) {
+    const char* op = "aten.batch_norm.default";
+    auto in = read_bn(a, op);
     if (!in.ok()) return in.error();
     auto mode = read_mode(a);
     if (!mode.ok()) return mode.error();
+    if (in.value().x->numel() == 0) { // ATen's _batch_norm_impl_index: an empty result, stats kept
+        auto y = copy_tensor(opt, *in.value().x, op);
+        if (!y.ok()) return y.error();
+        return Value::of(y.take());
+    }
     if (!mode.value().training) {
         if (!in.value().rm || !in.value().rv)
             return kernel_error(
                 "aten.batch_norm.default: eval mode needs running_mean and running_var");
-        return Value::of(bn_eval(in.value(), mode.value().eps));
+        auto y = bn_eval(opt, op, in.value(), mode.value().eps);
+        if (!y.ok()) return y.error();
+        return Value::of(y.take());
     }
-    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
+    auto tr = bn_train(opt, op, in.value(), mode.value().momentum, mode.value().eps);
+    if (!tr.ok()) return tr.error();
+    BnTrainResult& r = tr.value();
     // The running stats are buffers: updated in place, as BatchNorm does.
     if (in.value().rm) in.value().rm->storage = r.new_rm.storage;
     if (in.value().rv) in.value().rv->storage = r.new_rv.storage;
@@ -147,35 +187,48 @@ Result<Value> kernel_batch_norm(const CallArgs& a, const KernelOptions&) {
 // _native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var, momentum,
 // eps)
 //   -> (out, save_mean f32[0], save_rstd f32[0])  (empty on CPU, as ATen returns them)
-Result<Value> kernel_native_bn_no_training(const CallArgs& a, const KernelOptions&) {
-    auto in = read_bn(a, "aten._native_batch_norm_legit_no_training.default");
+Result<Value> kernel_native_bn_no_training(const CallArgs& a, const KernelOptions& opt) {
+    const char* op = "aten._native_batch_norm_legit_no_training.default";
+    auto in = read_bn(a, op);
     if (!in.ok()) return in.error();
     if (!in.value().rm || !in.value().rv)
         return kernel_error("running_mean and running_var are required");
     auto eps = a.real(6);
     if (!eps.ok()) return eps.error();
-    return Value::tuple({Value::of(bn_eval(in.value(), eps.value())),
-                         Value::of(Tensor::empty(ScalarType::Float, {0})),
-                         Value::of(Tensor::empty(ScalarType::Float, {0}))});
+    auto y = bn_eval(opt, op, in.value(), eps.value());
+    if (!y.ok()) return y.error();
+    auto m = empty_of(opt, op), r = empty_of(opt, op);
+    if (!m.ok()) return m;
+    if (!r.ok()) return r;
+    return Value::tuple({Value::of(y.take()), m.take(), r.take()});
 }
 
 // _native_batch_norm_legit_functional(input, weight?, bias?, running_mean, running_var, training,
 // momentum, eps)
 //   -> (out, save_mean, save_rstd, new_running_mean, new_running_var); inputs are not modified.
-Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions&) {
-    auto in = read_bn(a, "aten._native_batch_norm_legit_functional.default");
+Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions& opt) {
+    const char* op = "aten._native_batch_norm_legit_functional.default";
+    auto in = read_bn(a, op);
     if (!in.ok()) return in.error();
     if (!in.value().rm || !in.value().rv)
         return kernel_error("running_mean and running_var are required");
     auto mode = read_mode(a);
     if (!mode.ok()) return mode.error();
     if (!mode.value().training) {
-        return Value::tuple({Value::of(bn_eval(in.value(), mode.value().eps)),
-                             Value::of(Tensor::empty(ScalarType::Float, {0})),
-                             Value::of(Tensor::empty(ScalarType::Float, {0})),
-                             Value::of(Tensor(*in.value().rm)), Value::of(Tensor(*in.value().rv))});
+        auto y = bn_eval(opt, op, in.value(), mode.value().eps);
+        if (!y.ok()) return y.error();
+        auto m = empty_of(opt, op), r = empty_of(opt, op);
+        if (!m.ok()) return m;
+        if (!r.ok()) return r;
+        auto rm = copy_tensor(opt, *in.value().rm, op), rv = copy_tensor(opt, *in.value().rv, op);
+        if (!rm.ok()) return rm.error();
+        if (!rv.ok()) return rv.error();
+        return Value::tuple(
+            {Value::of(y.take()), m.take(), r.take(), Value::of(rm.take()), Value::of(rv.take())});
     }
-    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
+    auto tr = bn_train(opt, op, in.value(), mode.value().momentum, mode.value().eps);
+    if (!tr.ok()) return tr.error();
+    BnTrainResult& r = tr.value();
     return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
                          Value::of(std::move(r.save_rstd)), Value::of(std::move(r.new_rm)),
                          Value::of(std::move(r.new_rv))});
@@ -191,7 +244,8 @@ namespace {
 // Train mode normalises with the batch statistics, returns them, and moves the
 // running stats (when given) in place; eval mode uses the running stats and
 // returns empty f32[0] for the saved statistics, as ATen's CPU kernel does.
-Result<Value> native_bn(const CallArgs& a, const char* op, bool needs_running_stats) {
+Result<Value> native_bn(const CallArgs& a, const KernelOptions& opt, const char* op,
+                        bool needs_running_stats) {
     auto in = read_bn(a, op);
     if (!in.ok()) return in.error();
     if (needs_running_stats && (!in.value().rm || !in.value().rv))
@@ -201,11 +255,16 @@ Result<Value> native_bn(const CallArgs& a, const char* op, bool needs_running_st
     if (!mode.value().training) {
         if (!in.value().rm || !in.value().rv)
             return kernel_error(std::string(op) + ": eval mode needs running_mean and running_var");
-        return Value::tuple({Value::of(bn_eval(in.value(), mode.value().eps)),
-                             Value::of(Tensor::empty(ScalarType::Float, {0})),
-                             Value::of(Tensor::empty(ScalarType::Float, {0}))});
+        auto y = bn_eval(opt, op, in.value(), mode.value().eps);
+        if (!y.ok()) return y.error();
+        auto m = empty_of(opt, op), r = empty_of(opt, op);
+        if (!m.ok()) return m;
+        if (!r.ok()) return r;
+        return Value::tuple({Value::of(y.take()), m.take(), r.take()});
     }
-    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
+    auto tr = bn_train(opt, op, in.value(), mode.value().momentum, mode.value().eps);
+    if (!tr.ok()) return tr.error();
+    BnTrainResult& r = tr.value();
     if (in.value().rm) in.value().rm->storage = r.new_rm.storage;
     if (in.value().rv) in.value().rv->storage = r.new_rv.storage;
     return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
@@ -215,14 +274,14 @@ Result<Value> native_bn(const CallArgs& a, const char* op, bool needs_running_st
 } // namespace
 
 // native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps)
-Result<Value> kernel_native_batch_norm(const CallArgs& a, const KernelOptions&) {
-    return native_bn(a, "aten.native_batch_norm.default", false);
+Result<Value> kernel_native_batch_norm(const CallArgs& a, const KernelOptions& opt) {
+    return native_bn(a, opt, "aten.native_batch_norm.default", false);
 }
 
 // _native_batch_norm_legit(input, weight?, bias?, running_mean(a!), running_var(b!), training,
 // momentum, eps)
-Result<Value> kernel_native_bn_legit(const CallArgs& a, const KernelOptions&) {
-    return native_bn(a, "aten._native_batch_norm_legit.default", true);
+Result<Value> kernel_native_bn_legit(const CallArgs& a, const KernelOptions& opt) {
+    return native_bn(a, opt, "aten._native_batch_norm_legit.default", true);
 }
 
 } // namespace pt2lab

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -49,10 +50,31 @@ void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<int64
 
 enum class BinOp { Add, Sub, Mul };
 
+// Element k of an integer (or bool) tensor as int64, exactly (no trip through double).
+int64_t get_i64(const Tensor& t, int64_t k) {
+    switch (t.dtype) {
+    case ScalarType::Long: return t.data<int64_t>()[k];
+    case ScalarType::Int: return t.data<int32_t>()[k];
+    case ScalarType::Byte:
+    case ScalarType::Bool: return t.data<uint8_t>()[k];
+    case ScalarType::Char: return t.data<int8_t>()[k];
+    default: return saturate_cast<int64_t>(t.get(k));
+    }
+}
+
+// Two's-complement wrap-around, as torch's int64 arithmetic does (C++ signed overflow
+// is undefined).
+int64_t wrap_add(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
 // out = a (op) alpha * b, with PyTorch's promotion for the cases graphs hold:
 // float wins over integers; a Python int scalar keeps the tensor's dtype.
-Result<Tensor> binary(const char* op, BinOp kind, const Tensor& a, const Value& bv, double alpha,
-                      const ScalarType* out_dtype) {
+Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, const Tensor& a,
+                      const Value& bv, double alpha, const ScalarType* out_dtype) {
     Tensor scalar_holder;
     const Tensor* b = nullptr;
     bool b_is_float;
@@ -62,7 +84,10 @@ Result<Tensor> binary(const char* op, BinOp kind, const Tensor& a, const Value& 
     } else if (bv.is_number()) {
         scalar_holder = Tensor::empty(
             bv.kind == Value::Kind::Float ? ScalarType::Double : ScalarType::Long, {});
-        scalar_holder.set(0, bv.number());
+        if (bv.kind == Value::Kind::Float)
+            scalar_holder.set(0, bv.number());
+        else
+            scalar_holder.data<int64_t>()[0] = bv.kind == Value::Kind::Bool ? bv.b : bv.i;
         b = &scalar_holder;
         b_is_float = bv.kind == Value::Kind::Float;
     } else {
@@ -84,7 +109,12 @@ Result<Tensor> binary(const char* op, BinOp kind, const Tensor& a, const Value& 
     if (out_dtype && shape.value() != a.sizes)
         return kernel_error(std::string(op) + ": output with shape " + shape_str(a.sizes) +
                             " doesn't match the broadcast shape " + shape_str(shape.value()));
-    Tensor out = Tensor::empty(result, shape.value());
+    if (result != ScalarType::Float && result != ScalarType::Long && result != ScalarType::Int)
+        return kernel_error(std::string(op) + ": dtype " + std::string(scalar_type_name(result)) +
+                            " is not supported");
+    auto made = new_tensor(opt, result, shape.value(), op);
+    if (!made.ok()) return made;
+    Tensor& out = made.value();
     auto sa = broadcast_strides(a.sizes, out.sizes), sb = broadcast_strides(b->sizes, out.sizes);
     if (result == ScalarType::Float) {
         const float al = static_cast<float>(alpha);
@@ -97,22 +127,24 @@ Result<Tensor> binary(const char* op, BinOp kind, const Tensor& a, const Value& 
             case BinOp::Mul: o[k] = x * y; break;
             }
         });
-    } else if (result == ScalarType::Long || result == ScalarType::Int) {
-        const int64_t al = static_cast<int64_t>(alpha);
-        for_each_broadcast(out.sizes, sa, sb, [&](int64_t k, int64_t ia, int64_t ib) {
-            int64_t x = static_cast<int64_t>(a.get(ia)), y = static_cast<int64_t>(b->get(ib));
-            int64_t v = kind == BinOp::Add ? x + al * y : kind == BinOp::Sub ? x - al * y : x * y;
-            out.set(k, static_cast<double>(v));
-        });
     } else {
-        return kernel_error(std::string(op) + ": dtype " + std::string(scalar_type_name(result)) +
-                            " is not supported");
+        const int64_t al = saturate_cast<int64_t>(alpha);
+        for_each_broadcast(out.sizes, sa, sb, [&](int64_t k, int64_t ia, int64_t ib) {
+            int64_t x = get_i64(a, ia), y = get_i64(*b, ib);
+            int64_t v = kind == BinOp::Add   ? wrap_add(x, wrap_mul(al, y))
+                        : kind == BinOp::Sub ? wrap_add(x, wrap_mul(wrap_mul(-1, al), y))
+                                             : wrap_mul(x, y);
+            if (result == ScalarType::Long)
+                out.data<int64_t>()[k] = v;
+            else
+                out.data<int32_t>()[k] = static_cast<int32_t>(v); // wraps, like torch's int32
+        });
     }
-    return out;
+    return made;
 }
 
-Result<Value> binary_kernel(const CallArgs& a, const char* op, BinOp kind, bool in_place,
-                            bool has_alpha) {
+Result<Value> binary_kernel(const CallArgs& a, const KernelOptions& opt, const char* op, BinOp kind,
+                            bool in_place, bool has_alpha) {
     auto self = a.tensor(0);
     if (!self.ok()) return self.error();
     double alpha = 1.0;
@@ -122,7 +154,7 @@ Result<Value> binary_kernel(const CallArgs& a, const char* op, BinOp kind, bool 
         alpha = al.value();
     }
     ScalarType dt = self.value()->dtype;
-    auto out = binary(op, kind, *self.value(), a[1], alpha, in_place ? &dt : nullptr);
+    auto out = binary(opt, op, kind, *self.value(), a[1], alpha, in_place ? &dt : nullptr);
     if (!out.ok()) return out.error();
     if (!in_place) return Value::of(out.take());
     // In place: the result is `self`, updated (the same tensor object).
@@ -133,16 +165,18 @@ Result<Value> binary_kernel(const CallArgs& a, const char* op, BinOp kind, bool 
 } // namespace
 
 // relu(self): max(x, 0); NaN stays NaN (clamp_min semantics)
-Result<Value> kernel_relu(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_relu(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     if (x.value()->dtype != ScalarType::Float)
         return kernel_error("relu: expected float32, got " + x.value()->type_str());
-    Tensor y = Tensor::empty(ScalarType::Float, x.value()->sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, x.value()->sizes, "aten.relu.default");
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     const float* xd = x.value()->f32();
     for (int64_t k = 0; k < y.numel(); ++k)
         y.f32()[k] = (xd[k] > 0.0f || std::isnan(xd[k])) ? xd[k] : 0.0f;
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 Result<Value> kernel_relu_(const CallArgs& a, const KernelOptions& opt) {
@@ -152,24 +186,24 @@ Result<Value> kernel_relu_(const CallArgs& a, const KernelOptions& opt) {
     return a[0];
 }
 
-Result<Value> kernel_add_tensor(const CallArgs& a, const KernelOptions&) {
-    return binary_kernel(a, "aten.add.Tensor", BinOp::Add, false, true);
+Result<Value> kernel_add_tensor(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.add.Tensor", BinOp::Add, false, true);
 }
-Result<Value> kernel_add_inplace(const CallArgs& a, const KernelOptions&) {
-    return binary_kernel(a, "aten.add_.Tensor", BinOp::Add, true, true);
+Result<Value> kernel_add_inplace(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.add_.Tensor", BinOp::Add, true, true);
 }
-Result<Value> kernel_add_scalar(const CallArgs& a, const KernelOptions&) {
-    return binary_kernel(a, "aten.add.Scalar", BinOp::Add, false, true);
+Result<Value> kernel_add_scalar(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.add.Scalar", BinOp::Add, false, true);
 }
-Result<Value> kernel_sub_tensor(const CallArgs& a, const KernelOptions&) {
-    return binary_kernel(a, "aten.sub.Tensor", BinOp::Sub, false, true);
+Result<Value> kernel_sub_tensor(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.sub.Tensor", BinOp::Sub, false, true);
 }
-Result<Value> kernel_mul_tensor(const CallArgs& a, const KernelOptions&) {
-    return binary_kernel(a, "aten.mul.Tensor", BinOp::Mul, false, false);
+Result<Value> kernel_mul_tensor(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.mul.Tensor", BinOp::Mul, false, false);
 }
 
 // copy_(self, src, non_blocking=False): src (broadcast, converted) into self; returns self.
-Result<Value> kernel_copy_(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_copy_(const CallArgs& a, const KernelOptions& opt) {
     auto self = a.tensor(0);
     if (!self.ok()) return self.error();
     auto src = a.tensor(1);
@@ -182,9 +216,15 @@ Result<Value> kernel_copy_(const CallArgs& a, const KernelOptions&) {
                             dst.type_str());
     auto ss = broadcast_strides(s.sizes, dst.sizes);
     auto sd = broadcast_strides(dst.sizes, dst.sizes);
-    Tensor out = Tensor::empty(dst.dtype, dst.sizes);
-    for_each_broadcast(dst.sizes, sd, ss,
-                       [&](int64_t k, int64_t, int64_t is) { out.set(k, s.get(is)); });
+    auto made = new_tensor(opt, dst.dtype, dst.sizes, "aten.copy_.default");
+    if (!made.ok()) return made.error();
+    Tensor& out = made.value();
+    for_each_broadcast(dst.sizes, sd, ss, [&](int64_t k, int64_t, int64_t is) {
+        if (dst.dtype == ScalarType::Long && !is_float(s.dtype))
+            out.data<int64_t>()[k] = get_i64(s, is); // exact, not through double
+        else
+            out.set(k, s.get(is));
+    });
     dst.storage = std::move(out.storage);
     return Value::of(self.value());
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -60,6 +61,9 @@ Result<QArgs> read_q(const CallArgs& a, const char* op, size_t qmin_at) {
 
 // Moves `axis` to the front conceptually: element k belongs to channel (k / inner) % channels.
 Result<std::pair<int64_t, int64_t>> channel_layout(const Tensor& x, int64_t axis, const char* op) {
+    if (x.dim() == 0)
+        return kernel_error(std::string(op) + ": a 0-dim tensor has no channel axis " +
+                            std::to_string(axis));
     auto w = wrap_dim(axis, x.dim());
     if (!w.ok()) return kernel_error(std::string(op) + ": " + w.error().message);
     int64_t inner = 1;
@@ -70,7 +74,7 @@ Result<std::pair<int64_t, int64_t>> channel_layout(const Tensor& x, int64_t axis
 } // namespace
 
 // quantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype)
-Result<Value> kernel_quantize_per_tensor(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_quantize_per_tensor(const CallArgs& a, const KernelOptions& opt) {
     const char* op = "quantized_decomposed.quantize_per_tensor.default";
     auto q = read_q(a, op, 3);
     if (!q.ok()) return q.error();
@@ -84,14 +88,16 @@ Result<Value> kernel_quantize_per_tensor(const CallArgs& a, const KernelOptions&
     if (!zp.ok()) return zp.error();
     const float inv = static_cast<float>(1.0 / scale.value());
     const Tensor& x = *q.value().x;
-    Tensor y = Tensor::empty(q.value().dtype, x.sizes);
+    auto yr = new_tensor(opt, q.value().dtype, x.sizes, op);
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     for (int64_t k = 0; k < x.numel(); ++k)
         y.set(k, quantize_one(x.f32()[k], inv, zp.value(), q.value().qmin, q.value().qmax));
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // dequantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype=None)
-Result<Value> kernel_dequantize_per_tensor(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_dequantize_per_tensor(const CallArgs& a, const KernelOptions& opt) {
     const char* op = "quantized_decomposed.dequantize_per_tensor.default";
     auto q = read_q(a, op, 3);
     if (!q.ok()) return q.error();
@@ -106,13 +112,15 @@ Result<Value> kernel_dequantize_per_tensor(const CallArgs& a, const KernelOption
     if (!zp.ok()) return zp.error();
     const float s = static_cast<float>(scale.value()), z = static_cast<float>(zp.value());
     const Tensor& x = *q.value().x;
-    Tensor y = Tensor::empty(ScalarType::Float, x.sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, x.sizes, op);
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     for (int64_t k = 0; k < x.numel(); ++k) y.f32()[k] = (static_cast<float>(x.get(k)) - z) * s;
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // quantize_per_channel(input, scales, zero_points, axis, quant_min, quant_max, dtype)
-Result<Value> kernel_quantize_per_channel(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_quantize_per_channel(const CallArgs& a, const KernelOptions& opt) {
     const char* op = "quantized_decomposed.quantize_per_channel.default";
     auto q = read_q(a, op, 4);
     if (!q.ok()) return q.error();
@@ -131,19 +139,21 @@ Result<Value> kernel_quantize_per_channel(const CallArgs& a, const KernelOptions
         return kernel_error(std::string(op) + ": " + std::to_string(channels) +
                             " channels but scales " + scales.value()->type_str() +
                             " and zero_points " + zps.value()->type_str());
-    Tensor y = Tensor::empty(q.value().dtype, x.sizes);
+    auto yr = new_tensor(opt, q.value().dtype, x.sizes, op);
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     for (int64_t k = 0; k < x.numel(); ++k) {
         int64_t c = (k / inner) % channels;
         const float inv = static_cast<float>(1.0 / scales.value()->get(c));
-        y.set(k, quantize_one(x.f32()[k], inv, static_cast<int64_t>(zps.value()->get(c)),
+        y.set(k, quantize_one(x.f32()[k], inv, saturate_cast<int64_t>(zps.value()->get(c)),
                               q.value().qmin, q.value().qmax));
     }
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // dequantize_per_channel(input, scales, zero_points?, axis, quant_min, quant_max, dtype, *,
 // out_dtype=None)
-Result<Value> kernel_dequantize_per_channel(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_dequantize_per_channel(const CallArgs& a, const KernelOptions& opt) {
     const char* op = "quantized_decomposed.dequantize_per_channel.default";
     auto q = read_q(a, op, 4);
     if (!q.ok()) return q.error();
@@ -160,14 +170,16 @@ Result<Value> kernel_dequantize_per_channel(const CallArgs& a, const KernelOptio
     if (scales.value()->numel() != channels)
         return kernel_error(std::string(op) + ": " + std::to_string(channels) +
                             " channels but scales " + scales.value()->type_str());
-    Tensor y = Tensor::empty(ScalarType::Float, x.sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, x.sizes, op);
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     for (int64_t k = 0; k < x.numel(); ++k) {
         int64_t c = (k / inner) % channels;
         float z = zps.value() ? static_cast<float>(zps.value()->get(c)) : 0.0f;
         y.f32()[k] =
             (static_cast<float>(x.get(k)) - z) * static_cast<float>(scales.value()->get(c));
     }
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 } // namespace pt2lab

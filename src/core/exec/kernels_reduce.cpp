@@ -1,25 +1,31 @@
-// Reductions and pooling: mean, max_pool2d, adaptive_avg_pool2d.
+// Reductions and pooling: mean, max_pool2d, adaptive_avg_pool2d. Shapes and
+// arguments are checked the way ATen checks them (same conditions, torch's
+// wording where it has one); every size is computed with checked arithmetic,
+// and pooling windows are clipped to the input before the loops, so a huge
+// kernel costs no more than the input it covers.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
 namespace {
 
-Result<Tensor> float_input(const CallArgs& a, const char* op) {
+Result<std::shared_ptr<Tensor>> float_input(const CallArgs& a, const char* op) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     if (x.value()->dtype != ScalarType::Float)
         return kernel_error(std::string(op) + ": expected float32, got " + x.value()->type_str());
-    return *x.value();
+    return x.value();
 }
 
-// Mean over `dims` (already wrapped, sorted, unique); double accumulation.
-Tensor mean_over(const Tensor& x, const std::vector<bool>& reduce, bool keepdim) {
-    std::vector<int64_t> out_sizes, kept;
+// Mean over the dims marked in `reduce` (one flag per dim); double accumulation.
+Result<Tensor> mean_over(const KernelOptions& opt, const char* op, const Tensor& x,
+                         const std::vector<bool>& reduce, bool keepdim) {
+    std::vector<int64_t> out_sizes;
     for (int64_t d = 0; d < x.dim(); ++d) {
         if (reduce[static_cast<size_t>(d)]) {
             if (keepdim) out_sizes.push_back(1);
@@ -27,7 +33,11 @@ Tensor mean_over(const Tensor& x, const std::vector<bool>& reduce, bool keepdim)
             out_sizes.push_back(x.sizes[static_cast<size_t>(d)]);
         }
     }
-    Tensor y = Tensor::empty(ScalarType::Float, out_sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    if (!yr.ok()) return yr;
+    Tensor& y = yr.value();
+    if (Status s = charge_bytes(opt, work_of({y.numel(), 8}), op); !s.ok()) return s.error();
+    if (Status s = charge_work(opt, work_of({x.numel()}), op); !s.ok()) return s.error();
     std::vector<double> acc(static_cast<size_t>(y.numel()), 0.0);
     int64_t count = 1;
     for (int64_t d = 0; d < x.dim(); ++d)
@@ -43,29 +53,44 @@ Tensor mean_over(const Tensor& x, const std::vector<bool>& reduce, bool keepdim)
             idx[d] = 0;
         }
     }
+    // A mean over no elements is NaN, as in torch.
     for (int64_t k = 0; k < y.numel(); ++k)
         y.f32()[k] =
             static_cast<float>(count ? acc[static_cast<size_t>(k)] / double(count) : std::nan(""));
-    return y;
+    return yr;
+}
+
+// Floor division (ATen's div_rtn): pooling output sizes round toward -inf.
+int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+std::string pair_str(int64_t a, int64_t b) {
+    return std::to_string(a) + "x" + std::to_string(b);
 }
 
 } // namespace
 
 // mean.dim(self, dim?, keepdim=False, *, dtype=None)
-Result<Value> kernel_mean_dim(const CallArgs& a, const KernelOptions&) {
-    auto x = float_input(a, "aten.mean.dim");
+Result<Value> kernel_mean_dim(const CallArgs& a, const KernelOptions& opt) {
+    const char* op = "aten.mean.dim";
+    auto x = float_input(a, op);
     if (!x.ok()) return x.error();
-    std::vector<bool> reduce(x.value().sizes.size(), false);
+    const Tensor& in = *x.value();
+    std::vector<bool> reduce(in.sizes.size(), false);
     bool all = a[1].kind == Value::Kind::None;
     if (!all) {
         auto dims = a.ints(1);
         if (!dims.ok()) return dims.error();
         if (dims.value().empty()) all = true;
         for (int64_t d : dims.value()) {
-            auto w = wrap_dim(d, x.value().dim());
-            if (!w.ok()) return kernel_error("aten.mean.dim: " + w.error().message);
+            // A 0-d tensor accepts dim 0 / -1, as torch does, and has nothing to reduce.
+            auto w = wrap_dim(d, in.dim());
+            if (!w.ok()) return kernel_error(std::string(op) + ": " + w.error().message);
+            if (in.dim() == 0) continue;
             if (reduce[static_cast<size_t>(w.value())])
-                return kernel_error("aten.mean.dim: dim " + std::to_string(w.value()) +
+                return kernel_error(std::string(op) + ": dim " + std::to_string(w.value()) +
                                     " appears multiple times");
             reduce[static_cast<size_t>(w.value())] = true;
         }
@@ -73,81 +98,139 @@ Result<Value> kernel_mean_dim(const CallArgs& a, const KernelOptions&) {
     if (all) std::fill(reduce.begin(), reduce.end(), true);
     auto keep = a.boolean(2);
     if (!keep.ok()) return keep.error();
-    return Value::of(mean_over(x.value(), reduce, keep.value()));
+    auto y = mean_over(opt, op, in, reduce, keep.value());
+    if (!y.ok()) return y.error();
+    return Value::of(y.take());
 }
 
 // mean(self, *, dtype=None): mean of all elements, 0-dim result
-Result<Value> kernel_mean(const CallArgs& a, const KernelOptions&) {
-    auto x = float_input(a, "aten.mean.default");
+Result<Value> kernel_mean(const CallArgs& a, const KernelOptions& opt) {
+    const char* op = "aten.mean.default";
+    auto x = float_input(a, op);
     if (!x.ok()) return x.error();
-    return Value::of(mean_over(x.value(), std::vector<bool>(x.value().sizes.size(), true), false));
+    auto y =
+        mean_over(opt, op, *x.value(), std::vector<bool>(x.value()->sizes.size(), true), false);
+    if (!y.ok()) return y.error();
+    return Value::of(y.take());
 }
 
 namespace {
 // max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
 // optional
-Result<Value> max_pool(const CallArgs& a, bool with_indices) {
-    const char* op =
+Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_indices) {
+    const std::string op =
         with_indices ? "aten.max_pool2d_with_indices.default" : "aten.max_pool2d.default";
-    auto x = float_input(a, op);
+    auto x = float_input(a, op.c_str());
     if (!x.ok()) return x.error();
-    const Tensor& in = x.value();
-    if (in.dim() != 4 && in.dim() != 3)
-        return kernel_error(std::string(op) + ": expected a 3-D or 4-D input, got " +
-                            in.type_str());
-    auto k = a.ints(1, 2);
+    const Tensor& in = *x.value();
+    // Like ATen: 3-D [C, H, W] or 4-D [N, C, H, W], only the batch may be empty.
+    bool shape_ok = (in.dim() == 3 && in.sizes[0] && in.sizes[1] && in.sizes[2]) ||
+                    (in.dim() == 4 && in.sizes[1] && in.sizes[2] && in.sizes[3]);
+    if (!shape_ok)
+        return kernel_error(op +
+                            ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                            "size for input, but got: " +
+                            shape_str(in.sizes));
+    auto two = [&](size_t i, const char* what, bool empty_ok) -> Result<std::vector<int64_t>> {
+        auto v = a.ints(i);
+        if (!v.ok()) return v.error();
+        if (v.value().empty() && empty_ok) return v;
+        if (v.value().size() == 1) return std::vector<int64_t>(2, v.value()[0]);
+        if (v.value().size() != 2)
+            return kernel_error(op + ": " + what + " must either be a single int, or a tuple of " +
+                                "two ints");
+        return v;
+    };
+    auto k = two(1, "kernel_size", false);
     if (!k.ok()) return k.error();
-    auto s = a.ints(2);
+    auto s = two(2, "stride", true);
     if (!s.ok()) return s.error();
     std::vector<int64_t> stride = s.value().empty() ? k.value() : s.value();
-    if (stride.size() == 1) stride.assign(2, stride[0]);
-    auto p = a.ints(3, 2);
+    auto p = two(3, "padding", false);
     if (!p.ok()) return p.error();
-    auto d = a.ints(4, 2);
+    auto d = two(4, "dilation", false);
     if (!d.ok()) return d.error();
     auto ceil = a.boolean(5);
     if (!ceil.ok()) return ceil.error();
-    const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
+    const std::vector<int64_t>&K = k.value(), &P = p.value(), &D = d.value();
+    // ATen's pooling narrows every parameter to int (safe_downcast: "integer out of range").
+    using Param = std::pair<const std::vector<int64_t>*, const char*>;
+    for (const Param& pr : {Param(&K, "kernel_size"), Param(&stride, "stride"),
+                            Param(&P, "padding"), Param(&D, "dilation")})
+        for (int64_t v : *pr.first)
+            if (v > INT32_MAX || v < INT32_MIN)
+                return kernel_error(op + ": " + pr.second + " " + std::to_string(v) +
+                                    " is out of range: torch's pooling takes 32-bit sizes "
+                                    "(integer out of range)");
+    if (K[0] <= 0 || K[1] <= 0)
+        return kernel_error(op + ": kernel size should be greater than zero, but got kH: " +
+                            std::to_string(K[0]) + " kW: " + std::to_string(K[1]));
+    if (stride[0] <= 0 || stride[1] <= 0)
+        return kernel_error(op + ": stride should be greater than zero, but got dH: " +
+                            std::to_string(stride[0]) + " dW: " + std::to_string(stride[1]));
+    if (D[0] <= 0 || D[1] <= 0)
+        return kernel_error(op + ": dilation should be greater than zero, but got dilationH: " +
+                            std::to_string(D[0]) + " dilationW: " + std::to_string(D[1]));
     const int64_t H = in.size(-2), W = in.size(-1);
     int64_t out[2];
     for (int i = 0; i < 2; ++i) {
-        const int64_t len = i == 0 ? H : W;
-        const int64_t kk = k.value()[static_cast<size_t>(i)], st = stride[static_cast<size_t>(i)];
-        const int64_t pd = p.value()[static_cast<size_t>(i)],
-                      dl = d.value()[static_cast<size_t>(i)];
-        if (kk <= 0 || st <= 0 || dl <= 0 || pd < 0)
-            return kernel_error(std::string(op) + ": kernel, stride and dilation must be positive");
-        if (pd > kk / 2)
-            return kernel_error(
-                std::string(op) +
-                ": padding should be at most half of the kernel size, got padding " +
-                std::to_string(pd) + " and kernel " + std::to_string(kk));
-        int64_t num = len + 2 * pd - dl * (kk - 1) - 1 + (ceil.value() ? st - 1 : 0);
-        int64_t o = num / st + 1;
-        if (ceil.value() && (o - 1) * st >= len + pd)
-            --o; // last window must start inside the input
-        if (o <= 0)
-            return kernel_error(std::string(op) + ": output size is too small for input " +
-                                in.type_str());
+        const int64_t len = i == 0 ? H : W, kk = K[static_cast<size_t>(i)],
+                      st = stride[static_cast<size_t>(i)], pd = P[static_cast<size_t>(i)],
+                      dl = D[static_cast<size_t>(i)];
+        if (pd < 0 || pd > kk / 2)
+            return kernel_error(op + ": pad should be at most half of kernel size, but got pad=" +
+                                std::to_string(pd) + " and kernel_size=" + std::to_string(kk));
+        // len + 2 * pad - dilation * (kernel - 1) - 1 (+ stride - 1), checked.
+        auto span = checked_mul(dl, kk - 1);
+        auto padded = checked_add(len, checked_mul(2, pd).value_or(INT64_MAX));
+        std::optional<int64_t> num =
+            span && padded ? checked_add(*padded, -*span - 1) : std::nullopt;
+        if (num && ceil.value()) num = checked_add(*num, st - 1);
+        if (!num)
+            return kernel_error(op + ": kernel_size " + std::to_string(kk) + ", dilation " +
+                                std::to_string(dl) + " and padding " + std::to_string(pd) +
+                                " overflow 64-bit arithmetic");
+        int64_t o = floor_div(*num, st) + 1;
+        if (ceil.value() && (o - 1) * st >= len + pd) --o; // last window starts inside
         out[i] = o;
     }
+    if (out[0] < 1 || out[1] < 1)
+        return kernel_error(op + ": Given input size: (" + pair_str(H, W) +
+                            "). Calculated output size: (" + pair_str(out[0], out[1]) +
+                            "). Output size is too small");
     std::vector<int64_t> out_sizes = in.sizes;
     out_sizes[out_sizes.size() - 2] = out[0];
     out_sizes[out_sizes.size() - 1] = out[1];
-    Tensor y = Tensor::empty(ScalarType::Float, out_sizes);
-    Tensor idx = Tensor::empty(ScalarType::Long, out_sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    if (!yr.ok()) return yr.error();
+    auto ir = new_tensor(opt, ScalarType::Long, out_sizes, op);
+    if (!ir.ok()) return ir.error();
+    Tensor &y = yr.value(), &idx = ir.value();
+    // Each window visits at most min(kernel, input) rows and columns.
+    if (Status st =
+            charge_work(opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
+        !st.ok())
+        return st.error();
+    const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
+    // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
+    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
+        lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+        hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
+    };
     for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
         const float* xs = in.f32() + b * H * W;
         for (int64_t oh = 0; oh < out[0]; ++oh)
             for (int64_t ow = 0; ow < out[1]; ++ow) {
                 float best = -std::numeric_limits<float>::infinity();
                 int64_t arg = -1;
-                for (int64_t i = 0; i < k.value()[0]; ++i) {
-                    int64_t ih = oh * stride[0] - p.value()[0] + i * d.value()[0];
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t j = 0; j < k.value()[1]; ++j) {
-                        int64_t iw = ow * stride[1] - p.value()[1] + j * d.value()[1];
-                        if (iw < 0 || iw >= W) continue;
+                const int64_t h0 = oh * stride[0] - P[0], w0 = ow * stride[1] - P[1];
+                int64_t ilo, ihi, jlo, jhi;
+                taps(h0, D[0], K[0], H, ilo, ihi);
+                taps(w0, D[1], K[1], W, jlo, jhi);
+                for (int64_t i = ilo; i < ihi; ++i) {
+                    const int64_t ih = h0 + i * D[0];
+                    for (int64_t j = jlo; j < jhi; ++j) {
+                        const int64_t iw = w0 + j * D[1];
                         float v = xs[ih * W + iw];
                         if (v > best || std::isnan(v) || arg < 0) {
                             best = v;
@@ -161,36 +244,67 @@ Result<Value> max_pool(const CallArgs& a, bool with_indices) {
                 idx.data<int64_t>()[(b * out[0] + oh) * out[1] + ow] = arg;
             }
     }
-    if (!with_indices) return Value::of(std::move(y));
-    return Value::tuple({Value::of(std::move(y)), Value::of(std::move(idx))});
+    if (!with_indices) return Value::of(yr.take());
+    return Value::tuple({Value::of(yr.take()), Value::of(ir.take())});
 }
 } // namespace
 
-Result<Value> kernel_max_pool2d(const CallArgs& a, const KernelOptions&) {
-    return max_pool(a, false);
+Result<Value> kernel_max_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    return max_pool(a, opt, false);
 }
-Result<Value> kernel_max_pool2d_with_indices(const CallArgs& a, const KernelOptions&) {
-    return max_pool(a, true);
+Result<Value> kernel_max_pool2d_with_indices(const CallArgs& a, const KernelOptions& opt) {
+    return max_pool(a, opt, true);
 }
 
-// adaptive_avg_pool2d(self, output_size): window i covers [floor(i*H/OH), ceil((i+1)*H/OH))
-Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions&) {
-    auto x = float_input(a, "aten.adaptive_avg_pool2d.default");
+// adaptive_avg_pool2d(self, output_size) / _adaptive_avg_pool2d: window
+// [floor(o * H / OH), ceil((o + 1) * H / OH)) per output row, the same for columns.
+Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    const std::string op = a.schema().overload_str();
+    auto x = float_input(a, op.c_str());
     if (!x.ok()) return x.error();
-    const Tensor& in = x.value();
-    if (in.dim() != 4 && in.dim() != 3)
-        return kernel_error("aten.adaptive_avg_pool2d.default: expected a 3-D or 4-D input, got " +
-                            in.type_str());
-    auto os = a.ints(1, 2);
+    const Tensor& in = *x.value();
+    auto os = a.ints(1);
     if (!os.ok()) return os.error();
+    if (os.value().size() != 2) return kernel_error(op + ": output_size must be 2");
     const int64_t OH = os.value()[0], OW = os.value()[1];
-    if (OH <= 0 || OW <= 0)
-        return kernel_error("aten.adaptive_avg_pool2d.default: output size must be positive");
-    const int64_t H = in.size(-2), W = in.size(-1), batch = in.numel() / (H * W);
+    if (OH < 0 || OW < 0)
+        return kernel_error(op +
+                            ": elements of output_size must be greater than or equal to 0 but "
+                            "received {" +
+                            std::to_string(OH) + ", " + std::to_string(OW) + "}");
+    if (in.dim() != 4 && in.dim() != 3)
+        return kernel_error(op + ": Expected 3D or 4D tensor, but got " + shape_str(in.sizes));
+    const int64_t H = in.size(-2), W = in.size(-1);
+    // adaptive_avg_pool2d to [1, 1] is input.mean([-1, -2], keepdim=True) in
+    // ATen (NaN over an empty plane); every other case checks the plane.
+    const bool as_mean = op == "aten.adaptive_avg_pool2d.default" && OH == 1 && OW == 1;
+    if (!as_mean)
+        for (int64_t i = 1; i < in.dim(); ++i)
+            if (in.sizes[static_cast<size_t>(i)] == 0)
+                return kernel_error(op +
+                                    ": Expected input to have non-zero size for non-batch "
+                                    "dimensions, but input has sizes " +
+                                    shape_str(in.sizes) + " with dimension " + std::to_string(i) +
+                                    " being empty");
     std::vector<int64_t> out_sizes = in.sizes;
     out_sizes[out_sizes.size() - 2] = OH;
     out_sizes[out_sizes.size() - 1] = OW;
-    Tensor y = Tensor::empty(ScalarType::Float, out_sizes);
+    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
+    int64_t batch = 1; // the leading dims, as one
+    for (size_t d = 0; d + 2 < in.sizes.size(); ++d) batch *= in.sizes[d];
+    // Windows overlap by at most one row / column: about (H + OH) x (W + OW) visits per plane.
+    if (Status s = charge_work(opt, work_of({batch, H + OH, W + OW}), op); !s.ok())
+        return s.error();
+    if (as_mean) {
+        for (int64_t b = 0; b < batch; ++b) {
+            double sum = 0.0;
+            for (int64_t k = 0; k < H * W; ++k) sum += in.f32()[b * H * W + k];
+            y.f32()[b] = static_cast<float>(H * W != 0 ? sum / double(H * W) : std::nan(""));
+        }
+        return Value::of(yr.take());
+    }
     for (int64_t b = 0; b < batch; ++b) // x: [B, H, W] -> y: [B, OH, OW]
         for (int64_t oh = 0; oh < OH; ++oh) {
             const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
@@ -203,7 +317,7 @@ Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions&
                     static_cast<float>(sum / double((h1 - h0) * (w1 - w0)));
             }
         }
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 } // namespace pt2lab

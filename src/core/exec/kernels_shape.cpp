@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -22,11 +23,22 @@ Result<std::vector<int64_t>> infer_shape(const char* op, std::vector<int64_t> sh
             return kernel_error(std::string(op) + ": invalid shape dimension " +
                                 std::to_string(shape[k]));
         } else {
-            known *= shape[k];
+            // Checked: a product that wraps around could "match" numel.
+            auto p = checked_mul(known, shape[k]);
+            if (!p)
+                return kernel_error(std::string(op) + ": shape " + shape_str(shape) +
+                                    " is invalid for input " + from +
+                                    " (its size product does not fit in 64 bits)");
+            known = *p;
         }
     }
     if (infer >= 0) {
-        if (known == 0 || numel % known != 0)
+        if (known == 0)
+            return kernel_error(std::string(op) + ": cannot reshape tensor of " +
+                                std::to_string(numel) + " elements into shape " + shape_str(shape) +
+                                " because the unspecified dimension size -1 can be any value and "
+                                "is ambiguous");
+        if (numel % known != 0)
             return kernel_error(std::string(op) + ": shape " + shape_str(shape) +
                                 " is invalid for input " + from);
         shape[static_cast<size_t>(infer)] = numel / known;
@@ -37,21 +49,22 @@ Result<std::vector<int64_t>> infer_shape(const char* op, std::vector<int64_t> sh
     return shape;
 }
 
-Result<Value> reshape_like(const CallArgs& a, const char* op) {
+Result<Value> reshape_like(const CallArgs& a, const KernelOptions& opt, const char* op) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     auto shape = a.ints(1);
     if (!shape.ok()) return shape.error();
     auto s = infer_shape(op, shape.value(), x.value()->numel(), x.value()->type_str());
     if (!s.ok()) return s.error();
-    Tensor y = *x.value();
-    y.sizes = s.value();
-    return Value::of(std::move(y));
+    auto y = copy_tensor(opt, *x.value(), op);
+    if (!y.ok()) return y.error();
+    y.value().sizes = s.value();
+    return Value::of(y.take());
 }
 } // namespace
 
 // permute(self, dims): y[i0, i1, ...] = x[... permuted ...], materialized
-Result<Value> kernel_permute(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_permute(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     auto dims = a.ints(1);
@@ -76,7 +89,9 @@ Result<Value> kernel_permute(const CallArgs& a, const KernelOptions&) {
     for (int64_t k = 0; k < r; ++k)
         out_sizes[static_cast<size_t>(k)] =
             in.sizes[static_cast<size_t>(perm[static_cast<size_t>(k)])];
-    Tensor y = Tensor::empty(in.dtype, out_sizes);
+    auto yr = new_tensor(opt, in.dtype, out_sizes, "aten.permute.default");
+    if (!yr.ok()) return yr.error();
+    Tensor& y = yr.value();
     const size_t item = scalar_type_size(in.dtype);
     std::vector<int64_t> idx(static_cast<size_t>(r), 0);
     for (int64_t k = 0; k < y.numel(); ++k) {
@@ -91,7 +106,7 @@ Result<Value> kernel_permute(const CallArgs& a, const KernelOptions&) {
             idx[static_cast<size_t>(d)] = 0;
         }
     }
-    return Value::of(std::move(y));
+    return Value::of(yr.take());
 }
 
 // t(self): transpose of a tensor with at most 2 dimensions
@@ -101,37 +116,43 @@ Result<Value> kernel_t(const CallArgs& a, const KernelOptions& opt) {
     if (x.value()->dim() > 2)
         return kernel_error("aten.t.default: expects a tensor with <= 2 dimensions, got " +
                             x.value()->type_str());
-    if (x.value()->dim() < 2) return Value::of(Tensor(*x.value()));
+    if (x.value()->dim() < 2) {
+        auto y = copy_tensor(opt, *x.value(), "aten.t.default");
+        if (!y.ok()) return y.error();
+        return Value::of(y.take());
+    }
     const OpSchema* permute = &op_info(OpId::permute).schema;
     CallArgs p(*permute, {a[0], Value::tuple({Value::integer(1), Value::integer(0)})});
     return kernel_permute(p, opt);
 }
 
-Result<Value> kernel_view(const CallArgs& a, const KernelOptions&) {
-    return reshape_like(a, "aten.view.default");
+Result<Value> kernel_view(const CallArgs& a, const KernelOptions& opt) {
+    return reshape_like(a, opt, "aten.view.default");
 }
-Result<Value> kernel_reshape(const CallArgs& a, const KernelOptions&) {
-    return reshape_like(a, "aten.reshape.default");
+Result<Value> kernel_reshape(const CallArgs& a, const KernelOptions& opt) {
+    return reshape_like(a, opt, "aten.reshape.default");
 }
 
 // flatten.using_ints(self, start_dim=0, end_dim=-1)
-Result<Value> kernel_flatten(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_flatten(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     auto s = a.integer(1), e = a.integer(2);
     if (!s.ok()) return s.error();
     if (!e.ok()) return e.error();
     const Tensor& in = *x.value();
-    if (in.dim() == 0) {
-        Tensor y = in;
-        y.sizes = {1};
-        return Value::of(std::move(y));
-    }
+    // A 0-d tensor flattens to [1]; its dims still have to be in [-1, 0], as in torch.
     auto sw = wrap_dim(s.value(), in.dim()), ew = wrap_dim(e.value(), in.dim());
     if (!sw.ok() || !ew.ok() || sw.value() > ew.value())
         return kernel_error("aten.flatten.using_ints: invalid start_dim " +
                             std::to_string(s.value()) + " / end_dim " + std::to_string(e.value()) +
                             " for " + in.type_str());
+    auto y = copy_tensor(opt, in, "aten.flatten.using_ints");
+    if (!y.ok()) return y.error();
+    if (in.dim() == 0) {
+        y.value().sizes = {1};
+        return Value::of(y.take());
+    }
     std::vector<int64_t> sizes;
     int64_t merged = 1;
     for (int64_t d = 0; d < in.dim(); ++d) {
@@ -142,15 +163,16 @@ Result<Value> kernel_flatten(const CallArgs& a, const KernelOptions&) {
             if (d == ew.value()) sizes.push_back(merged);
         }
     }
-    Tensor y = in;
-    y.sizes = sizes;
-    return Value::of(std::move(y));
+    y.value().sizes = sizes;
+    return Value::of(y.take());
 }
 
-Result<Value> kernel_clone(const CallArgs& a, const KernelOptions&) {
+Result<Value> kernel_clone(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
-    return Value::of(Tensor(*x.value()));
+    auto y = copy_tensor(opt, *x.value(), a.schema().overload_str());
+    if (!y.ok()) return y.error();
+    return Value::of(y.take());
 }
 
 Result<Value> kernel_detach(const CallArgs& a, const KernelOptions& opt) {
@@ -178,6 +200,9 @@ Result<Value> kernel_sym_size(const CallArgs& a, const KernelOptions&) {
     if (!x.ok()) return x.error();
     auto d = a.integer(1);
     if (!d.ok()) return d.error();
+    if (x.value()->dim() == 0)
+        return kernel_error("aten.sym_size.int: Dimension specified as " +
+                            std::to_string(d.value()) + " but tensor has no dimensions");
     auto w = wrap_dim(d.value(), x.value()->dim());
     if (!w.ok()) return kernel_error("aten.sym_size.int: " + w.error().message);
     return Value::integer(x.value()->sizes[static_cast<size_t>(w.value())]);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "exec/kernels.h"
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -45,7 +46,9 @@ Result<QParams> Observer::qparams_for(float min_val, float max_val) const {
     } else {
         float scale = (max_pos - min_neg) / static_cast<float>(qmax - qmin);
         q.scale = std::fmax(scale, cfg_.eps);
-        int64_t zp = cfg_.quant_min - static_cast<int64_t>(std::nearbyint(min_neg / q.scale));
+        // Saturating (to int32, then clamped below): an infinite input makes the
+        // quotient NaN or huge, which C++ cannot cast.
+        int64_t zp = cfg_.quant_min - saturate_cast<int32_t>(std::nearbyint(min_neg / q.scale));
         q.zero_point = std::min(std::max(zp, cfg_.quant_min), cfg_.quant_max);
     }
     return q;

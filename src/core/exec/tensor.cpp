@@ -3,6 +3,8 @@
 
 #include "util/check.h"
 
+#include "util/checked.h"
+
 namespace pt2lab {
 
 int64_t Tensor::numel() const {
@@ -58,10 +60,11 @@ void Tensor::set(int64_t k, double v) {
     switch (dtype) {
     case ScalarType::Float: data<float>()[k] = static_cast<float>(v); break;
     case ScalarType::Double: data<double>()[k] = v; break;
-    case ScalarType::Long: data<int64_t>()[k] = static_cast<int64_t>(v); break;
-    case ScalarType::Int: data<int32_t>()[k] = static_cast<int32_t>(v); break;
-    case ScalarType::Byte: data<uint8_t>()[k] = static_cast<uint8_t>(v); break;
-    case ScalarType::Char: data<int8_t>()[k] = static_cast<int8_t>(v); break;
+    // Saturating: NaN and out-of-range values would be undefined behaviour in C++.
+    case ScalarType::Long: data<int64_t>()[k] = saturate_cast<int64_t>(v); break;
+    case ScalarType::Int: data<int32_t>()[k] = saturate_cast<int32_t>(v); break;
+    case ScalarType::Byte: data<uint8_t>()[k] = saturate_cast<uint8_t>(v); break;
+    case ScalarType::Char: data<int8_t>()[k] = saturate_cast<int8_t>(v); break;
     case ScalarType::Bool: data<uint8_t>()[k] = v != 0.0; break;
     default: PT2LAB_CHECK(false && "dtype not handled by the executor");
     }

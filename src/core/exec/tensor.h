@@ -36,7 +36,8 @@ struct Tensor {
     float* f32() { return data<float>(); }
     const float* f32() const { return data<float>(); }
 
-    // Element k converted to double / written from double (any dtype).
+    // Element k converted to double / written from double (the executor's
+    // dtypes: float32/64, int64/32, uint8, int8, bool); integer writes saturate.
     double get(int64_t k) const;
     void set(int64_t k, double v);
 

@@ -35,7 +35,7 @@ std::string snake_case(std::string_view s) {
     return out;
 }
 
-std::string Namespace::create_name(std::string_view raw) {
+std::string sanitize_name(std::string_view raw) {
     // [^0-9a-zA-Z_]+ -> "_"
     std::string candidate;
     for (size_t i = 0; i < raw.size();) {
@@ -48,6 +48,62 @@ std::string Namespace::create_name(std::string_view raw) {
     }
     if (candidate.empty()) candidate = "_unnamed";
     if (std::isdigit(static_cast<unsigned char>(candidate[0]))) candidate = "_" + candidate;
+    return candidate;
+}
+
+namespace {
+bool is_ascii_identifier(std::string_view s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+    for (char c : s)
+        if (!is_word_char(c)) return false;
+    return true;
+}
+
+bool all_parts(std::string_view path, bool (*ok)(std::string_view)) {
+    size_t start = 0;
+    for (;;) {
+        size_t dot = path.find('.', start);
+        std::string_view part = path.substr(
+            start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+        if (!ok(part)) return false;
+        if (dot == std::string_view::npos) return true;
+        start = dot + 1;
+    }
+}
+
+bool is_attribute_part(std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!is_word_char(c)) return false;
+    return true;
+}
+} // namespace
+
+std::string node_name_problem(std::string_view name) {
+    std::string shown = py_str_repr(name);
+    if (!is_ascii_identifier(name))
+        return "node name " + shown + " is not a Python identifier (torch.fx would have named it " +
+               py_str_repr(sanitize_name(name)) + ")";
+    if (py_is_keyword(std::string(name)))
+        return "node name " + shown + " is a Python keyword (torch.fx would have named it " +
+               py_str_repr(std::string(name) + "_1") + ")";
+    return {};
+}
+
+std::string qualified_name_problem(std::string_view target) {
+    if (all_parts(target, is_ascii_identifier)) return {};
+    return "target " + py_str_repr(target) +
+           " is not a qualified Python name (identifiers separated by '.')";
+}
+
+std::string attribute_path_problem(std::string_view path) {
+    if (all_parts(path, is_attribute_part)) return {};
+    return "attribute path " + py_str_repr(path) +
+           " has a part that is not letters, digits and '_' (separated by '.')";
+}
+
+std::string Namespace::create_name(std::string_view raw) {
+    std::string candidate = sanitize_name(raw);
 
     // ^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$ splits a numeric suffix off (the base is never
     // empty).

@@ -28,4 +28,19 @@ private:
 // fx's _snake_case: "BatchNorm2d" -> "batch_norm2d".
 std::string snake_case(std::string_view s);
 
+// create_name's first step: runs of characters outside [0-9a-zA-Z_] become
+// one "_", a leading digit gets a "_" prefix, "" becomes "_unnamed".
+std::string sanitize_name(std::string_view raw);
+
+// Names and targets read from a file are data, printed into gm.code; these say
+// why one could not have come from torch.fx (or "" when it could). A node name
+// is what create_name produces: an ASCII identifier that is not a Python keyword.
+std::string node_name_problem(std::string_view name);
+// A qualified op name ("torch.ops.aten.relu.default", "operator.getitem"):
+// dot-separated ASCII identifiers.
+std::string qualified_name_problem(std::string_view target);
+// A module or attribute path ("conv.weight", "body.0.weight"): dot-separated
+// parts of [0-9a-zA-Z_] (digits alone are nn.Sequential's children).
+std::string attribute_path_problem(std::string_view path);
+
 } // namespace pt2lab

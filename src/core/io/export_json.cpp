@@ -7,8 +7,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "graph/namespace.h"
 #include "graph/op_schema.h"
+#include "util/checked.h"
 #include "util/json_read.h"
+#include "util/pyrepr.h"
 
 namespace pt2lab {
 
@@ -21,6 +24,12 @@ public:
     Status run(const json& root) {
         JsonAt r = json_root(root, &file_);
         if (!root.is_object()) return r.error("expected a JSON object (an ExportedProgram)");
+        if (!r.has("graph_module") && r.str_or("format", "") == "pt2lab.fx_graph")
+            return r.error("this is pt2lab's symbolic_trace graph JSON (torch.fx), not a "
+                           "serialized ExportedProgram: it can be shown (info, graph, code, "
+                           "tabular, readable) but not run, decomposed, prepared or converted",
+                           "open the torch.export .pt2 of the same model (assets/graphs/" +
+                               r.str_or("name", "<name>") + ".pt2) for those");
         if (!r.has("graph_module"))
             return r.error("not a serialized ExportedProgram: no \"graph_module\" key",
                            "open a .pt2 written by torch.export.save, or its models/model.json");
@@ -67,22 +76,28 @@ private:
             ep_.schema_major = 1;
             return {};
         }
+        // Versions are compared as read (int64), before any narrowing: 2^32 + 8 is not 8.
+        int64_t major = 0, minor = 0;
         if (sv.v->is_number_integer()) {
-            ep_.schema_major = sv.v->get<int>();
+            major = sv.v->get<int64_t>();
         } else {
-            auto major = sv.integer("major");
-            if (!major.ok()) return major.error();
-            ep_.schema_major = static_cast<int>(major.value());
-            auto minor = sv.integer("minor");
-            ep_.schema_minor = minor.ok() ? static_cast<int>(minor.value()) : 0;
+            auto m = sv.integer("major");
+            if (!m.ok()) return m.error();
+            major = m.value();
+            auto mi = sv.integer("minor");
+            minor = mi.ok() ? mi.value() : 0;
+            if (minor < 0 || minor > 1000000)
+                return sv.get("minor").error("invalid schema minor version " +
+                                             std::to_string(minor));
         }
-        if (ep_.schema_major > kSchemaMajorSupported)
-            return sv.error("unknown schema major version " + std::to_string(ep_.schema_major) +
+        if (major > kSchemaMajorSupported)
+            return sv.error("unknown schema major version " + std::to_string(major) +
                                 " (pt2lab reads 8.x, and older versions best-effort)",
                             "this file comes from a newer torch than pt2lab knows; re-export it "
                             "with torch 2.8 to 2.11");
-        if (ep_.schema_major < 1)
-            return sv.error("invalid schema major version " + std::to_string(ep_.schema_major));
+        if (major < 1) return sv.error("invalid schema major version " + std::to_string(major));
+        ep_.schema_major = static_cast<int>(major);
+        ep_.schema_minor = static_cast<int>(minor);
         if (ep_.schema_major < kSchemaMajorSupported)
             warn("schema version " + std::to_string(ep_.schema_major) + "." +
                  std::to_string(ep_.schema_minor) +
@@ -127,6 +142,10 @@ private:
             t.sizes.push_back(s.value());
             t.symbolic_sizes.push_back(sym);
         }
+        if (!checked_numel(t.sizes))
+            return sizes.value().error("sizes " + shape_text(t.sizes) +
+                                           " hold more elements than fit in 64 bits",
+                                       "no real tensor has this shape; the file is damaged");
         bool any_sym = false;
         for (const auto& s : t.symbolic_sizes) any_sym |= !s.empty();
         if (!any_sym) t.symbolic_sizes.clear();
@@ -134,18 +153,32 @@ private:
             for (size_t k = 0; k < strides.size(); ++k) {
                 auto s = sym_int(strides.index(k), nullptr);
                 if (!s.ok()) return s.error();
+                if (s.value() < 0)
+                    return strides.index(k).error("negative stride " + std::to_string(s.value()),
+                                                  "torch tensors never have negative strides; "
+                                                  "the file is damaged");
                 t.strides.push_back(s.value());
             }
         }
         if (JsonAt so = m.get("storage_offset"); so.v && !so.v->is_null()) {
             auto s = sym_int(so, nullptr);
             if (!s.ok()) return s.error();
+            if (s.value() < 0)
+                return so.error("negative storage offset " + std::to_string(s.value()),
+                                "torch tensors never start before their storage; the file is "
+                                "damaged");
             t.storage_offset = s.value();
         }
         if (JsonAt rg = m.get("requires_grad"); rg.v && rg.v->is_boolean())
             t.requires_grad = rg.v->get<bool>();
         if (JsonAt dev = m.get("device"); dev.v && dev.v->is_object()) t.device = device_text(dev);
         return t;
+    }
+
+    static std::string shape_text(const std::vector<int64_t>& sizes) {
+        std::string s = "[";
+        for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(sizes[k]);
+        return s + "]";
     }
 
     static std::string device_text(const JsonAt& dev) {
@@ -183,7 +216,15 @@ private:
         }
     }
 
+    // Names are printed into gm.code: refuse what torch.fx could not have made.
+    static Status check_name(const std::string& name, const JsonAt& at) {
+        std::string problem = node_name_problem(name);
+        if (problem.empty()) return {};
+        return at.error(problem, "names come from torch.fx; this one was edited into the file");
+    }
+
     Status define(const std::string& name, Node* n, const JsonAt& at) {
+        if (Status s = check_name(name, at); !s.ok()) return s;
         if (by_name_.count(name))
             return at.error("duplicate name \"" + name + "\": two graph values have the same name",
                             "every node output must have a unique name; the file is inconsistent");
@@ -218,6 +259,7 @@ private:
                 constant_inputs_.insert(name);
             }
             if (name.empty()) return a.error("empty input name");
+            if (Status s = check_name(name, a); !s.ok()) return s;
             if (by_name_.count(name)) return define(name, nullptr, a);
             Node* n = g_->placeholder(name);
             g_->force_name(n,
@@ -399,11 +441,13 @@ private:
             if (!n.ok()) return n.error();
             auto it = by_name_.find(n.value());
             if (it != by_name_.end()) return Argument::from_node(it->second);
+            if (Status st = check_name(n.value(), v.get("name")); !st.ok()) return st.error();
             return Argument::repr(n.value());
         }
         if (k == "as_operator") {
             auto s = v.as_str();
             if (!s.ok()) return s.error();
+            if (std::string p = qualified_name_problem(s.value()); !p.empty()) return v.error(p);
             return Argument::repr(s.value());
         }
         if (k == "as_complex") {
@@ -527,6 +571,8 @@ private:
     Status node(const JsonAt& sn) {
         auto target = sn.str("target");
         if (!target.ok()) return target.error();
+        if (std::string p = qualified_name_problem(target.value()); !p.empty())
+            return sn.get("target").error(p, "op targets are printed into gm.code as written");
         std::string t = canonical_target(target.value());
         auto ins = sn.array("inputs");
         if (!ins.ok()) return ins.error();
@@ -598,6 +644,9 @@ private:
         } else {
             // An op pt2lab's table does not know: keep the named arguments as written.
             for (const auto& n : named) {
+                if (n.kind == 2 && !n.name.empty() && !node_name_problem(n.name).empty())
+                    return n.at.get("name").error("keyword argument name " + py_str_repr(n.name) +
+                                                  " is not a Python identifier");
                 if (n.kind == 2 && !n.name.empty())
                     kwargs.emplace_back(n.name, n.value);
                 else
@@ -811,6 +860,8 @@ private:
                     return spec.error("unknown input spec kind \"" + kind + "\"");
                 }
             }
+            if (std::string p = attribute_path_problem(is.target); !is.target.empty() && !p.empty())
+                return spec.error(p, "parameter and buffer names are printed into gm.code");
             ep_.signature.inputs.push_back(is);
         }
         if (ep_.signature.inputs.size() != placeholder_order_.size())
@@ -824,6 +875,7 @@ private:
             if (constant_inputs_.count(ph)) {
                 // Name the constant placeholder the way the signature does.
                 Node* n = by_name_[ph];
+                if (Status s = check_name(is.arg, ins.value().index(k)); !s.ok()) return s;
                 if (!g_->force_name(n, is.arg))
                     return ins.value().index(k).error("duplicate name \"" + is.arg +
                                                       "\" for a constant input");
@@ -870,6 +922,8 @@ private:
             else
                 return spec.error("unknown output spec kind \"" + kind + "\"");
             if (!st.ok()) return st;
+            if (std::string p = attribute_path_problem(os.target); !os.target.empty() && !p.empty())
+                return spec.error(p, "parameter and buffer names are printed into gm.code");
             ep_.signature.outputs.push_back(os);
         }
         if (ep_.signature.outputs.size() != output_count_)

@@ -8,6 +8,7 @@
 
 #include "graph/graph.h"
 #include "program/graph_module.h"
+#include "util/limits.h"
 #include "util/status.h"
 
 namespace pt2lab {
@@ -24,7 +25,10 @@ struct FxGraph {
     std::string expected_graph, expected_code, expected_tabular;
 };
 
-Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& file);
+// Names, targets and reprs are checked as data (they are printed into gm.code);
+// attribute shapes are checked against `limits` (module_from_fx allocates them).
+Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& file,
+                                   const Limits& limits = Limits());
 // The GraphModule a symbolic_trace graph belongs to: its submodules (by type)
 // and attributes (zero tensors of the recorded shapes), plain codegen, compiled.
 GraphModule module_from_fx(FxGraph fx);

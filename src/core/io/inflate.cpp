@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "util/checked.h"
+
 namespace pt2lab {
 
 namespace {
@@ -219,8 +221,17 @@ private:
 } // namespace
 
 Result<std::vector<uint8_t>> inflate_raw(const uint8_t* data, size_t n, uint64_t expected_size) {
+    // Deflate's densest code (a length-258 match in about two bits) expands
+    // at most 1032:1; a record claiming more is refused before any allocation.
+    auto most = checked_add_u64(checked_mul_u64(n, 1032).value_or(UINT64_MAX), 64);
+    if (!most || expected_size > *most)
+        return make_error("deflate stream",
+                          "the archive says " + std::to_string(n) +
+                              " compressed bytes inflate to " + std::to_string(expected_size) +
+                              ", more than deflate can produce (1032:1)",
+                          "the archive is damaged or made to exhaust memory; export it again");
     Inflater inf(data, n, expected_size);
-    inf.out.reserve(static_cast<size_t>(std::min<uint64_t>(expected_size, 1u << 30)));
+    inf.out.reserve(static_cast<size_t>(expected_size));
     Status s = inf.run();
     if (!s.ok()) return s.error();
     if (inf.out.size() != expected_size)

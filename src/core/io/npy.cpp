@@ -1,7 +1,10 @@
 // .npy header parsing: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 #include "io/npy.h"
 
+#include <cctype>
 #include <cstring>
+
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -13,30 +16,111 @@ Error npy_error(const std::string& file, const std::string& msg) {
     return e;
 }
 
-// The value text after 'key': in the header dict.
-bool dict_value(const std::string& h, const std::string& key, std::string& out) {
-    size_t k = h.find("'" + key + "'");
-    if (k == std::string::npos) return false;
-    size_t colon = h.find(':', k);
-    if (colon == std::string::npos) return false;
-    size_t b = h.find_first_not_of(' ', colon + 1);
-    if (b == std::string::npos) return false;
-    size_t e;
-    if (h[b] == '(') {
-        e = h.find(')', b);
-        if (e == std::string::npos) return false;
-        ++e;
-    } else if (h[b] == '\'') {
-        e = h.find('\'', b + 1);
-        if (e == std::string::npos) return false;
-        ++e;
-    } else {
-        e = h.find_first_of(",}", b);
-        if (e == std::string::npos) return false;
+// The header is a Python dict literal, e.g.
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// read by a strict little parser: quoted keys, values that are a quoted
+// string, True/False, or a tuple of non-negative integers. Any other text is
+// an error (never an out-of-range read).
+class HeaderParser {
+public:
+    explicit HeaderParser(const std::string& h) : h_(h) {}
+
+    std::string descr, fortran;
+    std::vector<int64_t> shape;
+    bool has_descr = false, has_fortran = false, has_shape = false;
+    std::string problem;
+
+    bool parse() {
+        skip();
+        if (!eat('{')) return fail("the header is not a dict");
+        for (;;) {
+            skip();
+            if (eat('}')) break;
+            std::string key;
+            if (!quoted(key)) return fail("expected a quoted key");
+            skip();
+            if (!eat(':')) return fail("expected ':' after '" + key + "'");
+            skip();
+            if (key == "descr") {
+                if (!quoted(descr)) return fail("'descr' is not a quoted string");
+                has_descr = true;
+            } else if (key == "fortran_order") {
+                if (word("True"))
+                    fortran = "True";
+                else if (word("False"))
+                    fortran = "False";
+                else
+                    return fail("'fortran_order' is not True or False");
+                has_fortran = true;
+            } else if (key == "shape") {
+                if (!tuple()) return false;
+                has_shape = true;
+            } else {
+                return fail("unexpected key '" + key + "'");
+            }
+            skip();
+            if (eat(',')) continue;
+            skip();
+            if (eat('}')) break;
+            return fail("expected ',' or '}'");
+        }
+        skip();
+        if (p_ != h_.size()) return fail("text after the dict");
+        return true;
     }
-    out = h.substr(b, e - b);
-    return true;
-}
+
+private:
+    bool fail(const std::string& why) {
+        if (problem.empty()) problem = why;
+        return false;
+    }
+    void skip() {
+        while (p_ < h_.size() && (h_[p_] == ' ' || h_[p_] == '\n' || h_[p_] == '\t')) ++p_;
+    }
+    bool eat(char c) {
+        if (p_ < h_.size() && h_[p_] == c) return ++p_, true;
+        return false;
+    }
+    bool word(const char* w) {
+        size_t n = std::strlen(w);
+        if (h_.compare(p_, n, w) != 0) return false;
+        p_ += n;
+        return true;
+    }
+    bool quoted(std::string& out) {
+        if (p_ >= h_.size() || (h_[p_] != '\'' && h_[p_] != '"')) return false;
+        char q = h_[p_++];
+        size_t close = h_.find(q, p_);
+        if (close == std::string::npos) return false;
+        out = h_.substr(p_, close - p_);
+        p_ = close + 1;
+        return true;
+    }
+    bool tuple() {
+        if (!eat('(')) return fail("'shape' is not a tuple");
+        for (;;) {
+            skip();
+            if (eat(')')) return true;
+            if (p_ >= h_.size() || !std::isdigit(static_cast<unsigned char>(h_[p_])))
+                return fail("'shape' holds something other than non-negative integers");
+            int64_t v = 0;
+            while (p_ < h_.size() && std::isdigit(static_cast<unsigned char>(h_[p_]))) {
+                auto next = checked_add(checked_mul(v, 10).value_or(-1), h_[p_] - '0');
+                if (!next || *next < 0) return fail("a dimension in 'shape' is too large");
+                v = *next;
+                ++p_;
+            }
+            shape.push_back(v);
+            skip();
+            if (eat(',')) continue;
+            if (eat(')')) return true;
+            return fail("'shape' is not a tuple of integers");
+        }
+    }
+
+    const std::string& h_;
+    size_t p_ = 0;
+};
 } // namespace
 
 Result<TensorData> read_npy(const std::vector<uint8_t>& b, const std::string& file) {
@@ -44,53 +128,45 @@ Result<TensorData> read_npy(const std::vector<uint8_t>& b, const std::string& fi
     if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0)
         return npy_error(file, "not a .npy file (bad magic)");
     int major = b[6];
-    size_t header_len, start;
+    uint64_t header_len, start; // 64-bit: size_t is 32 bits in WebAssembly
     if (major == 1) {
         header_len = b[8] | (b[9] << 8);
         start = 10;
     } else if (major == 2 || major == 3) {
         if (b.size() < 12) return npy_error(file, "truncated header");
-        header_len = b[8] | (b[9] << 8) | (size_t(b[10]) << 16) | (size_t(b[11]) << 24);
+        header_len = b[8] | (b[9] << 8) | (uint64_t(b[10]) << 16) | (uint64_t(b[11]) << 24);
         start = 12;
     } else {
         return npy_error(file, "unsupported .npy version " + std::to_string(major));
     }
-    if (start + header_len > b.size()) return npy_error(file, "truncated header");
-    std::string h(reinterpret_cast<const char*>(&b[start]), header_len);
-    std::string descr, fortran, shape;
-    if (!dict_value(h, "descr", descr) || !dict_value(h, "fortran_order", fortran) ||
-        !dict_value(h, "shape", shape))
-        return npy_error(file, "header lacks descr, fortran_order or shape: " + h);
-    descr = descr.substr(1, descr.size() - 2);
-    auto dt = scalar_type_from_npy_descr(descr);
+    if (header_len > b.size() - start) return npy_error(file, "truncated header");
+    std::string h(reinterpret_cast<const char*>(b.data() + start), static_cast<size_t>(header_len));
+    HeaderParser hp(h);
+    std::string shown = h.size() > 200 ? h.substr(0, 200) + "..." : h;
+    while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.pop_back();
+    if (!hp.parse()) return npy_error(file, "malformed header (" + hp.problem + "): " + shown);
+    if (!hp.has_descr || !hp.has_fortran || !hp.has_shape)
+        return npy_error(file, "header lacks descr, fortran_order or shape: " + shown);
+    auto dt = scalar_type_from_npy_descr(hp.descr);
     if (!dt)
-        return npy_error(file, "unsupported dtype '" + descr +
+        return npy_error(file, "unsupported dtype '" + hp.descr +
                                    "' (pt2lab reads <f4 <f8 <i8 <i4 |u1 |i1 |b1)");
-    if (fortran != "False") return npy_error(file, "Fortran-order arrays are not supported");
+    if (hp.fortran != "False") return npy_error(file, "Fortran-order arrays are not supported");
     TensorData t;
     t.dtype = *dt;
-    // shape "(2, 3, 16, 16)" or "()" or "(5,)"
-    std::string inner = shape.substr(1, shape.size() - 2);
-    size_t p = 0;
-    while (p < inner.size()) {
-        size_t c = inner.find(',', p);
-        std::string item = inner.substr(p, c == std::string::npos ? std::string::npos : c - p);
-        size_t f = item.find_first_not_of(' ');
-        if (f != std::string::npos) {
-            char* end = nullptr;
-            long long v = std::strtoll(item.c_str() + f, &end, 10);
-            if (v < 0) return npy_error(file, "negative dimension in shape " + shape);
-            t.sizes.push_back(v);
-        }
-        if (c == std::string::npos) break;
-        p = c + 1;
-    }
-    size_t need = static_cast<size_t>(t.numel()) * scalar_type_size(t.dtype);
-    size_t data = start + header_len;
-    if (b.size() - data != need) {
+    t.sizes = hp.shape;
+    std::string shape = "(";
+    for (size_t k = 0; k < t.sizes.size(); ++k)
+        shape += (k ? ", " : "") + std::to_string(t.sizes[k]);
+    shape += t.sizes.size() == 1 ? ",)" : ")";
+    auto need = checked_nbytes(t.sizes, scalar_type_size(t.dtype));
+    if (!need)
+        return npy_error(file, "shape " + shape + " holds more elements than fit in 64 bits");
+    const uint64_t data = start + header_len, have = b.size() - data;
+    if (have != *need) {
         Error e = make_error("npy data",
-                             "holds " + std::to_string(b.size() - data) + " bytes, shape " + shape +
-                                 " needs " + std::to_string(need),
+                             "holds " + std::to_string(have) + " bytes, shape " + shape +
+                                 " needs " + std::to_string(*need),
                              "the file is truncated or its header is wrong");
         e.file = file;
         return e;

@@ -9,6 +9,7 @@
 #include "io/npy.h"
 #include "io/pickle.h"
 #include "io/zip.h"
+#include "util/checked.h"
 #include "util/json_read.h"
 #include "util/rng.h"
 
@@ -23,6 +24,12 @@ Error file_error(const std::string& file, const std::string& where, const std::s
     return e;
 }
 
+// A budget refusal, attributed to `file`.
+Status in_file(Status s, const std::string& file) {
+    if (!s.ok() && s.error().file.empty()) s.error().file = file;
+    return s;
+}
+
 std::string basename_of(const std::string& path) {
     size_t slash = path.find_last_of('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -33,16 +40,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A read-only view of the archive rooted at its top folder.
+// A read-only view of the archive rooted at its top folder; every record read
+// is charged to the file's budget before it is extracted.
 struct Archive {
     const ZipArchive& zip;
     std::string prefix; // "conv_relu/" or ""
     std::string file;   // the archive's name for messages
+    Budget& budget;
 
     bool has(const std::string& rel) const { return zip.find(prefix + rel) != nullptr; }
     Result<std::vector<uint8_t>> read(const std::string& rel) const {
         const ZipEntry* e = zip.find(prefix + rel);
         if (!e) return file_error(file, rel, "record missing from the archive");
+        if (Status s = in_file(budget.bytes(e->size, "record " + rel), file); !s.ok())
+            return s.error();
         return zip.read(*e);
     }
     std::string label(const std::string& rel) const { return file + ":" + rel; }
@@ -52,9 +63,12 @@ std::string as_text(const std::vector<uint8_t>& b) {
     return std::string(b.begin(), b.end());
 }
 
-// Cuts a tensor out of raw storage bytes, honouring strides and offset.
+// Cuts a tensor out of raw storage bytes, honouring strides and offset. Every
+// size, stride and offset is checked (negative values, int64 overflow) before
+// the storage is indexed, and the copy is charged to the budget first.
 Result<TensorData> tensor_from_storage(const std::vector<uint8_t>& storage, const TensorMeta& m,
-                                       const std::string& file, const std::string& where) {
+                                       const std::string& file, const std::string& where,
+                                       Budget& budget) {
     TensorData t;
     t.dtype = m.dtype;
     t.sizes = m.sizes;
@@ -63,39 +77,81 @@ Result<TensorData> tensor_from_storage(const std::vector<uint8_t>& storage, cons
     if (item == 0)
         return file_error(file, where,
                           "unsupported dtype " + std::string(scalar_type_name(m.dtype)));
-    int64_t numel = t.numel();
+    const size_t rank = m.sizes.size();
+    for (size_t k = 0; k < rank; ++k)
+        if (m.sizes[k] < 0)
+            return file_error(file, where,
+                              "negative size " + std::to_string(m.sizes[k]) + " in dimension " +
+                                  std::to_string(k),
+                              "the weights config is damaged; export the model again");
     std::vector<int64_t> strides = m.strides;
-    if (strides.size() != m.sizes.size()) { // contiguous by default
-        strides.assign(m.sizes.size(), 1);
-        for (int k = static_cast<int>(m.sizes.size()) - 2; k >= 0; --k)
-            strides[static_cast<size_t>(k)] =
-                strides[static_cast<size_t>(k) + 1] * m.sizes[static_cast<size_t>(k) + 1];
+    if (strides.empty()) { // contiguous by default; sizes were checked to fit
+        strides.assign(rank, 1);
+        for (size_t k = rank; k-- > 1;)
+            strides[k - 1] = checked_mul(strides[k], std::max<int64_t>(m.sizes[k], 1)).value_or(0);
+    } else if (strides.size() != rank) {
+        return file_error(file, where,
+                          std::to_string(strides.size()) + " strides for " + std::to_string(rank) +
+                              " sizes",
+                          "the weights config is damaged; export the model again");
     }
-    int64_t extent = numel == 0 ? 0 : m.storage_offset + 1;
-    for (size_t k = 0; k < m.sizes.size() && numel; ++k) extent += (m.sizes[k] - 1) * strides[k];
-    uint64_t need = static_cast<uint64_t>(extent) * item;
-    if (storage.size() < need) {
+    for (size_t k = 0; k < rank; ++k)
+        if (strides[k] < 0)
+            return file_error(file, where,
+                              "negative stride " + std::to_string(strides[k]) + " in dimension " +
+                                  std::to_string(k),
+                              "torch tensors never have negative strides; the weights config "
+                              "is damaged");
+    if (m.storage_offset < 0)
+        return file_error(file, where,
+                          "negative storage offset " + std::to_string(m.storage_offset),
+                          "torch tensors never start before their storage; the weights config "
+                          "is damaged");
+    if (Status s = in_file(budget.tensor(m.sizes, item, where), file); !s.ok()) return s.error();
+    const int64_t numel = t.numel(); // fits: budget.tensor checked it
+    // Elements of storage the tensor reaches: offset + 1 + sum (size - 1) * stride.
+    std::optional<int64_t> extent = numel == 0 ? 0 : checked_add(m.storage_offset, 1);
+    for (size_t k = 0; k < rank && numel && extent; ++k) {
+        auto step = checked_mul(m.sizes[k] - 1, strides[k]);
+        extent = step ? checked_add(*extent, *step) : std::nullopt;
+    }
+    std::optional<uint64_t> need =
+        extent ? checked_mul_u64(static_cast<uint64_t>(*extent), item) : std::nullopt;
+    if (!need || storage.size() < *need) {
         std::string shape = "[";
-        for (size_t k = 0; k < m.sizes.size(); ++k)
-            shape += (k ? ", " : "") + std::to_string(m.sizes[k]);
+        for (size_t k = 0; k < rank; ++k) shape += (k ? ", " : "") + std::to_string(m.sizes[k]);
         shape += "]";
         return file_error(file, where,
                           "weight size mismatch: " + std::string(scalar_type_name(m.dtype)) +
-                              shape + " needs " + std::to_string(need) +
-                              " bytes, the stored data has " + std::to_string(storage.size()),
+                              shape + " needs " +
+                              (need ? std::to_string(*need) + " bytes"
+                                    : std::string("more bytes than fit in 64 bits")) +
+                              ", the stored data has " + std::to_string(storage.size()),
                           "the weights do not belong to this graph; export the model again");
     }
     t.bytes.resize(static_cast<size_t>(numel) * item);
-    // Walk the index space in C order.
-    std::vector<int64_t> idx(m.sizes.size(), 0);
+    bool contiguous = true;
+    for (size_t k = rank, expect = 1; k-- > 0;) {
+        if (m.sizes[k] != 1 && strides[k] != static_cast<int64_t>(expect)) contiguous = false;
+        expect *= static_cast<size_t>(m.sizes[k]);
+    }
+    if (contiguous) {
+        if (numel)
+            std::memcpy(t.bytes.data(),
+                        storage.data() + static_cast<size_t>(m.storage_offset) * item,
+                        t.bytes.size());
+        return t;
+    }
+    // Walk the index space in C order; every offset is within `extent`.
+    std::vector<int64_t> idx(rank, 0);
     for (int64_t n = 0; n < numel; ++n) {
         int64_t off = m.storage_offset;
-        for (size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides[k];
+        for (size_t k = 0; k < rank; ++k) off += idx[k] * strides[k];
         std::memcpy(&t.bytes[static_cast<size_t>(n) * item],
                     &storage[static_cast<size_t>(off) * item], item);
-        for (int k = static_cast<int>(idx.size()) - 1; k >= 0; --k) {
-            if (++idx[static_cast<size_t>(k)] < m.sizes[static_cast<size_t>(k)]) break;
-            idx[static_cast<size_t>(k)] = 0;
+        for (size_t k = rank; k-- > 0;) {
+            if (++idx[k] < m.sizes[k]) break;
+            idx[k] = 0;
         }
     }
     return t;
@@ -177,6 +233,11 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
                 meta.requires_grad = rg.v->get<bool>();
         }
         if (pickled) {
+            if (Status s = in_file(ar.budget.tensor(meta.sizes, scalar_type_size(meta.dtype),
+                                                    "stand-in values for " + it.key()),
+                                   label);
+                !s.ok())
+                return s;
             ep.warnings.push_back(
                 "tensor " + it.key() +
                 " is a pickled tensor subclass pt2lab cannot read: stand-in values are used");
@@ -190,7 +251,8 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
                        "the archive is incomplete; export it again");
         auto storage = ar.read(rel);
         if (!storage.ok()) return storage.error();
-        auto t = tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + it.key());
+        auto t = tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + it.key(),
+                                     ar.budget);
         if (!t.ok()) return t.error();
         out[it.key()] = std::make_shared<TensorData>(t.take());
     }
@@ -229,7 +291,7 @@ Status check_state(const ExportedProgram& ep, const std::string& file) {
     return {};
 }
 
-void fill_stand_ins(ExportedProgram& ep, const std::string& why) {
+Status fill_stand_ins(ExportedProgram& ep, const std::string& why, Budget& budget) {
     int made = 0;
     for (const InputSpec& is : ep.signature.inputs) {
         if (is.kind != InputKind::Parameter && is.kind != InputKind::Buffer &&
@@ -238,6 +300,13 @@ void fill_stand_ins(ExportedProgram& ep, const std::string& why) {
         if (ep.find_tensor(is.target)) continue;
         Node* ph = ep.graph->find(is.arg);
         if (!ph || !ph->meta.val.is_tensor()) continue;
+        const TensorMeta& meta = ph->meta.val.tensor;
+        if (Status s =
+                in_file(budget.tensor(meta.sizes, std::max<size_t>(scalar_type_size(meta.dtype), 1),
+                                      "stand-in values for " + is.target),
+                        ep.source_file);
+            !s.ok())
+            return s;
         auto& dst = (is.kind == InputKind::Parameter ||
                      (is.kind == InputKind::Buffer && is.persistent.value_or(true)))
                         ? ep.state_dict
@@ -250,6 +319,7 @@ void fill_stand_ins(ExportedProgram& ep, const std::string& why) {
         ep.warnings.push_back(why + ": " + std::to_string(made) +
                               " parameters/buffers use deterministic stand-in values (outputs will "
                               "not match PyTorch)");
+    return {};
 }
 
 // RFC 4648 base64 (torch.export.save's extra_files hold text only); whitespace is skipped.
@@ -333,14 +403,19 @@ Status read_extras(const Archive& ar, ExportedProgram& ep) {
             auto f = e.str("file");
             if (!f.ok()) return f.error();
             std::string rel = f.value();
-            auto data = ar.read(rel);
-            if (!data.ok())
+            if (!ar.has(rel))
                 return e.get("file").error("points at \"" + rel +
                                            "\", which is not in the archive");
             if (!ends_with(rel, ".npy.b64"))
                 return e.get("file").error("\"" + rel + "\" is not an .npy.b64 record");
+            auto data = ar.read(rel);
+            if (!data.ok()) return data.error();
             auto npy = decode_base64(data.value(), ar.file, rel);
             if (!npy.ok()) return npy.error();
+            // The array is a copy of the record's data.
+            if (Status s = in_file(ar.budget.bytes(npy.value().size(), "array " + rel), ar.file);
+                !s.ok())
+                return s;
             auto t = read_npy(npy.value(), ar.label(rel));
             if (!t.ok()) return t.error();
             out.push_back({e.str_or(name_key, ""), t.take()});
@@ -389,7 +464,8 @@ void read_sample_inputs(const Archive& ar, ExportedProgram& ep) {
     ep.example_inputs = std::move(inputs);
 }
 
-Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::string& file) {
+Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::string& file,
+                                     Budget& budget) {
     auto z = ZipArchive::open(std::move(bytes), file);
     if (!z.ok()) return z.error();
     const ZipArchive& zip = z.value();
@@ -412,7 +488,7 @@ Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::stri
     if (model_rel.empty() && !legacy.empty()) {
         Archive ar{
             zip, legacy.substr(0, legacy.size() - std::strlen("serialized_exported_program.json")),
-            file};
+            file, budget};
         auto text = ar.read("serialized_exported_program.json");
         if (!text.ok()) return text.error();
         ep.format = "pt2 archive (legacy, torch <= 2.7)";
@@ -422,8 +498,12 @@ Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::stri
                                                   ar.label("serialized_exported_program.json"), ep);
             !s.ok())
             return s.error();
-        fill_stand_ins(ep, "the legacy archive's weights are pickled (serialized_state_dict.pt), "
-                           "which pt2lab cannot read");
+        if (Status s = fill_stand_ins(ep,
+                                      "the legacy archive's weights are pickled "
+                                      "(serialized_state_dict.pt), which pt2lab cannot read",
+                                      budget);
+            !s.ok())
+            return s.error();
         return ep;
     }
     if (model_rel.empty()) {
@@ -435,7 +515,7 @@ Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::stri
                                        "serialized_exported_program.json",
                           "save the program with torch.export.save(ep, \"model.pt2\")");
     }
-    Archive ar{zip, prefix, file};
+    Archive ar{zip, prefix, file, budget};
     ep.format = "pt2 archive";
     if (ar.has("archive_format")) {
         auto fmt = ar.read("archive_format");
@@ -493,7 +573,13 @@ Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
     return out;
 }
 
-Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file) {
+Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file,
+                                     const Limits& limits) {
+    Budget budget(limits, Budget::Scope::File, bytes.size());
+    auto done = [size = bytes.size()](Result<ExportedProgram> r) {
+        if (r.ok()) r.value().file_size = size;
+        return r;
+    };
     size_t first = 0;
     while (first < bytes.size() && (bytes[first] == ' ' || bytes[first] == '\n' ||
                                     bytes[first] == '\r' || bytes[first] == '\t'))
@@ -501,15 +587,17 @@ Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::stri
     if (bytes.empty())
         return file_error(file, "", "the file is empty", "open a .pt2 or an ExportedProgram .json");
     if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K')
-        return load_archive(std::move(bytes), file);
+        return done(load_archive(std::move(bytes), file, budget));
     if (first < bytes.size() && (bytes[first] == '{' || bytes[first] == '[')) {
         ExportedProgram ep;
         ep.source_file = file;
         ep.format = "ExportedProgram JSON";
         if (Status s = read_exported_program_json(as_text(bytes), file, ep); !s.ok())
             return s.error();
-        fill_stand_ins(ep, "a bare ExportedProgram JSON carries no weights");
-        return ep;
+        if (Status s = fill_stand_ins(ep, "a bare ExportedProgram JSON carries no weights", budget);
+            !s.ok())
+            return s.error();
+        return done(std::move(ep));
     }
     char magic[16];
     std::snprintf(magic, sizeof magic, "%02x %02x %02x %02x", bytes[0],
@@ -521,10 +609,10 @@ Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::stri
                       "open a .pt2 written by torch.export.save, or an ExportedProgram .json");
 }
 
-Result<ExportedProgram> load_program_file(const std::string& path) {
+Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits) {
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return bytes.error();
-    return load_program(bytes.take(), basename_of(path));
+    return load_program(bytes.take(), basename_of(path), limits);
 }
 
 TensorData make_stand_in(const std::string& fqn, const TensorMeta& meta) {

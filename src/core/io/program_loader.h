@@ -8,11 +8,16 @@
 #include <vector>
 
 #include "program/exported_program.h"
+#include "util/limits.h"
 
 namespace pt2lab {
 
-Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file);
-Result<ExportedProgram> load_program_file(const std::string& path);
+// Everything loading allocates for the file's data (records, weights, stand-ins,
+// extras) is charged to one Budget made from `limits` and the file's size, so a
+// small file cannot take much memory; the default limits are the page's.
+Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file,
+                                     const Limits& limits = Limits());
+Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits = Limits());
 
 // Reads a whole file; the error names it.
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path);

@@ -1,7 +1,10 @@
 // Zip central-directory reader (with zip64) and entry extraction.
 #include "io/zip.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "util/checked.h"
 
 namespace pt2lab {
 
@@ -114,10 +117,19 @@ Result<ZipArchive> ZipArchive::open(std::vector<uint8_t> bytes, std::string file
                          "the central directory points past the end of the file (offset " +
                              std::to_string(cd_off) + ", size " + std::to_string(cd_size) + ")",
                          "the file is truncated or damaged; get the whole file again");
+    // Every central record takes at least 46 bytes.
+    if (count > cd_size / 46)
+        return zip_error(z.file_, "end of central directory",
+                         "the archive claims " + std::to_string(count) +
+                             " records, but its central directory of " + std::to_string(cd_size) +
+                             " bytes holds at most " + std::to_string(cd_size / 46));
+    const uint64_t cd_end = cd_off + cd_size;
     uint64_t p = cd_off;
+    z.entries_.reserve(static_cast<size_t>(count));
+    z.by_name_.reserve(static_cast<size_t>(count));
     for (uint64_t k = 0; k < count; ++k) {
         std::string where = "central directory entry " + std::to_string(k);
-        if (!r.has(p, 46) || r.u32(p) != kCentralSig)
+        if (p + 46 > cd_end || r.u32(p) != kCentralSig)
             return zip_error(z.file_, where, "bad central directory record");
         ZipEntry e;
         e.flags = r.u16(p + 8);
@@ -127,9 +139,9 @@ Result<ZipArchive> ZipArchive::open(std::vector<uint8_t> bytes, std::string file
         e.size = r.u32(p + 24);
         uint16_t name_len = r.u16(p + 28), extra_len = r.u16(p + 30), comment_len = r.u16(p + 32);
         e.local_header_offset = r.u32(p + 42);
-        if (!r.has(p + 46, uint64_t(name_len) + extra_len + comment_len))
+        if (p + 46 + uint64_t(name_len) + extra_len + comment_len > cd_end)
             return zip_error(z.file_, where,
-                             "central directory record runs past the end of the file");
+                             "central directory record runs past the end of the directory");
         e.name.assign(reinterpret_cast<const char*>(&b[p + 46]), name_len);
         // zip64 extended information: only the fields saturated in the record are present.
         uint64_t x = p + 46 + name_len, xend = x + extra_len;
@@ -146,16 +158,47 @@ Result<ZipArchive> ZipArchive::open(std::vector<uint8_t> bytes, std::string file
             }
             x += 4 + len;
         }
+        // The local header and the data must lie in the file, before the central directory.
+        uint64_t h = e.local_header_offset;
+        if (!r.has(h, 30) || r.u32(h) != kLocalSig)
+            return zip_error(z.file_, e.name, "the record's local header is missing or damaged");
+        e.data_offset = h + 30 + r.u16(h + 26) + r.u16(h + 28);
+        auto data_end = checked_add_u64(e.data_offset, e.compressed_size);
+        if (!data_end || *data_end > cd_off)
+            return zip_error(z.file_, e.name,
+                             "the record's data runs past the end of the file (needs " +
+                                 std::to_string(e.compressed_size) + " bytes at offset " +
+                                 std::to_string(e.data_offset) + ")",
+                             "the file is truncated; get the whole file again");
+        if (!z.by_name_.emplace(e.name, z.entries_.size()).second)
+            return zip_error(z.file_, e.name, "two records have this name",
+                             "a zip written by torch.export.save (or by Python's zipfile) never "
+                             "repeats a name; the archive was altered");
         z.entries_.push_back(std::move(e));
         p += 46 + uint64_t(name_len) + extra_len + comment_len;
+    }
+    // No two records may share bytes: a record ends before the next one's header.
+    std::vector<const ZipEntry*> by_offset;
+    by_offset.reserve(z.entries_.size());
+    for (const auto& e : z.entries_) by_offset.push_back(&e);
+    std::sort(by_offset.begin(), by_offset.end(), [](const ZipEntry* a, const ZipEntry* b) {
+        return a->local_header_offset < b->local_header_offset;
+    });
+    for (size_t k = 1; k < by_offset.size(); ++k) {
+        const ZipEntry& prev = *by_offset[k - 1];
+        if (prev.data_offset + prev.compressed_size > by_offset[k]->local_header_offset)
+            return zip_error(z.file_, by_offset[k]->name,
+                             "the record overlaps record " + prev.name +
+                                 " (its bytes are counted twice)",
+                             "zip writers never overlap records; overlapping ones are how small "
+                             "zips inflate into gigabytes. Export the model again");
     }
     return z;
 }
 
 const ZipEntry* ZipArchive::find(const std::string& name) const {
-    for (const auto& e : entries_)
-        if (e.name == name) return &e;
-    return nullptr;
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : &entries_[it->second];
 }
 
 Result<std::vector<uint8_t>> ZipArchive::read(const std::string& name) const {
@@ -165,17 +208,11 @@ Result<std::vector<uint8_t>> ZipArchive::read(const std::string& name) const {
 }
 
 Result<std::vector<uint8_t>> ZipArchive::read(const ZipEntry& e) const {
-    Reader r(bytes_);
-    uint64_t h = e.local_header_offset;
-    if (!r.has(h, 30) || r.u32(h) != kLocalSig)
-        return zip_error(file_, e.name, "the record's local header is missing or damaged");
-    uint64_t data = h + 30 + r.u16(h + 26) + r.u16(h + 28);
-    if (!r.has(data, e.compressed_size))
-        return zip_error(file_, e.name,
-                         "the record's data runs past the end of the file (needs " +
-                             std::to_string(e.compressed_size) + " bytes at offset " +
-                             std::to_string(data) + ")",
-                         "the file is truncated; get the whole file again");
+    // open() checked that [data_offset, data_offset + compressed_size) lies in the file;
+    // an entry from elsewhere is checked again.
+    const uint64_t data = e.data_offset;
+    if (!Reader(bytes_).has(data, e.compressed_size))
+        return zip_error(file_, e.name, "the record's data runs past the end of the file");
     std::vector<uint8_t> out;
     if (e.method == 0) {
         if (e.compressed_size != e.size)
@@ -184,7 +221,7 @@ Result<std::vector<uint8_t>> ZipArchive::read(const ZipEntry& e) const {
         out.assign(bytes_.begin() + static_cast<long>(data),
                    bytes_.begin() + static_cast<long>(data + e.size));
     } else if (e.method == 8) {
-        auto inf = inflate_raw(&bytes_[data], e.compressed_size, e.size);
+        auto inf = inflate_raw(bytes_.data() + data, e.compressed_size, e.size);
         if (!inf.ok()) {
             Error err = inf.error();
             err.file = file_;

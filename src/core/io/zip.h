@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "util/status.h"
@@ -20,16 +21,20 @@ struct ZipEntry {
     uint64_t compressed_size = 0;
     uint64_t size = 0;
     uint64_t local_header_offset = 0;
+    uint64_t data_offset = 0; // where the (compressed) bytes start, after the local header
 };
 
 class ZipArchive {
 public:
-    // Parses the central directory of `bytes` (kept by value). `file` names the
-    // archive in error messages.
+    // Parses the central directory of `bytes` (kept by value) and every
+    // record's local header. Refuses records that lie outside the file, run
+    // into the central directory or overlap one another (the trick that makes
+    // a small zip inflate into gigabytes), and two records with one name.
+    // `file` names the archive in error messages.
     static Result<ZipArchive> open(std::vector<uint8_t> bytes, std::string file);
 
     const std::vector<ZipEntry>& entries() const { return entries_; }
-    const ZipEntry* find(const std::string& name) const;
+    const ZipEntry* find(const std::string& name) const; // O(1)
     // The entry's uncompressed bytes, CRC-checked.
     Result<std::vector<uint8_t>> read(const ZipEntry& e) const;
     Result<std::vector<uint8_t>> read(const std::string& name) const;
@@ -39,13 +44,15 @@ public:
 private:
     std::vector<uint8_t> bytes_;
     std::vector<ZipEntry> entries_;
+    std::unordered_map<std::string, size_t> by_name_;
     std::string file_;
     bool zip64_ = false;
 };
 
 uint32_t crc32(const uint8_t* data, size_t n);
 
-// Raw DEFLATE (RFC 1951) decoder. `expected_size` bounds the output.
+// Raw DEFLATE (RFC 1951) decoder. `expected_size` bounds the output; more
+// than deflate's best ratio (1032:1) of `n` is refused before decoding.
 Result<std::vector<uint8_t>> inflate_raw(const uint8_t* data, size_t n, uint64_t expected_size);
 
 } // namespace pt2lab

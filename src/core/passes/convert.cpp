@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "exec/kernels.h"
+#include <map>
+
 #include "passes/pt2e.h"
 #include "util/pyrepr.h"
 
@@ -51,6 +53,7 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
     ConvertReport report;
     Graph& g = *gm.graph;
     std::vector<Node*> quantizes;
+    std::map<const Observer*, QParams> qparams_of;
     for (Node* obs : g.nodes()) {
         if (obs->op() != Op::CallModule) continue;
         auto sub = gm.submodules.find(obs->target());
@@ -58,9 +61,15 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
         auto rt = state.observers.find(obs->target());
         QParams q; // an observer that never ran gives torch's defaults (1.0, 0)
         if (rt != state.observers.end()) {
-            auto qp = rt->second->calculate_qparams();
-            if (!qp.ok()) return make_error("%" + obs->name(), qp.error().message);
-            q = qp.value();
+            // One instance under several names computes its qparams once.
+            const Observer* instance = rt->second.get();
+            auto known = qparams_of.find(instance);
+            if (known == qparams_of.end()) {
+                auto qp = instance->calculate_qparams();
+                if (!qp.ok()) return make_error("%" + obs->name(), qp.error().message);
+                known = qparams_of.emplace(instance, qp.value()).first;
+            }
+            q = known->second;
         }
         const ObserverConfig& cfg = *sub->second.observer;
         if (obs->args().size() != 1)

@@ -335,7 +335,7 @@ const std::vector<DecompRule>& decomposition_rules() {
 #define NO_DECOMP
 #define PT2LAB_OP(name, schema, kernel, decomposition, flags)                                      \
     {                                                                                              \
-        const OpId id = OpId::name;                                                                \
+        [[maybe_unused]] const OpId id = OpId::name;                                               \
         decomposition                                                                              \
     }
     static const std::vector<DecompRule> rules = [] {

@@ -343,9 +343,11 @@ private:
     GraphModule& gm_;
     std::map<Node*, Annotation>& ann_;
     std::vector<std::pair<EdgeOrNode, QSpec>> specs_; // edge_or_node_to_qspec, in order
+    std::map<EdgeOrNode, size_t> spec_index_;         // its first entry for each key
     std::map<EdgeOrNode, EdgeOrNode> parent_;         // shared_with_map
     std::map<EdgeOrNode, int> group_;                 // edge_or_node_to_group_id
     std::map<int, std::string> instance_;             // group -> first observer name
+    int next_name_ = 0;                               // new_submodule_name resumes here
     std::map<std::string, int> observer_group_;       // observer name -> group
 
     static std::string describe(const Annotation& a) {
@@ -356,9 +358,8 @@ private:
     }
 
     const QSpec* spec(const EdgeOrNode& e) const {
-        for (const auto& [k, v] : specs_)
-            if (k == e) return &v;
-        return nullptr;
+        auto it = spec_index_.find(e);
+        return it == spec_index_.end() ? nullptr : &specs_[it->second].second;
     }
     void collect_specs(const std::vector<Node*>& nodes) {
         for (Node* n : nodes) {
@@ -367,12 +368,18 @@ private:
             for (const auto& [in, q] : a->second.inputs) specs_.emplace_back(EdgeOrNode{in, n}, q);
             if (a->second.output) specs_.emplace_back(output_of(n), *a->second.output);
         }
+        for (size_t k = 0; k < specs_.size(); ++k) spec_index_.emplace(specs_[k].first, k);
     }
+    // Iterative, with path compression: a chain of thousands of shared specs must not
+    // recurse as deep as it is long.
     EdgeOrNode root(EdgeOrNode e) {
-        EdgeOrNode p = parent_.at(e);
-        if (p == e) return e;
-        EdgeOrNode r = root(p);
-        parent_[e] = r;
+        EdgeOrNode r = e;
+        for (EdgeOrNode p = parent_.at(r); !(p == r); p = parent_.at(r)) r = p;
+        while (!(e == r)) {
+            EdgeOrNode next = parent_.at(e);
+            parent_[e] = r;
+            e = next;
+        }
         return r;
     }
     void unite(EdgeOrNode parent, EdgeOrNode child) {
@@ -429,7 +436,7 @@ private:
     Node* insert(Node* after, int gid, const ObserverConfig& cfg, const std::string& role,
                  Node* observed, PrepareReport& report) {
         Graph& g = *gm_.graph;
-        std::string name = gm_.new_submodule_name("activation_post_process_");
+        std::string name = gm_.new_submodule_name("activation_post_process_", &next_name_);
         Submodule sub{cfg.kind_name(), false, cfg, {}};
         auto inst = instance_.find(gid);
         if (inst != instance_.end())

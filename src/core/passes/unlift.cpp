@@ -210,7 +210,7 @@ Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt) 
                 break;
             }
         if (first_call) guards->meta.nn_module_stack = {first_call->meta.nn_module_stack.front()};
-        gm.submodules["_guards_fn"] = Submodule{"GuardsFn", /*impure=*/true, std::nullopt};
+        gm.submodules["_guards_fn"] = Submodule{"GuardsFn", /*impure=*/true, std::nullopt, {}};
         std::string code = "def _(*args):\n";
         for (size_t k = 0; k < phs.size(); ++k) {
             const MetaVal& v = phs[k]->meta.val;

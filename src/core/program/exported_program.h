@@ -106,7 +106,8 @@ struct ExportedProgram {
 
     // Where it came from.
     std::string source_file;
-    std::string format; // "pt2 archive", "pt2 archive (legacy <= 2.7)", "ExportedProgram JSON"
+    std::string format;     // "pt2 archive", "pt2 archive (legacy <= 2.7)", "ExportedProgram JSON"
+    uint64_t file_size = 0; // bytes of that file: sizes the budgets of its runs (util/limits.h)
     bool has_weights = false;
     std::vector<std::string> warnings;
     Provenance provenance;

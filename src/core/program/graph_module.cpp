@@ -51,10 +51,12 @@ Result<bool> GraphModule::eliminate_dead_code() {
     });
 }
 
-std::string GraphModule::new_submodule_name(const std::string& prefix) const {
-    for (int i = 0;; ++i) {
+std::string GraphModule::new_submodule_name(const std::string& prefix, int* next) const {
+    for (int i = next ? *next : 0;; ++i) {
         std::string name = prefix + std::to_string(i);
-        if (!submodules.count(name) && !attrs.count(name)) return name;
+        if (submodules.count(name) || attrs.count(name)) continue;
+        if (next) *next = i + 1;
+        return name;
     }
 }
 

@@ -60,7 +60,9 @@ struct GraphModule {
     // graph.eliminate_dead_code() with this module's impure submodules.
     Result<bool> eliminate_dead_code();
     // First unused "activation_post_process_N" (torch.ao's get_new_attr_name_with_prefix).
-    std::string new_submodule_name(const std::string& prefix) const;
+    // A caller that only adds names passes `next` (starts at 0, advanced past each name
+    // returned) so that naming n submodules stays linear.
+    std::string new_submodule_name(const std::string& prefix, int* next = nullptr) const;
 
 private:
     GraphModule(const GraphModule&) = default; // through clone(): copies are explicit

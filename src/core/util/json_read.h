@@ -16,8 +16,14 @@ namespace pt2lab {
 // ordered: key order carries meaning (kwargs order in fx graphs, dict contexts).
 using json = nlohmann::ordered_json;
 
-// Parses text; on failure the error carries nlohmann's message with the byte
-// position, and `file`.
+// Deepest nesting of arrays and objects pt2lab reads (torch.export files
+// nest about 10 levels; every reader of the value may recurse this deep).
+constexpr size_t kMaxJsonDepth = 256;
+
+// Parses text in linear time; on failure the error carries nlohmann's message
+// with the byte position, and `file`. Refuses (with the JSON path) nesting
+// deeper than kMaxJsonDepth, duplicate keys in one object and integers past
+// int64, so every value it returns is safe to copy, dump and read as int64.
 Result<json> parse_json_text(const std::string& text, const std::string& file,
                              const std::string& where = "$");
 
@@ -57,7 +63,7 @@ struct JsonAt {
 
 JsonAt json_root(const json& j, const std::string* file, std::string path = "$");
 
-// Short, one-line preview of a JSON value for messages.
+// Short, one-line preview of a JSON value for messages; costs O(max_len).
 std::string json_preview(const json& j, size_t max_len = 60);
 
 } // namespace pt2lab

@@ -21,6 +21,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
 
 void sync_exec_state(Workspace::State& s) {
     const GraphModule& gm = s.gm;
+    if (s.ep) s.exec.file_size = s.ep->file_size; // sizes the run budgets (util/limits.h)
     for (const auto& [fqn, data] : gm.attrs) {
         auto src = s.exec_source.find(fqn);
         if (src != s.exec_source.end() && src->second == data.get() && s.exec.tensors.count(fqn))
@@ -311,9 +312,12 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         auto first = inputs_for(a.inputs, label);
         if (!first.ok()) return first.error();
         std::vector<std::vector<Tensor>> batches{first.take()};
-        for (int k = 1; k < a.repeat; ++k)
-            batches.push_back(s.ep ? seeded_inputs(*s.ep, static_cast<uint64_t>(k))
-                                   : seeded_inputs(*gm.graph, nullptr, static_cast<uint64_t>(k)));
+        for (int k = 1; k < a.repeat; ++k) {
+            auto b = s.ep ? seeded_inputs(*s.ep, static_cast<uint64_t>(k))
+                          : seeded_inputs(*gm.graph, nullptr, static_cast<uint64_t>(k));
+            if (!b.ok()) return b.error();
+            batches.push_back(b.take());
+        }
         make_writable(s);
         if (Status st = calibrate(gm, s.exec, batches); !st.ok()) return st.error();
         out.summary =
