@@ -37,7 +37,7 @@ int cmd_decompose(const CliArgs& a) {
     auto loaded = load_program_file(a.file);
     if (!loaded.ok()) return input_error(loaded.error());
     const ExportedProgram& ep = loaded.value();
-    ExportedProgram low = copy_program(ep);
+    ExportedProgram low = ep.clone();
     DecompTable table = DecompTable::for_level(level);
     for (const auto& keep : a.keep)
         table = table.without(keep.rfind("torch.ops.", 0) == 0 ? keep : "torch.ops." + keep);

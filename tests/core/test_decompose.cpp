@@ -14,7 +14,7 @@ using namespace pt2lab_test;
 
 namespace {
 ExportedProgram lowered(const ExportedProgram& ep, IrLevel level) {
-    ExportedProgram low = copy_program(ep);
+    ExportedProgram low = ep.clone();
     REQUIRE(ep.graph->lint().ok());
     auto r = run_decompositions(low, DecompTable::for_level(level));
     INFO((r.ok() ? std::string() : r.error().str()));
@@ -136,7 +136,7 @@ TEST_CASE("op counts per level", "[passes]") {
     for (const Want& w : wants) {
         ExportedProgram ep = load_asset(w.asset);
         ExportedProgram low =
-            w.level == IrLevel::Training ? copy_program(ep) : lowered(ep, w.level);
+            w.level == IrLevel::Training ? ep.clone() : lowered(ep, w.level);
         int calls = 0;
         for (const auto& [t, c] : op_counts(*low.graph)) calls += c;
         INFO(w.asset << " " << ir_level_name(w.level));
@@ -198,7 +198,7 @@ TEST_CASE("negative control: a wrong argument in a decomposed node flips the ver
 
 TEST_CASE("a custom table keeps an op by dropping its rule", "[passes]") {
     ExportedProgram ep = load_asset("conv_bn_relu_eval");
-    ExportedProgram low = copy_program(ep);
+    ExportedProgram low = ep.clone();
     // [C] fact sheet 3.4: del decomp_table[torch.ops.aten.conv2d.default] keeps conv2d
     auto r = run_decompositions(
         low, DecompTable::for_level(IrLevel::CoreAten).without("torch.ops.aten.conv2d.default"));
@@ -213,7 +213,7 @@ TEST_CASE("a custom table keeps an op by dropping its rule", "[passes]") {
 TEST_CASE("an op with no rule stays and is reported", "[passes]") {
     auto ep = load_program_file(source_path("tests/corpus/good/unknown_op.pt2"));
     REQUIRE(ep.ok());
-    ExportedProgram low = copy_program(ep.value());
+    ExportedProgram low = ep.value().clone();
     auto r = run_decompositions(low, DecompTable::for_level(IrLevel::CoreAten));
     REQUIRE(r.ok());
     CHECK(low.graph->find("relu")->target() == "torch.ops.mylib.fancy_relu.default");
@@ -226,7 +226,7 @@ TEST_CASE("step mode: one node at a time ends where the one-shot pass ends", "[p
         ExportedProgram ep = load_asset(name);
         DecompTable table = DecompTable::for_level(IrLevel::CoreAten);
         ExportedProgram once = lowered(ep, IrLevel::CoreAten);
-        ExportedProgram steps = copy_program(ep);
+        ExportedProgram steps = ep.clone();
         int n = 0;
         for (;;) {
             auto todo = decomposable_nodes(steps, table);

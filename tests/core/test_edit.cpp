@@ -9,6 +9,7 @@
 
 #include "io/fx_json.h"
 #include "test_support.h"
+#include "workspace/action_json.h"
 
 using namespace pt2lab;
 using namespace pt2lab_test;
@@ -45,31 +46,32 @@ TEST_CASE("edit scenarios replay exactly as torch.fx ran them", "[edit]") {
         GraphModule gm = module_from_fx(fx.take());
         gm.codegen.free_unused_immediately = false; // torch 1.13's codegen
         gm.recompile();
-        EditSession session(std::move(gm));
+        auto ws = Workspace::from_module(std::move(gm), rel);
         int k = 0;
         for (const auto& step : sc["steps"]) {
             INFO(rel << " step " << k << ": " << step["action"].dump());
             ++k;
             auto action = parse_edit_action(step["action"].dump(), rel);
             REQUIRE(action.ok());
-            auto r = session.apply(action.value());
-            INFO((r.ok() ? std::string() : r.error().str()));
-            REQUIRE(r.ok());
+            auto applied = ws->apply(Action::of(action.value()));
+            INFO((applied.ok() ? std::string() : applied.error().str()));
+            REQUIRE(applied.ok());
+            const ActionResult& r = applied.value().edit;
             const json& expect = step["result"];
-            if (expect.contains("created")) CHECK(r.value().created == strings(expect["created"]));
+            if (expect.contains("created")) CHECK(r.created == strings(expect["created"]));
             if (expect.contains("changed")) {
                 if (expect["changed"].is_boolean())
-                    CHECK(r.value().dce_changed ==
-                          std::optional<bool>(expect["changed"].get<bool>()));
+                    CHECK(r.dce_changed == std::optional<bool>(expect["changed"].get<bool>()));
                 else
-                    CHECK(r.value().changed == strings(expect["changed"]));
+                    CHECK(r.changed == strings(expect["changed"]));
             }
             if (expect.contains("error"))
-                CHECK(first_line(r.value().error) ==
+                CHECK(first_line(r.error) ==
                       (expect["error"].is_null() ? std::string()
                                                  : first_line(expect["error"].get<std::string>())));
-            if (expect.contains("code")) CHECK(r.value().code == expect["code"].get<std::string>());
-            const GraphModule& m = session.module();
+            if (expect.contains("code")) CHECK(r.code == expect["code"].get<std::string>());
+            CHECK(applied.value().torch_error == r.error);
+            const GraphModule& m = ws->module();
             const json& after = step["after"];
             std::string g = graph_str(*m.graph);
             INFO(first_difference(after["graph"].get<std::string>(), g));
@@ -97,7 +99,11 @@ TEST_CASE("undo returns the exact previous graph; redo reapplies", "[edit]") {
     auto fx =
         read_fx_graph_json(read_text(source_path("assets/fx/conv_relu.json")), "conv_relu.json");
     REQUIRE(fx.ok());
-    EditSession s(module_from_fx(fx.take()));
+    auto ws = Workspace::from_module(module_from_fx(fx.take()), "conv_relu.json");
+    Workspace& s = *ws;
+    auto act = [&](const char* text) {
+        return s.apply(Action::of(parse_edit_action(text, "t").take()));
+    };
     std::string g0 = graph_str(*s.module().graph);
     auto users0 = user_names(s.module().graph->find("relu"));
     // insert an observer, rewire badly, then undo both
@@ -111,30 +117,33 @@ TEST_CASE("undo returns the exact previous graph; redo reapplies", "[edit]") {
         "test");
     REQUIRE(insert.ok());
     REQUIRE(rewire.ok());
-    REQUIRE(s.apply(insert.value()).ok());
+    REQUIRE(s.apply(Action::of(insert.value())).ok());
     std::string g1 = graph_str(*s.module().graph);
     REQUIRE(s.module().submodules.count("activation_post_process_0"));
-    REQUIRE(s.apply(rewire.value()).ok());
+    REQUIRE(s.apply(Action::of(rewire.value())).ok());
     CHECK_FALSE(s.module().lint().ok()); // the self-loop
-    CHECK(s.history() == std::vector<std::string>{"insert", "replace_all_uses_with"});
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "undo"})", "t").take()).ok());
+    auto history = s.undo_history();
+    REQUIRE(history.size() == 2);
+    CHECK(history[0].label == "insert");
+    CHECK(history[1].label == "replace_all_uses_with");
+    REQUIRE(act(R"({"kind": "undo"})").ok());
     CHECK(graph_str(*s.module().graph) == g1);
     CHECK(s.module().lint().ok());
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "undo"})", "t").take()).ok());
+    REQUIRE(act(R"({"kind": "undo"})").ok());
     CHECK(graph_str(*s.module().graph) == g0);
     CHECK(user_names(s.module().graph->find("relu")) == users0);
     CHECK_FALSE(
         s.module().submodules.count("activation_post_process_0")); // the registration is undone too
     CHECK_FALSE(s.can_undo());
-    CHECK_FALSE(s.apply(parse_edit_action(R"({"kind": "undo"})", "t").take()).ok());
+    CHECK_FALSE(act(R"({"kind": "undo"})").ok());
     // redo twice brings the bad rewire back
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "redo"})", "t").take()).ok());
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "redo"})", "t").take()).ok());
+    REQUIRE(act(R"({"kind": "redo"})").ok());
+    REQUIRE(act(R"({"kind": "redo"})").ok());
     CHECK_FALSE(s.module().lint().ok());
     CHECK_FALSE(s.can_redo());
     // a new edit clears the redo stack
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "undo"})", "t").take()).ok());
-    REQUIRE(s.apply(parse_edit_action(R"({"kind": "eliminate_dead_code"})", "t").take()).ok());
+    REQUIRE(act(R"({"kind": "undo"})").ok());
+    REQUIRE(act(R"({"kind": "eliminate_dead_code"})").ok());
     CHECK_FALSE(s.can_redo());
 }
 
@@ -142,7 +151,8 @@ TEST_CASE("bad actions are errors that leave the graph alone", "[edit]") {
     auto fx =
         read_fx_graph_json(read_text(source_path("assets/fx/conv_relu.json")), "conv_relu.json");
     REQUIRE(fx.ok());
-    EditSession s(module_from_fx(fx.take()));
+    auto ws = Workspace::from_module(module_from_fx(fx.take()), "conv_relu.json");
+    Workspace& s = *ws;
     std::string g0 = graph_str(*s.module().graph);
     CHECK_FALSE(parse_edit_action(R"({"kind": "teleport"})", "t").ok());
     CHECK_FALSE(parse_edit_action(
@@ -150,7 +160,7 @@ TEST_CASE("bad actions are errors that leave the graph alone", "[edit]") {
                     .ok());
     auto bad = parse_edit_action(R"({"kind": "erase_node", "node": "ghost"})", "t");
     REQUIRE(bad.ok());
-    auto r = s.apply(bad.value());
+    auto r = s.apply(Action::of(bad.value()));
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message == "no node named 'ghost' in the graph");
     auto dangling =
@@ -158,7 +168,7 @@ TEST_CASE("bad actions are errors that leave the graph alone", "[edit]") {
         {"op": "call_function", "target": "torch.relu", "args": [{"node": "ghost"}]}]})",
                           "t");
     REQUIRE(dangling.ok());
-    CHECK_FALSE(s.apply(dangling.value()).ok());
+    CHECK_FALSE(s.apply(Action::of(dangling.value())).ok());
     CHECK(graph_str(*s.module().graph) == g0);
     CHECK_FALSE(s.can_undo());
 }

@@ -4,14 +4,17 @@
 
 #include "graph/graph.h"
 #include "graph/op_schema.h"
+#include "graph/op_table.h"
 
 using namespace pt2lab;
 
 TEST_CASE("every schema in the table parses and round-trips its types", "[schema]") {
-    const auto& table = op_schema_table();
-    REQUIRE(table.size() >= 30);
-    for (const OpSchema& s : table) {
+    const auto& table = op_table();
+    REQUIRE(table.size() == kOpCount);
+    for (const OpInfo& op : table) {
+        const OpSchema& s = op.schema;
         INFO(s.text);
+        CHECK(&op_info(op.id) == &op);
         CHECK(find_op_schema(s.target()) == &s);
         // Types print back as written in the schema text.
         for (const SchemaArg& a : s.arguments)

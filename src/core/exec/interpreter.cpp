@@ -167,7 +167,7 @@ private:
         if (!schema)
             return node_error(n, "op " + n.target() + " is not in pt2lab's op schema table",
                               "pt2lab shows this node but cannot run it");
-        KernelFn fn = find_kernel(*schema);
+        KernelFn fn = find_kernel(n);
         if (!fn)
             return node_error(n, "pt2lab has no kernel for " + schema->overload_str(),
                               "this op cannot run yet");
@@ -313,9 +313,13 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep) {
 }
 
 std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed) {
+    return seeded_inputs(*ep.graph, &ep.signature, seed);
+}
+
+std::vector<Tensor> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed) {
     SeededRng rng(seed);
     std::vector<Tensor> in;
-    for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature)) {
+    for (const auto& [name, meta] : user_input_specs(g, sig)) {
         Tensor t = Tensor::zeros(meta.dtype, meta.sizes);
         for (int64_t k = 0; k < t.numel(); ++k) t.set(k, rng.normal());
         in.push_back(std::move(t));

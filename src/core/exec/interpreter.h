@@ -61,6 +61,8 @@ std::vector<Tensor> example_inputs(const ExportedProgram& ep);
 // One tensor per user input, shaped by the graph's metadata, filled from
 // pt2lab's documented generator: one SeededRng(seed), inputs in order, normal().
 std::vector<Tensor> seeded_inputs(const ExportedProgram& ep, uint64_t seed);
+// The same for any graph (sig: null for a module's graph, whose placeholders are all inputs).
+std::vector<Tensor> seeded_inputs(const Graph& g, const GraphSignature* sig, uint64_t seed);
 
 // The shapes user inputs must have (from the placeholders' metadata), in order.
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "exec/tensor.h"
-#include "graph/op_schema.h"
+#include "graph/node.h"
+#include "graph/op_table.h"
 
 namespace pt2lab {
 
@@ -47,10 +48,10 @@ private:
 
 using KernelFn = Result<Value> (*)(const CallArgs& args, const KernelOptions& opt);
 
-// The kernel for a schema-table op, or null when pt2lab cannot run it.
-KernelFn find_kernel(const OpSchema& schema);
-// Targets that have kernels (for tests and `pt2lab info`).
-std::vector<std::string> kernel_targets();
+// The kernel of an op table row, or null when pt2lab cannot run it.
+KernelFn find_kernel(const OpInfo& op);
+// The kernel a call_function node runs, or null (unknown op, or no kernel).
+KernelFn find_kernel(const Node& n);
 
 // Shared helpers for kernels.
 Error kernel_error(const std::string& message, const std::string& hint = {});

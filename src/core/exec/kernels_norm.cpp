@@ -182,3 +182,47 @@ Result<Value> kernel_native_bn_functional(const CallArgs& a, const KernelOptions
 }
 
 } // namespace pt2lab
+
+namespace pt2lab {
+
+namespace {
+
+// native_batch_norm / _native_batch_norm_legit: (out, save_mean, save_invstd).
+// Train mode normalises with the batch statistics, returns them, and moves the
+// running stats (when given) in place; eval mode uses the running stats and
+// returns empty f32[0] for the saved statistics, as ATen's CPU kernel does.
+Result<Value> native_bn(const CallArgs& a, const char* op, bool needs_running_stats) {
+    auto in = read_bn(a, op);
+    if (!in.ok()) return in.error();
+    if (needs_running_stats && (!in.value().rm || !in.value().rv))
+        return kernel_error(std::string(op) + ": running_mean and running_var are required");
+    auto mode = read_mode(a);
+    if (!mode.ok()) return mode.error();
+    if (!mode.value().training) {
+        if (!in.value().rm || !in.value().rv)
+            return kernel_error(std::string(op) + ": eval mode needs running_mean and running_var");
+        return Value::tuple({Value::of(bn_eval(in.value(), mode.value().eps)),
+                             Value::of(Tensor::empty(ScalarType::Float, {0})),
+                             Value::of(Tensor::empty(ScalarType::Float, {0}))});
+    }
+    BnTrainResult r = bn_train(in.value(), mode.value().momentum, mode.value().eps);
+    if (in.value().rm) in.value().rm->storage = r.new_rm.storage;
+    if (in.value().rv) in.value().rv->storage = r.new_rv.storage;
+    return Value::tuple({Value::of(std::move(r.y)), Value::of(std::move(r.save_mean)),
+                         Value::of(std::move(r.save_rstd))});
+}
+
+} // namespace
+
+// native_batch_norm(input, weight?, bias?, running_mean?, running_var?, training, momentum, eps)
+Result<Value> kernel_native_batch_norm(const CallArgs& a, const KernelOptions&) {
+    return native_bn(a, "aten.native_batch_norm.default", false);
+}
+
+// _native_batch_norm_legit(input, weight?, bias?, running_mean(a!), running_var(b!), training,
+// momentum, eps)
+Result<Value> kernel_native_bn_legit(const CallArgs& a, const KernelOptions&) {
+    return native_bn(a, "aten._native_batch_norm_legit.default", true);
+}
+
+} // namespace pt2lab

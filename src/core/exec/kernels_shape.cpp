@@ -100,7 +100,7 @@ Result<Value> kernel_t(const CallArgs& a, const KernelOptions& opt) {
         return kernel_error("aten.t.default: expects a tensor with <= 2 dimensions, got " +
                             x.value()->type_str());
     if (x.value()->dim() < 2) return Value::of(Tensor(*x.value()));
-    const OpSchema* permute = find_op_schema("torch.ops.aten.permute.default");
+    const OpSchema* permute = &op_info(OpId::permute).schema;
     CallArgs p(*permute, {a[0], Value::tuple({Value::integer(1), Value::integer(0)})});
     return kernel_permute(p, opt);
 }

@@ -1,7 +1,7 @@
 // Tensor storage helpers and Value constructors.
 #include "exec/tensor.h"
 
-#include <cassert>
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -50,7 +50,7 @@ double Tensor::get(int64_t k) const {
     case ScalarType::Byte: return data<uint8_t>()[k];
     case ScalarType::Char: return data<int8_t>()[k];
     case ScalarType::Bool: return data<uint8_t>()[k] ? 1.0 : 0.0;
-    default: assert(false && "dtype not handled by the executor"); return 0.0;
+    default: PT2LAB_CHECK(false && "dtype not handled by the executor"); return 0.0;
     }
 }
 
@@ -63,7 +63,7 @@ void Tensor::set(int64_t k, double v) {
     case ScalarType::Byte: data<uint8_t>()[k] = static_cast<uint8_t>(v); break;
     case ScalarType::Char: data<int8_t>()[k] = static_cast<int8_t>(v); break;
     case ScalarType::Bool: data<uint8_t>()[k] = v != 0.0; break;
-    default: assert(false && "dtype not handled by the executor");
+    default: PT2LAB_CHECK(false && "dtype not handled by the executor");
     }
 }
 

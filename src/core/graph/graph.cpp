@@ -3,10 +3,10 @@
 #include "graph/graph.h"
 
 #include <algorithm>
-#include <cassert>
 #include <set>
 
-#include "graph/op_schema.h"
+#include "graph/op_table.h"
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -45,6 +45,14 @@ std::string TensorMeta::type_str() const {
 }
 
 // ---- Node -------------------------------------------------------------------
+
+const OpSchema* Node::schema() const {
+    return op_info_ ? &op_info_->schema : nullptr;
+}
+
+bool Node::is(OpId id) const {
+    return op_info_ && op_info_->id == id;
+}
 
 std::vector<Node*> Node::input_nodes() const {
     std::vector<Node*> out;
@@ -192,7 +200,7 @@ Node* Graph::create_node(Op op, std::string target, std::vector<Argument> args, 
     std::string candidate =
         name.empty() ? target_to_name_candidate(op, n->target_) : std::string(name);
     n->name_ = names_.create_name(candidate);
-    if (op == Op::CallFunction) n->schema_ = find_op_schema(n->target_);
+    if (op == Op::CallFunction) n->op_info_ = find_op(n->target_);
 
     std::list<std::unique_ptr<Node>>::iterator pos;
     if (insert_.anchor) {
@@ -238,7 +246,7 @@ Node* Graph::output(Argument result) {
 }
 
 Status Graph::erase_node(Node* n) {
-    assert(n && n->graph_ == this);
+    PT2LAB_CHECK(n && n->graph_ == this);
     if (!n->users_.empty()) {
         std::string users = "{";
         for (size_t k = 0; k < n->users_.size(); ++k) {
@@ -264,7 +272,7 @@ Status Graph::erase_node(Node* n) {
 }
 
 void Graph::move_before(Node* n, Node* before) {
-    assert(n->graph_ == this && (!before || before->graph_ == this));
+    PT2LAB_CHECK(n->graph_ == this && (!before || before->graph_ == this));
     if (n == before) return;
     auto pos = before ? before->self_ : nodes_.end();
     nodes_.splice(pos, nodes_, n->self_);
@@ -331,7 +339,6 @@ bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_mod
         "torch._assert_async",
         "torch.ops.aten._assert_async.msg",
         "torch.ops.aten._assert_scalar.default",
-        "torch.ops.aten._assert_tensor_metadata.default",
         "torch.ops.aten.sym_constrain_range.default",
         "torch.ops.aten.sym_constrain_range_for_size.default",
         "torch.ops.profiler._record_function_enter",
@@ -347,7 +354,8 @@ bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_mod
     case Op::Placeholder:
     case Op::Output: return true;
     case Op::CallFunction:
-        if (n.schema() && n.schema()->is_mutable()) return true;
+        if (n.op_info() && (n.op_info()->schema.is_mutable() || n.op_info()->side_effect()))
+            return true;
         for (const char* t : kSideEffects)
             if (n.target() == t) return true;
         return false;
@@ -364,7 +372,7 @@ Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& 
         Node* n = *it;
         if (n->users().empty() && !is_impure(*n, impure_module)) {
             Status s = erase_node(n);
-            assert(s.ok());
+            PT2LAB_CHECK(s.ok());
             (void)s;
             changed = true;
         }
@@ -386,7 +394,7 @@ std::unique_ptr<Graph> Graph::clone() const {
         n->op_ = src->op_;
         n->name_ = src->name_;
         n->target_ = src->target_;
-        n->schema_ = src->schema_;
+        n->op_info_ = src->op_info_;
         n->meta = src->meta;
         n->args_ = src->args_;
         n->kwargs_ = src->kwargs_;
@@ -395,7 +403,14 @@ std::unique_ptr<Graph> Graph::clone() const {
         g->by_id_[n->id_] = n;
         remap[src] = n;
     }
-    auto swap = [&](Node* n) { return remap.at(n); };
+    // Every reference is to a node of this graph (args are only set through
+    // this graph's API); a foreign node here is a bug in pt2lab, not user data.
+    auto mapped = [&](const Node* n) {
+        auto it = remap.find(n);
+        PT2LAB_CHECK(it != remap.end());
+        return it->second;
+    };
+    auto swap = [&](Node* n) { return mapped(n); };
     for (const auto& owned : g->nodes_) {
         Node* n = owned.get();
         for (Argument& a : n->args_) map_nodes(a, swap);
@@ -403,11 +418,11 @@ std::unique_ptr<Graph> Graph::clone() const {
     }
     // users in the same order as the source
     for (const auto& owned : nodes_) {
-        Node* dst = remap.at(owned.get());
-        for (Node* u : owned->users_) dst->users_.push_back(remap.at(u));
+        Node* dst = mapped(owned.get());
+        for (Node* u : owned->users_) dst->users_.push_back(mapped(u));
     }
     g->insert_ = insert_;
-    if (insert_.anchor) g->insert_.anchor = remap.at(insert_.anchor);
+    if (insert_.anchor) g->insert_.anchor = mapped(insert_.anchor);
     return g;
 }
 

@@ -19,6 +19,8 @@ namespace pt2lab {
 
 class Graph;
 struct OpSchema;
+struct OpInfo;
+enum class OpId : uint16_t;
 
 enum class Op { Placeholder, GetAttr, CallFunction, CallModule, CallMethod, Output };
 
@@ -85,8 +87,12 @@ public:
     // Distinct nodes read by args then kwargs, in first-use order (fx's _input_nodes).
     std::vector<Node*> input_nodes() const;
     Graph* graph() const { return graph_; }
-    // The op schema for call_function targets found in the schema table, else null.
-    const OpSchema* schema() const { return schema_; }
+    // The op table row of a call_function target pt2lab knows (graph/op_table.h), else null.
+    const OpInfo* op_info() const { return op_info_; }
+    // Its schema, else null.
+    const OpSchema* schema() const;
+    // True when this is a call of that op.
+    bool is(OpId id) const;
 
     NodeMeta meta;
 
@@ -119,7 +125,7 @@ private:
     std::vector<Argument> args_;
     Kwargs kwargs_;
     std::vector<Node*> users_;
-    const OpSchema* schema_ = nullptr;
+    const OpInfo* op_info_ = nullptr;
     std::list<std::unique_ptr<Node>>::iterator self_;
 };
 

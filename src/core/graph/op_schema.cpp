@@ -3,14 +3,12 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <unordered_map>
 
+#include "graph/op_table.h"
+#include "util/check.h"
 #include "util/pyrepr.h"
 
 namespace pt2lab {
-
-extern const char* const kOpSchemaStrings[];
-extern const size_t kOpSchemaCount;
 
 std::string SchemaType::str() const {
     std::string s = base;
@@ -237,27 +235,6 @@ private:
     size_t p_ = 0;
 };
 
-struct Table {
-    std::vector<OpSchema> schemas;
-    std::unordered_map<std::string, size_t> by_target;
-};
-
-const Table& table() {
-    static const Table t = [] {
-        Table tb;
-        for (size_t k = 0; k < kOpSchemaCount; ++k) {
-            auto r = parse_op_schema(kOpSchemaStrings[k]);
-            // The table is our own data: a parse failure is a bug, caught by the tests.
-            assert(r.ok());
-            if (!r.ok()) continue;
-            tb.by_target[r.value().target()] = tb.schemas.size();
-            tb.schemas.push_back(r.take());
-        }
-        return tb;
-    }();
-    return t;
-}
-
 } // namespace
 
 Result<OpSchema> parse_op_schema(std::string_view text) {
@@ -265,13 +242,8 @@ Result<OpSchema> parse_op_schema(std::string_view text) {
 }
 
 const OpSchema* find_op_schema(std::string_view target) {
-    const Table& t = table();
-    auto it = t.by_target.find(std::string(target));
-    return it == t.by_target.end() ? nullptr : &t.schemas[it->second];
-}
-
-const std::vector<OpSchema>& op_schema_table() {
-    return table().schemas;
+    const OpInfo* op = find_op(target);
+    return op ? &op->schema : nullptr;
 }
 
 void drop_trailing_defaults(const OpSchema& schema, std::vector<Argument>& args, Kwargs& kwargs) {

@@ -1,6 +1,6 @@
-// The op schema table: real ATen schema strings for every op the lessons reach,
-// parsed into argument names, types and defaults. Loader, printers, lint, the
-// executor and decompositions all read this one table.
+// Op schemas: real ATen schema strings parsed into argument names, types and
+// defaults. The strings live in the op table (graph/op_rows.inc), which the
+// loader, printers, lint, the executor and decompositions all read.
 #pragma once
 
 #include <optional>
@@ -55,12 +55,9 @@ struct OpSchema {
 // Parses "ns::name.overload(args) -> returns". Errors name the column.
 Result<OpSchema> parse_op_schema(std::string_view text);
 
-// Looks a call_function target up ("torch.ops.aten.conv2d.default",
-// "operator.getitem"); null when the table does not know it.
+// The schema of a call_function target ("torch.ops.aten.conv2d.default",
+// "operator.getitem") from the op table (graph/op_table.h); null when unknown.
 const OpSchema* find_op_schema(std::string_view target);
-
-// All schemas in the table, in table order.
-const std::vector<OpSchema>& op_schema_table();
 
 // What torch's dispatcher hands a tracer: trailing positional arguments equal
 // to their default are dropped, keyword-only arguments equal to their default

@@ -223,7 +223,8 @@ private:
         for (size_t off = body_start; off <= body_.size();) {
             while (mark < marks_.size() && marks_[mark].first <= off)
                 current = marks_[mark++].second;
-            line_nodes.push_back(current);
+            line_nodes.push_back(off == body_.size() ? std::string()
+                                                     : current); // "    " at the end
             size_t nl = body_.find('\n', off);
             if (nl == std::string::npos) break;
             off = nl + 1;

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "graph/op_schema.h"
-#include "io/json_read.h"
+#include "util/json_read.h"
 
 namespace pt2lab {
 
@@ -928,7 +928,7 @@ Status read_exported_program_json(const std::string& text, const std::string& fi
     Deserializer d(file, ep);
     Status s = d.run(root.value());
     if (!s.ok()) {
-        ep.graph.reset();
+        ep.graph = ClonePtr<Graph>();
         return s;
     }
     for (const auto& op : d.unknown_ops_)

@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "io/json_read.h"
+#include "util/json_read.h"
 
 namespace pt2lab {
 
@@ -217,110 +217,10 @@ GraphModule module_from_fx(FxGraph fx) {
     return gm;
 }
 
-Result<EditAction> parse_edit_action(const std::string& text, const std::string& where) {
-    auto root = parse_json_text(text, where);
-    if (!root.ok()) return root.error();
-    JsonAt a = json_root(root.value(), &where);
-    auto unresolved = [](const std::string& name, const JsonAt&) -> Result<Argument> {
+Result<Argument> decode_fx_arg(const JsonAt& a) {
+    return decode_arg(a, [](const std::string& name, const JsonAt&) -> Result<Argument> {
         return Argument::node_name(name);
-    };
-    auto decode_list = [&](const JsonAt& list, std::vector<Argument>& out) -> Status {
-        if (!list.v || !list.is_array()) return list.error("expected an array of arguments");
-        for (size_t i = 0; i < list.size(); ++i) {
-            auto x = decode_arg(list.index(i), unresolved);
-            if (!x.ok()) return x.error();
-            out.push_back(x.take());
-        }
-        return {};
-    };
-    auto kind = a.str("kind");
-    if (!kind.ok()) return kind.error();
-    const std::string& k = kind.value();
-    EditAction act;
-    act.label = a.str_or("label", "");
-    auto need = [&](const char* key, std::string& dst) -> Status {
-        auto v = a.str(key);
-        if (!v.ok()) return v.error();
-        dst = v.value();
-        return {};
-    };
-    if (k == "insert") {
-        act.kind = EditAction::Kind::Insert;
-        std::string w = a.str_or("where", "after");
-        if (w != "after" && w != "before")
-            return a.get("where").error("expected \"after\" or \"before\"");
-        act.after = w == "after";
-        JsonAt anchor = a.get("anchor");
-        if (anchor.v && anchor.v->is_string())
-            act.anchor = anchor.v->get<std::string>();
-        else if (anchor.v && !anchor.v->is_null())
-            return anchor.error("expected a node name or null");
-        auto nodes = a.array("nodes");
-        if (!nodes.ok()) return nodes.error();
-        for (size_t i = 0; i < nodes.value().size(); ++i) {
-            JsonAt n = nodes.value().index(i);
-            NodeSpec spec;
-            auto op = n.str("op");
-            if (!op.ok()) return op.error();
-            auto o = op_from_name(op.value());
-            if (!o || *o == Op::Placeholder || *o == Op::Output)
-                return n.get("op").error("cannot insert a node of kind \"" + op.value() + "\"");
-            spec.op = *o;
-            auto target = n.str("target");
-            if (!target.ok()) return target.error();
-            spec.target = target.value();
-            spec.name = n.str_or("name", "");
-            spec.module_type = n.str_or("module_type", "");
-            if (JsonAt args = n.get("args"); args.v)
-                if (Status s = decode_list(args, spec.args); !s.ok()) return s.error();
-            if (JsonAt kw = n.get("kwargs"); kw.v && kw.is_object())
-                for (auto it = kw.v->begin(); it != kw.v->end(); ++it) {
-                    auto x = decode_arg(JsonAt{&*it, kw.path + "." + it.key(), &where}, unresolved);
-                    if (!x.ok()) return x.error();
-                    spec.kwargs.emplace_back(it.key(), x.take());
-                }
-            act.nodes.push_back(std::move(spec));
-        }
-    } else if (k == "replace_all_uses_with") {
-        act.kind = EditAction::Kind::ReplaceAllUsesWith;
-        if (Status s = need("node", act.node); !s.ok()) return s.error();
-        if (Status s = need("with", act.with); !s.ok()) return s.error();
-        JsonAt skip = a.get("skip_users");
-        if (skip.v && skip.is_array()) {
-            std::vector<std::string> names;
-            for (size_t i = 0; i < skip.size(); ++i) {
-                auto n = skip.index(i).as_str();
-                if (!n.ok()) return n.error();
-                names.push_back(n.value());
-            }
-            act.skip_users = names;
-        }
-    } else if (k == "replace_input_with") {
-        act.kind = EditAction::Kind::ReplaceInputWith;
-        if (Status s = need("node", act.node); !s.ok()) return s.error();
-        if (Status s = need("old", act.old_input); !s.ok()) return s.error();
-        if (Status s = need("new", act.new_input); !s.ok()) return s.error();
-    } else if (k == "erase_node") {
-        act.kind = EditAction::Kind::EraseNode;
-        if (Status s = need("node", act.node); !s.ok()) return s.error();
-    } else if (k == "set_args") {
-        act.kind = EditAction::Kind::SetArgs;
-        if (Status s = need("node", act.node); !s.ok()) return s.error();
-        if (Status s = decode_list(a.get("args"), act.args); !s.ok()) return s.error();
-    } else if (k == "eliminate_dead_code") {
-        act.kind = EditAction::Kind::EliminateDeadCode;
-    } else if (k == "lint") {
-        act.kind = EditAction::Kind::Lint;
-    } else if (k == "recompile") {
-        act.kind = EditAction::Kind::Recompile;
-    } else if (k == "undo") {
-        act.kind = EditAction::Kind::Undo;
-    } else if (k == "redo") {
-        act.kind = EditAction::Kind::Redo;
-    } else {
-        return a.get("kind").error("unknown action \"" + k + "\"");
-    }
-    return act;
+    });
 }
 
 bool looks_like_fx_graph_json(const std::string& text) {

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "edit/session.h"
 #include "graph/graph.h"
 #include "program/graph_module.h"
 #include "util/status.h"
@@ -30,10 +29,10 @@ Result<FxGraph> read_fx_graph_json(const std::string& text, const std::string& f
 // and attributes (zero tensors of the recorded shapes), plain codegen, compiled.
 GraphModule module_from_fx(FxGraph fx);
 
-// One edit action written as JSON (docs/FORMATS.md section 6), e.g.
-// {"kind": "insert", "where": "after", "anchor": "relu", "nodes": [...]}.
-// Node references in arguments stay unresolved until the action is applied.
-Result<EditAction> parse_edit_action(const std::string& json_text, const std::string& where);
+struct JsonAt;
+// One argument in pt2lab's JSON notation (docs/FORMATS.md section 2), with
+// node references left unresolved (Argument::node_name) for the caller to bind.
+Result<Argument> decode_fx_arg(const JsonAt& a);
 
 // True when the JSON text is a pt2lab fx graph (cheap sniff of the "format" key).
 bool looks_like_fx_graph_json(const std::string& text);

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "io/export_json.h"
-#include "io/json_read.h"
+#include "util/json_read.h"
 #include "io/npy.h"
 #include "io/zip.h"
 #include "util/rng.h"

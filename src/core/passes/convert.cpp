@@ -9,8 +9,8 @@
 namespace pt2lab {
 
 namespace {
-const char* kQuantize = "torch.ops.quantized_decomposed.quantize_per_tensor.default";
-const char* kDequantize = "torch.ops.quantized_decomposed.dequantize_per_tensor.default";
+const std::string kQuantize = op_info(OpId::quantize_per_tensor).schema.target();
+const std::string kDequantize = op_info(OpId::dequantize_per_tensor).schema.target();
 
 MetaVal quantized_val(const MetaVal& v, ScalarType dt) {
     MetaVal q = v;
@@ -92,7 +92,7 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
             dt.kind = Value::Kind::Dtype;
             dt.dtype = qn->args()[5].dtype;
             vals.push_back(dt);
-            auto folded = find_kernel(*schema)(CallArgs(*schema, vals), {});
+            auto folded = find_kernel(*qn)(CallArgs(*schema, vals), {});
             if (!folded.ok()) return make_error("%" + qn->name(), folded.error().message);
             std::string name = "_frozen_param" + std::to_string(count++);
             gm.attrs[name] = std::make_shared<TensorData>(folded.value().tensor->to_data());

@@ -309,60 +309,36 @@ Status rule_to_view(DecompContext& c) {
     return c.replace_with(v);
 }
 
-// Ops Core ATen keeps (the part of the ~180-op set the lesson graphs reach).
-bool in_core_aten(const std::string& target) {
-    static const char* const kCore[] = {
-        "torch.ops.aten.convolution.default",
-        "torch.ops.aten._native_batch_norm_legit_no_training.default",
-        "torch.ops.aten._native_batch_norm_legit_functional.default",
-        "torch.ops.aten._native_batch_norm_legit.default",
-        "torch.ops.aten.native_batch_norm.default",
-        "torch.ops.aten.relu.default",
-        "torch.ops.aten.mean.dim",
-        "torch.ops.aten.addmm.default",
-        "torch.ops.aten.mm.default",
-        "torch.ops.aten.permute.default",
-        "torch.ops.aten.add.Tensor",
-        "torch.ops.aten.add.Scalar",
-        "torch.ops.aten.sub.Tensor",
-        "torch.ops.aten.mul.Tensor",
-        "torch.ops.aten.max_pool2d_with_indices.default",
-        "torch.ops.aten._adaptive_avg_pool2d.default",
-        "torch.ops.aten.view.default",
-        "torch.ops.aten.clone.default",
-        "torch.ops.aten.sym_size.int",
-        "torch.ops.aten._assert_tensor_metadata.default",
-        "operator.getitem",
-    };
-    for (const char* t : kCore)
-        if (target == t) return true;
-    return target.rfind("torch.ops.quantized_decomposed.", 0) == 0; // custom ops pass through
+// Whether Core ATen keeps the op: a CORE_ATEN row, or a custom op library
+// (quantized_decomposed), which run_decompositions() passes through.
+bool in_core_aten(const Node& n) {
+    if (n.op_info()) return n.op_info()->core_aten();
+    return n.target().rfind("torch.ops.quantized_decomposed.", 0) == 0;
 }
 
 } // namespace
 
 const std::vector<DecompRule>& decomposition_rules() {
-    static const std::vector<DecompRule> rules = {
-        {"torch.ops.aten.batch_norm.default", IrLevel::Inference,
-         "batch_norm -> _native_batch_norm_legit_no_training + getitem (eval) / "
-         "_native_batch_norm_legit_functional + getitems + running-stat mutations (train)",
-         rule_batch_norm},
-        {"torch.ops.aten.add_.Tensor", IrLevel::Inference,
-         "add_ -> add (the buffer's new value becomes an output)", rule_add_},
-        {"torch.ops.aten.relu_.default", IrLevel::Inference, "relu_ -> relu", rule_relu_},
-        {"torch.ops.aten.conv2d.default", IrLevel::CoreAten,
-         "conv2d -> convolution (all nine arguments)", rule_conv2d},
-        {"torch.ops.aten.linear.default", IrLevel::CoreAten, "linear -> permute + addmm",
-         rule_linear, linear_input_is_2d},
-        {"torch.ops.aten.t.default", IrLevel::CoreAten, "t -> permute", rule_t, t_is_2d},
-        {"torch.ops.aten.max_pool2d.default", IrLevel::CoreAten,
-         "max_pool2d -> max_pool2d_with_indices + getitem", rule_max_pool2d},
-        {"torch.ops.aten.adaptive_avg_pool2d.default", IrLevel::CoreAten,
-         "adaptive_avg_pool2d -> mean.dim (1x1 output) / _adaptive_avg_pool2d",
-         rule_adaptive_avg_pool2d},
-        {"torch.ops.aten.flatten.using_ints", IrLevel::CoreAten, "flatten -> view", rule_to_view},
-        {"torch.ops.aten.reshape.default", IrLevel::CoreAten, "reshape -> view", rule_to_view},
-    };
+#define K(fn)
+#define NO_KERNEL
+#define D(level, rule, applies, summary)                                                           \
+    out.push_back({id, IrLevel::level, summary, rule, applies});
+#define NO_DECOMP
+#define PT2LAB_OP(name, schema, kernel, decomposition, flags)                                      \
+    {                                                                                              \
+        const OpId id = OpId::name;                                                                \
+        decomposition                                                                              \
+    }
+    static const std::vector<DecompRule> rules = [] {
+        std::vector<DecompRule> out;
+#include "graph/op_rows.inc"
+        return out;
+    }();
+#undef PT2LAB_OP
+#undef K
+#undef NO_KERNEL
+#undef D
+#undef NO_DECOMP
     return rules;
 }
 
@@ -378,8 +354,10 @@ DecompTable DecompTable::for_level(IrLevel level) {
 
 DecompTable DecompTable::without(const std::string& target) const {
     DecompTable t = *this;
+    const OpInfo* op = find_op(target);
+    if (!op) return t;
     t.rules.erase(std::remove_if(t.rules.begin(), t.rules.end(),
-                                 [&](const DecompRule* r) { return target == r->target; }),
+                                 [&](const DecompRule* r) { return r->op == op->id; }),
                   t.rules.end());
     return t;
 }
@@ -387,7 +365,7 @@ DecompTable DecompTable::without(const std::string& target) const {
 const DecompRule* DecompTable::find(const Node& n) const {
     if (n.op() != Op::CallFunction) return nullptr;
     for (const DecompRule* r : rules)
-        if (n.target() == r->target && (!r->applies || r->applies(n))) return r;
+        if (n.is(r->op) && (!r->applies || r->applies(n))) return r;
     return nullptr;
 }
 
@@ -443,7 +421,7 @@ Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& 
     for (Node* n : ep.graph->nodes()) {
         if (n->op() != Op::CallFunction) continue;
         bool outside = table.level == IrLevel::CoreAten
-                           ? !in_core_aten(n->target())
+                           ? !in_core_aten(*n)
                            : (!n->schema() || n->schema()->is_mutable());
         if (table.level != IrLevel::Training && outside)
             report.kept_without_rule.push_back(n->name() + " (" + n->target() + ")");
@@ -465,31 +443,6 @@ std::string DecompReport::str() const {
     }
     for (const auto& k : kept_without_rule) s += "  kept (no rule): %" + k + "\n";
     return s;
-}
-
-ExportedProgram copy_program(const ExportedProgram& ep) {
-    ExportedProgram c;
-    c.graph = ep.graph->clone();
-    c.signature = ep.signature;
-    c.state_dict = ep.state_dict;
-    c.constants = ep.constants;
-    c.module_call_graph = ep.module_call_graph;
-    c.graph_module_metadata = ep.graph_module_metadata;
-    c.opset_version = ep.opset_version;
-    c.range_constraints = ep.range_constraints;
-    c.verifiers = ep.verifiers;
-    c.schema_major = ep.schema_major;
-    c.schema_minor = ep.schema_minor;
-    c.torch_version = ep.torch_version;
-    c.source_file = ep.source_file;
-    c.format = ep.format;
-    c.has_weights = ep.has_weights;
-    c.warnings = ep.warnings;
-    c.provenance = ep.provenance;
-    c.example_inputs = ep.example_inputs;
-    c.reference_outputs = ep.reference_outputs;
-    c.buffers_after = ep.buffers_after;
-    return c;
 }
 
 std::vector<std::pair<std::string, int>> op_counts(const Graph& g) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/op_table.h"
 #include "program/exported_program.h"
 
 namespace pt2lab {
@@ -19,7 +20,7 @@ const char* ir_level_name(IrLevel l); // "Training IR", "Inference IR", "Core AT
 
 struct DecompContext;
 struct DecompRule {
-    const char* target;  // the op overload it replaces ("torch.ops.aten.conv2d.default")
+    OpId op;             // the op overload it replaces (a row of graph/op_rows.inc)
     IrLevel level;       // Inference rules also run at Core ATen
     const char* summary; // "conv2d -> convolution (all nine arguments)"
     // Builds the replacement before ctx.node, rewires its users and erases it;
@@ -29,7 +30,7 @@ struct DecompRule {
     bool (*applies)(const Node& n) = nullptr;
 };
 
-// All rules pt2lab knows, in table order.
+// All rules pt2lab knows: the decomposition column of the op table, in table order.
 const std::vector<DecompRule>& decomposition_rules();
 
 struct DecompTable {
@@ -66,10 +67,6 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
 // Decomposes every node the table has a rule for, in graph order, then
 // eliminates dead code, as the retrace in run_decompositions does.
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table);
-
-// The program with a deep-copied graph (weights shared), to decompose without touching the
-// original.
-ExportedProgram copy_program(const ExportedProgram& ep);
 
 // Op counts: target -> number of call_function nodes, in first-seen order.
 std::vector<std::pair<std::string, int>> op_counts(const Graph& g);

@@ -11,14 +11,11 @@ namespace pt2lab {
 namespace {
 
 bool is_conv(const Node& n) {
-    return n.op() == Op::CallFunction && (n.target() == "torch.ops.aten.conv2d.default" ||
-                                          n.target() == "torch.ops.aten.convolution.default");
+    return n.is(OpId::conv2d) || n.is(OpId::convolution);
 }
 
 bool is_bn(const Node& n) {
-    return n.op() == Op::CallFunction &&
-           (n.target() == "torch.ops.aten.batch_norm.default" ||
-            n.target() == "torch.ops.aten._native_batch_norm_legit_no_training.default");
+    return n.is(OpId::batch_norm) || n.is(OpId::native_bn_no_training);
 }
 
 // The float32 tensor a get_attr argument reads, or null.
@@ -39,7 +36,7 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         if (bn->args().empty() || !bn->args()[0].is_node() || !is_conv(*bn->args()[0].node))
             continue;
         Node* conv = bn->args()[0].node;
-        const bool legit = bn->target() != "torch.ops.aten.batch_norm.default";
+        const bool legit = !bn->is(OpId::batch_norm);
         // batch_norm(input, w, b, rm, rv, training, momentum, eps, cudnn); legit: (input, w, b, rm,
         // rv, momentum, eps)
         const size_t eps_at = legit ? 6 : 7;
@@ -110,7 +107,7 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         if (legit) {
             std::vector<Node*> users = bn->users();
             for (Node* u : users)
-                if (u->target() == "operator.getitem" && u->args().size() == 2 &&
+                if (u->is(OpId::getitem) && u->args().size() == 2 &&
                     u->args()[1].kind == ArgKind::Int && u->args()[1].i == 0)
                     u->replace_all_uses_with(conv);
         } else {

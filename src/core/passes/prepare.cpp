@@ -12,20 +12,14 @@ namespace pt2lab {
 
 namespace {
 
-bool is_target(const Node& n, std::initializer_list<const char*> targets) {
-    if (n.op() != Op::CallFunction) return false;
-    for (const char* t : targets)
-        if (n.target() == t) return true;
-    return false;
-}
 bool is_conv(const Node& n) {
-    return is_target(n, {"torch.ops.aten.conv2d.default", "torch.ops.aten.convolution.default"});
+    return n.is(OpId::conv2d) || n.is(OpId::convolution);
 }
 bool is_linear(const Node& n) {
-    return is_target(n, {"torch.ops.aten.linear.default"});
+    return n.is(OpId::linear);
 }
 bool is_relu(const Node& n) {
-    return is_target(n, {"torch.ops.aten.relu.default", "torch.ops.aten.relu_.default"});
+    return n.is(OpId::relu) || n.is(OpId::relu_);
 }
 
 bool same_config(const ObserverConfig& a, const ObserverConfig& b) {

@@ -1,7 +1,7 @@
 // ep.module(): lifted placeholders -> get_attr, mutations -> copy_, pytree codegen, _guards_fn.
 #include "passes/unlift.h"
 
-#include "io/json_read.h"
+#include "util/json_read.h"
 
 namespace pt2lab {
 

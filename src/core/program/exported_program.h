@@ -14,6 +14,7 @@
 #include "graph/printer.h"
 #include "program/graph_module.h"
 #include "program/tensor_data.h"
+#include "util/clone_ptr.h"
 
 namespace pt2lab {
 
@@ -85,7 +86,14 @@ struct NamedTensor {
 };
 
 struct ExportedProgram {
-    std::unique_ptr<Graph> graph;
+    ExportedProgram() = default;
+    ExportedProgram(ExportedProgram&&) = default;
+    ExportedProgram& operator=(ExportedProgram&&) = default;
+    // A copy with its own graph; weights and constants are shared (immutable),
+    // inputs and reference outputs copied.
+    ExportedProgram clone() const { return ExportedProgram(*this); }
+
+    ClonePtr<Graph> graph;
     GraphSignature signature;
     TensorMap state_dict; // parameters and persistent buffers by FQN
     TensorMap constants;  // tensor constants, non-persistent buffers
@@ -112,6 +120,9 @@ struct ExportedProgram {
     std::vector<std::string> forward_arg_names() const;
     // Looks a parameter/buffer/constant up by FQN; null when absent.
     std::shared_ptr<const TensorData> find_tensor(const std::string& fqn) const;
+
+private:
+    ExportedProgram(const ExportedProgram&) = default; // through clone(): copies are explicit
 };
 
 // print_readable + signature, as str(ep) prints it:

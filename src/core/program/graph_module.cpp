@@ -3,15 +3,14 @@
 
 namespace pt2lab {
 
-GraphModule GraphModule::clone() const {
-    GraphModule gm;
-    gm.graph = graph->clone();
-    gm.codegen = codegen;
-    gm.attrs = attrs;
-    gm.submodules = submodules;
-    gm.guards_fn_code = guards_fn_code;
-    gm.code_ = code_;
-    return gm;
+void GraphModule::recompile() {
+    CodeLines lines = python_code_lines(*graph, codegen);
+    code_ = std::move(lines.src);
+    code_line_nodes_.clear();
+    for (const std::string& name : lines.line_nodes) {
+        const Node* n = name.empty() ? nullptr : graph->find(name);
+        code_line_nodes_.push_back(n ? n->id() : 0);
+    }
 }
 
 Status GraphModule::lint() const {

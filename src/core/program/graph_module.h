@@ -14,6 +14,7 @@
 #include "graph/printer.h"
 #include "program/observer_spec.h"
 #include "program/tensor_data.h"
+#include "util/clone_ptr.h"
 
 namespace pt2lab {
 
@@ -24,7 +25,7 @@ struct Submodule {
 };
 
 struct GraphModule {
-    std::unique_ptr<Graph> graph;
+    ClonePtr<Graph> graph;
     CodegenOptions codegen; // _PyTreeCodeGen with forward's names for ep.module()
     TensorMap attrs;        // get_attr targets -> tensors
     std::map<std::string, Submodule> submodules; // call_module targets
@@ -33,12 +34,16 @@ struct GraphModule {
     GraphModule() = default;
     GraphModule(GraphModule&&) = default;
     GraphModule& operator=(GraphModule&&) = default;
-    GraphModule clone() const;
+    // A copy with its own graph (attributes shared: they are immutable).
+    GraphModule clone() const { return GraphModule(*this); }
 
     // gm.code: the code as of the last recompile().
     const std::string& code() const { return code_; }
+    // For each line of code(), the id of the node that produced it (0: none), as of
+    // the last recompile() (torch's _lineno_map); the node may be gone since.
+    const std::vector<uint32_t>& code_line_nodes() const { return code_line_nodes_; }
     // Regenerates code() from the graph (GraphModule.recompile()).
-    void recompile() { code_ = python_code(*graph, codegen); }
+    void recompile();
     // True when the graph changed since the last recompile (forward is stale).
     bool stale() const { return code_ != python_code(*graph, codegen); }
 
@@ -51,7 +56,9 @@ struct GraphModule {
     std::string new_submodule_name(const std::string& prefix) const;
 
 private:
+    GraphModule(const GraphModule&) = default; // through clone(): copies are explicit
     std::string code_;
+    std::vector<uint32_t> code_line_nodes_;
 };
 
 } // namespace pt2lab

@@ -2,10 +2,11 @@
 // The core never throws: every fallible call returns Status or Result<T>.
 #pragma once
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
+
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -29,11 +30,11 @@ public:
     Status(Error e) : error_(std::move(e)) {}
     bool ok() const { return !error_.has_value(); }
     const Error& error() const {
-        assert(error_);
+        PT2LAB_CHECK(error_);
         return *error_;
     }
     Error& error() {
-        assert(error_);
+        PT2LAB_CHECK(error_);
         return *error_;
     }
 
@@ -48,23 +49,23 @@ public:
     Result(Error e) : error_(std::move(e)) {}
     bool ok() const { return value_.has_value(); }
     T& value() {
-        assert(value_);
+        PT2LAB_CHECK(value_);
         return *value_;
     }
     const T& value() const {
-        assert(value_);
+        PT2LAB_CHECK(value_);
         return *value_;
     }
     T take() {
-        assert(value_);
+        PT2LAB_CHECK(value_);
         return std::move(*value_);
     }
     const Error& error() const {
-        assert(error_);
+        PT2LAB_CHECK(error_);
         return *error_;
     }
     Error& error() {
-        assert(error_);
+        PT2LAB_CHECK(error_);
         return *error_;
     }
     Status status() const { return ok() ? Status() : Status(*error_); }

@@ -14,12 +14,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "edit/session.h"
+#include "edit/edit_action.h"
 #include "exec/interpreter.h"
 #include "exec/parity.h"
 #include "passes/decompose.h"
@@ -51,27 +52,39 @@ struct InputSource {
 // lesson steps and the tests all speak this.
 struct Action {
     enum class Kind {
-        Edit,              // a torch.fx edit on the module (EditAction; not Undo/Redo)
-        Decompose,         // run_decompositions to `level` (Program; module rebuilt)
-        DecomposeNode,     // decompose one node (`node`, a Program node id) at `level`
-        FoldConvBn,        // conv-BN folding on the module
-        InsertObserver,    // MinMaxObserver after `node` (Module node id), users rewired
-        Prepare,           // prepare_pt2e on the module
-        Calibrate,         // run the module `repeat` times (inputs, then seeds 1..) so observers
-                           // record
-        Convert,           // convert_pt2e (`fold_quantize`)
-        EliminateDeadCode, // graph.eliminate_dead_code() on the module
-        Recompile,         // gm.recompile()
-        Run,               // run the module on `inputs` (`repeat` times) on the live state
+        Edit,           // a torch.fx edit on the module (EditAction: insert, replace_all_uses_with,
+                        // replace_input_with, erase_node, eliminate_dead_code, lint, recompile,
+                        // set_args; undo / redo are Workspace::undo / redo)
+        Decompose,      // run_decompositions to `level` (Program; ep.module() rebuilt)
+        DecomposeNode,  // decompose one Program node (`node`) at `level` (ep.module() rebuilt)
+        FoldConvBn,     // conv-BN folding on the module
+        InsertObserver, // a MinMaxObserver after module node `node`, its users rewired
+        Prepare,        // prepare_pt2e on the module
+        Calibrate,      // run the module on `inputs`, then on `repeat - 1` seeded batches
+                        // (SeededRng(1..).normal()) so its observers record
+        Convert,        // convert_pt2e (`fold_quantize`); refused before any calibration
+        Run,            // run the module on `inputs`, `repeat` times, on the live state
     } kind = Kind::Run;
-    EditAction edit;                 // Edit
+    EditAction edit;                   // Edit
     IrLevel level = IrLevel::CoreAten; // Decompose, DecomposeNode
-    std::vector<std::string> keep;   // Decompose: op overloads kept (no rule applied)
-    uint32_t node = 0;               // DecomposeNode, InsertObserver
-    bool fold_quantize = true;       // Convert
-    InputSource inputs;              // Run, Calibrate
-    int repeat = 1;                  // Run, Calibrate
-    std::string label;               // shown in the history; "" = a default per kind
+    std::vector<std::string> keep;     // Decompose: op overloads kept (no rule applied)
+    std::string node;                  // DecomposeNode, InsertObserver: the node, by name
+    bool fold_quantize = true;         // Convert
+    InputSource inputs;                // Run, Calibrate
+    int repeat = 1;                    // Run, Calibrate
+    std::string label;                 // shown in the history; "" = a default per kind
+
+    static Action of(EditAction e) {
+        Action a;
+        a.kind = Kind::Edit;
+        a.edit = std::move(e);
+        return a;
+    }
+    static Action of(Kind k) {
+        Action a;
+        a.kind = k;
+        return a;
+    }
 };
 const char* action_kind_name(Action::Kind k); // "decompose", "prepare", ...
 
@@ -94,7 +107,8 @@ struct ActionOutcome {
     bool changed = false;    // the graph or the state changed (a history entry was made)
     GraphView view = GraphView::Module; // the graph the action acted on
     GraphDiff diff;                     // of that graph, before -> after
-    std::optional<RunReport> run;       // Run, Calibrate
+    std::optional<RunReport> run;       // Run
+    ActionResult edit;                  // Edit: created nodes, rewired users, new code
 };
 
 // A view's code with, per line, the id of the node that produced it (0 = none).
@@ -106,76 +120,99 @@ struct CodeView {
 
 struct HistoryEntry {
     std::string label;
-    Action::Kind kind;
+    Action::Kind kind = Action::Kind::Run;
+    GraphView view = GraphView::Module;
 };
 
 class Workspace {
 public:
-    // Opens a file's bytes (a .pt2 archive or an ExportedProgram .json). On
-    // error nothing is created; the caller keeps whatever it had.
+    // Opens a file's bytes: a .pt2 archive, an ExportedProgram .json, or
+    // pt2lab's symbolic_trace graph JSON (a module only: no program view, no
+    // decompositions). On error nothing is created; the caller keeps what it had.
     static Result<std::unique_ptr<Workspace>> open(std::vector<uint8_t> bytes,
                                                    const std::string& file);
     static Result<std::unique_ptr<Workspace>> open_file(const std::string& path);
-    // A workspace over a program already in memory (tests, the lesson engine).
+    // Over a program or a module already in memory (tests, the lesson engine).
     static Result<std::unique_ptr<Workspace>> from_program(ExportedProgram ep);
+    static std::unique_ptr<Workspace> from_module(GraphModule gm, const std::string& file);
     ~Workspace();
+    Workspace(const Workspace&) = delete;
+    Workspace& operator=(const Workspace&) = delete;
 
     // --- reading -------------------------------------------------------------
+    // Changes on every applied change, undo and redo; never goes back.
     uint64_t version() const { return version_; }
-    const std::string& file() const;
-    const ExportedProgram& program() const; // current (decomposed, if it was)
-    const GraphModule& module() const;      // current ep.module(), edits included
-    const ExportedProgram& original() const; // as loaded
-    const Graph& graph(GraphView v) const;
-    IrLevel level() const; // the IR level of program()
+    const std::string& file() const { return file_; }
+    // False for a symbolic_trace graph: only the Module view exists.
+    bool has_program() const;
+    const ExportedProgram& program() const;  // current (decomposed, if it was); has_program()
+    const ExportedProgram& original() const; // as loaded; has_program()
+    const GraphModule& module() const;       // current ep.module(), edits included
+    const Graph& graph(GraphView v) const;   // Program needs has_program()
+    IrLevel level() const;                   // of program(): the lowest level its ops are at
     // The node with this id in the view's graph, or null if it is gone.
     const Node* node(GraphView v, uint32_t id) const;
     const Node* find(GraphView v, const std::string& name) const;
     // Code of a view (cached per version): Program = ep.graph_module.code,
-    // Module = gm.code as of its last recompile.
+    // Module = gm.code as of its last recompile (CodeView::stale says if the graph moved on).
     const CodeView& code(GraphView v) const;
     // print_readable of the view (cached per version).
     const std::string& readable(GraphView v) const;
-    // str(ep) of program() (cached per version).
+    // str(ep) of program() (cached per version); has_program().
     const std::string& program_str() const;
-    // The live executor state (parameters, buffers, observers) runs update.
+    // The live executor state (parameters, buffers, observers) that runs update.
     const ModuleState& state() const;
-    // Outcome of the last applied action (diff, summary), if any since open/undo/redo.
-    const std::optional<ActionOutcome>& last_outcome() const { return last_outcome_; }
-    // The last run's report (check .version against version() for staleness).
+    // The last run's report (RunReport::version says which version it ran at).
     const std::optional<RunReport>& last_run() const;
-    // Ops of the view's graph the executor has no kernel for, with their node ids.
+    // What the last apply / undo / redo did (diff, summary); empty right after opening.
+    const std::optional<ActionOutcome>& last_outcome() const { return last_outcome_; }
+    // Ops of the view's graph the executor has no kernel for, each with its node ids.
     struct UnsupportedOp {
         std::string target;
         std::vector<uint32_t> nodes;
     };
     std::vector<UnsupportedOp> unsupported_ops(GraphView v) const;
-    // Lint of the view's graph now (torch's message, or "" when it passes).
+    // Lint of the view's graph now: torch's message, or "" when it passes.
     std::string lint_message(GraphView v) const;
 
     // --- changing ------------------------------------------------------------
+    // Applies an action completely, or returns an Error and changes nothing.
+    // Actions that change nothing (lint, a refused erase) make no history entry.
     Result<ActionOutcome> apply(const Action& a);
-    bool can_undo() const;
-    bool can_redo() const;
+    bool can_undo() const { return !undo_.empty(); }
+    bool can_redo() const { return !redo_.empty(); }
     Status undo();
     Status redo();
     std::vector<HistoryEntry> undo_history() const; // oldest first
-    std::vector<HistoryEntry> redo_history() const; // next redo last
+    std::vector<HistoryEntry> redo_history() const; // the next redo first
+    // How many undo steps are kept (older ones are dropped).
+    static constexpr size_t kMaxHistory = 200;
+
+    struct State; // the undoable part (workspace.cpp)
 
 private:
-    struct State;
+    struct Step {
+        HistoryEntry entry;
+        std::unique_ptr<State> state;
+    };
     struct Cache;
     Workspace();
-    Result<ActionOutcome> apply_to(State& s, const Action& a) const;
-    void commit(std::unique_ptr<State> next, const Action& a, ActionOutcome& outcome);
-    void changed(); // version++, caches dropped
+    Result<std::vector<Tensor>> inputs_for(const InputSource& src, std::string& label) const;
+    Result<RunResult> baseline_for(const std::vector<Tensor>& inputs,
+                                   const std::string& label) const;
+    Result<ActionOutcome> run_action(State& s, const Action& a) const;
+    Status switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what);
+    void bump();
 
     std::string file_;
-    std::unique_ptr<ExportedProgram> original_;
+    std::unique_ptr<ExportedProgram> original_;    // null for a module-only workspace
+    std::unique_ptr<GraphModule> original_module_; // ep.module() of original_, or the module
     std::unique_ptr<State> state_;
-    std::vector<std::unique_ptr<State>> undo_, redo_;
+    std::vector<Step> undo_, redo_;
     std::optional<ActionOutcome> last_outcome_;
     mutable std::unique_ptr<Cache> cache_;
+    // The original module's outputs per input source (parity's reference), computed once.
+    mutable std::map<std::string, RunResult> baselines_;
     uint64_t version_ = 1;
 };
 

@@ -1,5 +1,5 @@
-// Edit actions on a GraphModule, with undo/redo snapshots.
-#include "edit/session.h"
+// Edit actions on a GraphModule (torch.fx's edit API as data).
+#include "edit/edit_action.h"
 
 #include <algorithm>
 
@@ -33,7 +33,9 @@ Result<std::vector<Argument>> resolve_all(std::vector<Argument> args, const Grap
     return args;
 }
 
-bool changes_graph(EditAction::Kind k) {
+} // namespace
+
+bool edit_changes_graph(EditAction::Kind k) {
     switch (k) {
     case EditAction::Kind::Lint:
     case EditAction::Kind::Recompile:
@@ -43,64 +45,26 @@ bool changes_graph(EditAction::Kind k) {
     }
 }
 
-const char* default_label(EditAction::Kind k) {
+const char* edit_label(EditAction::Kind k) {
     switch (k) {
     case EditAction::Kind::Insert: return "insert";
     case EditAction::Kind::ReplaceAllUsesWith: return "replace_all_uses_with";
     case EditAction::Kind::ReplaceInputWith: return "replace_input_with";
     case EditAction::Kind::EraseNode: return "erase_node";
     case EditAction::Kind::EliminateDeadCode: return "eliminate_dead_code";
+    case EditAction::Kind::Lint: return "lint";
+    case EditAction::Kind::Recompile: return "recompile";
     case EditAction::Kind::SetArgs: return "set args";
-    default: return "edit";
+    case EditAction::Kind::Undo: return "undo";
+    case EditAction::Kind::Redo: return "redo";
     }
+    return "edit";
 }
 
-} // namespace
-
-std::vector<std::string> EditSession::history() const {
-    std::vector<std::string> out;
-    for (const auto& s : undo_) out.push_back(s.label);
-    return out;
-}
-
-void EditSession::checkpoint(const std::string& label) {
-    undo_.push_back({label, gm_.clone()});
-    redo_.clear();
-}
-
-Status EditSession::undo() {
-    if (undo_.empty()) return make_error("history", "nothing to undo");
-    redo_.push_back({undo_.back().label, std::move(gm_)});
-    gm_ = std::move(undo_.back().gm);
-    undo_.pop_back();
-    return {};
-}
-
-Status EditSession::redo() {
-    if (redo_.empty()) return make_error("history", "nothing to redo");
-    undo_.push_back({redo_.back().label, std::move(gm_)});
-    gm_ = std::move(redo_.back().gm);
-    redo_.pop_back();
-    return {};
-}
-
-Result<ActionResult> EditSession::apply(const EditAction& a) {
+Result<ActionResult> apply_edit(GraphModule& gm, const EditAction& a) {
     ActionResult r;
-    Graph& g = *gm_.graph;
-    if (a.kind == EditAction::Kind::Undo) {
-        if (Status s = undo(); !s.ok()) return s.error();
-        return r;
-    }
-    if (a.kind == EditAction::Kind::Redo) {
-        if (Status s = redo(); !s.ok()) return s.error();
-        return r;
-    }
-    GraphModule before = changes_graph(a.kind) ? gm_.clone() : GraphModule();
-    auto commit = [&](bool changed) {
-        if (!changed) return;
-        undo_.push_back({a.label.empty() ? default_label(a.kind) : a.label, std::move(before)});
-        redo_.clear();
-    };
+    Graph& g = *gm.graph;
+    auto commit = [&](bool changed) { r.modified = changed; };
 
     switch (a.kind) {
     case EditAction::Kind::Insert: {
@@ -117,12 +81,12 @@ Result<ActionResult> EditSession::apply(const EditAction& a) {
             Kwargs kwargs = spec.kwargs;
             for (auto& kv : kwargs)
                 if (Status s = resolve_node_names(kv.second, g); !s.ok()) return s.error();
-            if (spec.op == Op::CallModule && !gm_.submodules.count(spec.target)) {
+            if (spec.op == Op::CallModule && !gm.submodules.count(spec.target)) {
                 Submodule sub;
                 sub.type = spec.module_type.empty() ? "Module" : spec.module_type;
                 if (sub.type.find("MinMaxObserver") != std::string::npos)
                     sub.observer = ObserverConfig::activation();
-                gm_.submodules[spec.target] = sub;
+                gm.submodules[spec.target] = sub;
             }
             Node* n =
                 g.create_node(spec.op, spec.target, args.take(), std::move(kwargs), spec.name);
@@ -173,7 +137,7 @@ Result<ActionResult> EditSession::apply(const EditAction& a) {
         return r;
     }
     case EditAction::Kind::EliminateDeadCode: {
-        auto changed = gm_.eliminate_dead_code();
+        auto changed = gm.eliminate_dead_code();
         if (!changed.ok()) {
             r.error = changed.error().message;
             return r;
@@ -183,14 +147,17 @@ Result<ActionResult> EditSession::apply(const EditAction& a) {
         return r;
     }
     case EditAction::Kind::Lint: {
-        Status s = gm_.lint();
+        Status s = gm.lint();
         if (!s.ok()) r.error = s.error().message;
         return r;
     }
-    case EditAction::Kind::Recompile:
-        gm_.recompile();
-        r.code = gm_.code();
+    case EditAction::Kind::Recompile: {
+        std::string old = gm.code();
+        gm.recompile();
+        r.code = gm.code();
+        commit(r.code != old);
         return r;
+    }
     case EditAction::Kind::SetArgs: {
         auto n = find_node(g, a.node);
         if (!n.ok()) return n.error();
@@ -200,7 +167,10 @@ Result<ActionResult> EditSession::apply(const EditAction& a) {
         commit(true);
         return r;
     }
-    default: break;
+    case EditAction::Kind::Undo:
+    case EditAction::Kind::Redo:
+        return make_error("history", std::string(edit_label(a.kind)) +
+                                         " is not an edit: ask the Workspace that holds the graph");
     }
     return r;
 }

@@ -1,9 +1,9 @@
-// EditSession: a learner's live GraphModule with undo/redo, edited through
-// actions named after torch.fx's API (insert in inserting_after/before,
-// replace_all_uses_with, replace_input_with, erase_node, eliminate_dead_code,
-// lint, recompile, set_args). When torch would raise (erasing a used node,
-// lint finding a self-loop) the action still "runs": its result carries
-// torch's message and the graph is as torch leaves it.
+// Edit actions on a GraphModule, named after torch.fx's API (insert in
+// inserting_after/before, replace_all_uses_with, replace_input_with,
+// erase_node, eliminate_dead_code, lint, recompile, set_args), as data. When
+// torch would raise (erasing a used node, lint finding a self-loop) the action
+// still "runs": its result carries torch's message and the graph is as torch
+// leaves it. Undo and redo belong to the Workspace (workspace/workspace.h).
 #pragma once
 
 #include <optional>
@@ -55,37 +55,20 @@ struct ActionResult {
     std::optional<bool> dce_changed;  // EliminateDeadCode
     std::string error;                // what torch would raise ("" when fine)
     std::string code;                 // Recompile: the new gm.code
+    bool modified = false;            // the graph (or, for Recompile, gm.code) changed
 };
 
-class EditSession {
-public:
-    explicit EditSession(GraphModule gm) : gm_(std::move(gm)) {}
+// Applies one edit to gm in place (no history: the Workspace keeps that, by
+// running actions on a copy). Errors are for actions that make no sense
+// (unknown node names; Undo/Redo, which only a Workspace can do); a failed
+// action may leave gm half-changed, so callers apply it to a copy.
+// torch-style refusals are results (ActionResult::error) with gm unchanged.
+Result<ActionResult> apply_edit(GraphModule& gm, const EditAction& a);
 
-    const GraphModule& module() const { return gm_; }
-    GraphModule& module() { return gm_; }
-
-    // Applies one action. Errors are for actions that make no sense (unknown
-    // node names); torch-style refusals are results (ActionResult::error).
-    // Every action that changes the graph can be undone.
-    Result<ActionResult> apply(const EditAction& a);
-
-    bool can_undo() const { return !undo_.empty(); }
-    bool can_redo() const { return !redo_.empty(); }
-    // Labels of the undoable steps, oldest first.
-    std::vector<std::string> history() const;
-    // Records the current module before an outside change (a pass), so it can be undone.
-    void checkpoint(const std::string& label);
-
-private:
-    struct Snapshot {
-        std::string label;
-        GraphModule gm;
-    };
-    Status undo();
-    Status redo();
-    GraphModule gm_;
-    std::vector<Snapshot> undo_, redo_;
-};
+// True when the action can change the graph (Lint and Recompile cannot).
+bool edit_changes_graph(EditAction::Kind k);
+// The history label of an action without one: "insert", "erase_node", ...
+const char* edit_label(EditAction::Kind k);
 
 // Resolves unresolved node references (Argument::node_name) against g.
 Status resolve_node_names(Argument& a, const Graph& g);

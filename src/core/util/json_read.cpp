@@ -1,5 +1,5 @@
 // Exception-free JSON access with paths in every error.
-#include "io/json_read.h"
+#include "util/json_read.h"
 
 #include <cmath>
 #include <limits>

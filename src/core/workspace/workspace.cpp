@@ -1,0 +1,278 @@
+// Workspace: opening, reading (cached per version), undo/redo. Actions run on
+// a copy of the state (workspace_actions.cpp) that replaces it on success.
+#include "workspace/workspace.h"
+
+#include "exec/kernels.h"
+#include "io/fx_json.h"
+#include "io/program_loader.h"
+#include "passes/unlift.h"
+#include "workspace/workspace_state.h"
+
+namespace pt2lab {
+
+const char* graph_view_name(GraphView v) {
+    return v == GraphView::Program ? "ExportedProgram" : "ep.module()";
+}
+
+const char* action_kind_name(Action::Kind k) {
+    switch (k) {
+    case Action::Kind::Edit: return "edit";
+    case Action::Kind::Decompose: return "run_decompositions";
+    case Action::Kind::DecomposeNode: return "decompose node";
+    case Action::Kind::FoldConvBn: return "fold conv-bn";
+    case Action::Kind::InsertObserver: return "insert observer";
+    case Action::Kind::Prepare: return "prepare_pt2e";
+    case Action::Kind::Calibrate: return "calibrate";
+    case Action::Kind::Convert: return "convert_pt2e";
+    case Action::Kind::Run: return "run";
+    }
+    return "action";
+}
+
+struct Workspace::Cache {
+    std::optional<CodeView> code[2];
+    std::optional<std::string> readable[2];
+    std::optional<std::string> program_str;
+    std::optional<IrLevel> level;
+};
+
+Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
+}
+Workspace::~Workspace() = default;
+
+Result<std::unique_ptr<Workspace>> Workspace::open(std::vector<uint8_t> bytes,
+                                                   const std::string& file) {
+    std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
+    if (looks_like_fx_graph_json(head)) {
+        auto fx = read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file);
+        if (!fx.ok()) return fx.error();
+        return from_module(module_from_fx(fx.take()), file);
+    }
+    auto ep = load_program(std::move(bytes), file);
+    if (!ep.ok()) return ep.error();
+    auto ws = from_program(ep.take());
+    if (!ws.ok()) {
+        Error e = ws.error();
+        if (e.file.empty()) e.file = file;
+        return e;
+    }
+    return ws;
+}
+
+Result<std::unique_ptr<Workspace>> Workspace::open_file(const std::string& path) {
+    auto bytes = read_file_bytes(path);
+    if (!bytes.ok()) return bytes.error();
+    return open(bytes.take(), path);
+}
+
+Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep) {
+    auto gm = unlift(ep);
+    if (!gm.ok()) return gm.error();
+    std::unique_ptr<Workspace> ws(new Workspace());
+    ws->file_ = ep.source_file;
+    ws->original_ = std::make_unique<ExportedProgram>(ep.clone());
+    ws->original_module_ = std::make_unique<GraphModule>(gm.value().clone());
+    ws->state_ = std::make_unique<State>();
+    ws->state_->ep = std::move(ep);
+    ws->state_->gm = gm.take();
+    sync_exec_state(*ws->state_);
+    return ws;
+}
+
+std::unique_ptr<Workspace> Workspace::from_module(GraphModule gm, const std::string& file) {
+    std::unique_ptr<Workspace> ws(new Workspace());
+    ws->file_ = file;
+    ws->original_module_ = std::make_unique<GraphModule>(gm.clone());
+    ws->state_ = std::make_unique<State>();
+    ws->state_->gm = std::move(gm);
+    sync_exec_state(*ws->state_);
+    return ws;
+}
+
+bool Workspace::has_program() const {
+    return state_->ep.has_value();
+}
+
+const ExportedProgram& Workspace::program() const {
+    PT2LAB_CHECK(state_->ep.has_value());
+    return *state_->ep;
+}
+
+const ExportedProgram& Workspace::original() const {
+    PT2LAB_CHECK(original_ != nullptr);
+    return *original_;
+}
+
+const GraphModule& Workspace::module() const {
+    return state_->gm;
+}
+
+const Graph& Workspace::graph(GraphView v) const {
+    return v == GraphView::Program ? *program().graph : *state_->gm.graph;
+}
+
+IrLevel Workspace::level() const {
+    if (!cache_->level)
+        cache_->level = has_program() ? ir_level_of(*program().graph) : IrLevel::Training;
+    return *cache_->level;
+}
+
+const Node* Workspace::node(GraphView v, uint32_t id) const {
+    if (v == GraphView::Program && !has_program()) return nullptr;
+    return graph(v).find_id(id);
+}
+
+const Node* Workspace::find(GraphView v, const std::string& name) const {
+    if (v == GraphView::Program && !has_program()) return nullptr;
+    return graph(v).find(name);
+}
+
+const CodeView& Workspace::code(GraphView v) const {
+    auto& slot = cache_->code[v == GraphView::Program ? 0 : 1];
+    if (slot) return *slot;
+    CodeView cv;
+    if (v == GraphView::Program) {
+        const Graph& g = graph(v);
+        CodeLines lines = python_code_lines(g);
+        cv.text = std::move(lines.src);
+        for (const std::string& name : lines.line_nodes) {
+            const Node* n = name.empty() ? nullptr : g.find(name);
+            cv.line_nodes.push_back(n ? n->id() : 0);
+        }
+    } else {
+        const GraphModule& gm = state_->gm;
+        cv.text = gm.code();
+        cv.line_nodes = gm.code_line_nodes();
+        cv.stale = gm.stale();
+    }
+    slot = std::move(cv);
+    return *slot;
+}
+
+const std::string& Workspace::readable(GraphView v) const {
+    auto& slot = cache_->readable[v == GraphView::Program ? 0 : 1];
+    if (!slot)
+        slot = v == GraphView::Program ? print_readable(graph(v), CodegenOptions{})
+                                       : print_readable(*state_->gm.graph, state_->gm.codegen);
+    return *slot;
+}
+
+const std::string& Workspace::program_str() const {
+    if (!cache_->program_str) cache_->program_str = exported_program_str(program());
+    return *cache_->program_str;
+}
+
+const ModuleState& Workspace::state() const {
+    return state_->exec;
+}
+
+const std::optional<RunReport>& Workspace::last_run() const {
+    return state_->last_run;
+}
+
+std::vector<Workspace::UnsupportedOp> Workspace::unsupported_ops(GraphView v) const {
+    std::vector<UnsupportedOp> out;
+    if (v == GraphView::Program && !has_program()) return out;
+    for (const Node* n : graph(v).nodes()) {
+        if (n->op() != Op::CallFunction) continue;
+        if (find_kernel(*n)) continue;
+        auto it = std::find_if(out.begin(), out.end(),
+                               [&](const UnsupportedOp& u) { return u.target == n->target(); });
+        if (it == out.end()) it = out.insert(out.end(), UnsupportedOp{n->target(), {}});
+        it->nodes.push_back(n->id());
+    }
+    return out;
+}
+
+std::string Workspace::lint_message(GraphView v) const {
+    if (v == GraphView::Program && !has_program()) return {};
+    Status s = v == GraphView::Program ? program().graph->lint() : state_->gm.lint();
+    return s.ok() ? std::string() : s.error().message;
+}
+
+void Workspace::bump() {
+    ++version_;
+    cache_ = std::make_unique<Cache>();
+}
+
+std::vector<HistoryEntry> Workspace::undo_history() const {
+    std::vector<HistoryEntry> out;
+    for (const Step& s : undo_) out.push_back(s.entry);
+    return out;
+}
+
+std::vector<HistoryEntry> Workspace::redo_history() const {
+    std::vector<HistoryEntry> out;
+    for (auto it = redo_.rbegin(); it != redo_.rend(); ++it) out.push_back(it->entry);
+    return out;
+}
+
+Status Workspace::switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what) {
+    if (from.empty()) return make_error("history", std::string("nothing to ") + what);
+    Step step = std::move(from.back());
+    from.pop_back();
+    ActionOutcome out;
+    out.view = step.entry.view;
+    out.changed = true;
+    out.summary = std::string(what) + " " + step.entry.label;
+    const State& now = *state_;
+    const State& then = *step.state;
+    bool program_view = out.view == GraphView::Program && now.ep && then.ep;
+    out.diff = program_view ? diff_graphs(*now.ep->graph, *then.ep->graph)
+                            : diff_graphs(*now.gm.graph, *then.gm.graph);
+    to.push_back(Step{step.entry, std::move(state_)});
+    state_ = std::move(step.state);
+    last_outcome_ = std::move(out);
+    bump();
+    return {};
+}
+
+Status Workspace::undo() {
+    return switch_state(undo_, redo_, "undo");
+}
+
+Status Workspace::redo() {
+    return switch_state(redo_, undo_, "redo");
+}
+
+Result<ActionOutcome> Workspace::apply(const Action& a) {
+    if (a.kind == Action::Kind::Edit &&
+        (a.edit.kind == EditAction::Kind::Undo || a.edit.kind == EditAction::Kind::Redo)) {
+        Status s = a.edit.kind == EditAction::Kind::Undo ? undo() : redo();
+        if (!s.ok()) return s.error();
+        return *last_outcome_;
+    }
+    std::unique_ptr<State> next = state_->copy();
+    auto outcome = run_action(*next, a);
+    if (!outcome.ok()) {
+        Error e = outcome.error();
+        if (e.file.empty()) e.file = file_;
+        return e;
+    }
+    ActionOutcome& out = outcome.value();
+    if (!out.changed && !out.run) {
+        last_outcome_ = out; // nothing to keep: the state stays as it was
+        return outcome;
+    }
+    bump();
+    if (out.run) {
+        out.run->version = version_;
+        next->last_run->version = version_;
+    }
+    if (out.changed) {
+        HistoryEntry entry;
+        entry.kind = a.kind;
+        entry.view = out.view;
+        entry.label = !a.label.empty()               ? a.label
+                      : a.kind == Action::Kind::Edit ? edit_label(a.edit.kind)
+                                                     : action_kind_name(a.kind);
+        undo_.push_back(Step{entry, std::move(state_)});
+        if (undo_.size() > kMaxHistory) undo_.erase(undo_.begin());
+        redo_.clear();
+    }
+    state_ = std::move(next);
+    last_outcome_ = out;
+    return outcome;
+}
+
+} // namespace pt2lab

@@ -1,0 +1,377 @@
+// The Workspace a UI holds: every action applies completely or not at all
+// (a failure leaves the printed graphs, code, state and history byte for
+// byte as they were), undo/redo round-trip every action, node ids survive
+// undo and redo, caches follow the version, and the M00-4 storyline runs as
+// actions with the parity the lesson claims.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "test_support.h"
+#include "workspace/action_json.h"
+
+using namespace pt2lab;
+using namespace pt2lab_test;
+
+namespace {
+
+std::unique_ptr<Workspace> open_asset(const std::string& name) {
+    auto ws = Workspace::open_file(source_path("assets/graphs/" + name + ".pt2"));
+    INFO(name << ": " << (ws.ok() ? std::string() : ws.error().str()));
+    REQUIRE(ws.ok());
+    return ws.take();
+}
+
+Action action(const std::string& json) {
+    auto a = parse_action(json, "test");
+    INFO(json << ": " << (a.ok() ? std::string() : a.error().str()));
+    REQUIRE(a.ok());
+    return a.take();
+}
+
+ActionOutcome apply_ok(Workspace& ws, const std::string& json) {
+    auto r = ws.apply(action(json));
+    INFO(json << ": " << (r.ok() ? std::string() : r.error().str()));
+    REQUIRE(r.ok());
+    return r.take();
+}
+
+// Everything a user can see of a workspace, as one string.
+std::string fingerprint(const Workspace& ws) {
+    std::string f = "version " + std::to_string(ws.version()) + "\n";
+    f += graph_str(*ws.module().graph) + ws.module().code() + ws.readable(GraphView::Module);
+    for (uint32_t id : ws.code(GraphView::Module).line_nodes) f += std::to_string(id) + ",";
+    for (const Node* n : ws.module().graph->nodes()) f += std::to_string(n->id()) + n->name() + ";";
+    for (const auto& [name, sub] : ws.module().submodules)
+        f += "sub " + name + " " + sub.type + "\n";
+    for (const auto& [fqn, t] : ws.module().attrs)
+        f += "attr " + fqn + " " + std::to_string(t->numel()) + "\n";
+    if (ws.has_program()) {
+        f += graph_str(*ws.program().graph) + ws.program_str() + ws.code(GraphView::Program).text;
+        f += ir_level_name(ws.level());
+    }
+    for (const auto& [fqn, t] : ws.state().tensors) {
+        uint64_t h = 1469598103934665603ull; // FNV-1a over the bytes
+        for (uint8_t b : t->storage) h = (h ^ b) * 1099511628211ull;
+        f += "tensor " + fqn + " " + t->type_str() + " " + std::to_string(h) + "\n";
+    }
+    for (const auto& [name, o] : ws.state().observers) {
+        char line[128];
+        std::snprintf(line, sizeof line, "observer %s %a %a %lld\n", name.c_str(), o->min_val(),
+                      o->max_val(), static_cast<long long>(o->calls()));
+        f += line;
+    }
+    for (const auto& h : ws.undo_history()) f += "undo " + h.label + "\n";
+    for (const auto& h : ws.redo_history()) f += "redo " + h.label + "\n";
+    if (ws.last_run()) f += "run at " + std::to_string(ws.last_run()->version) + "\n";
+    return f;
+}
+
+// Applies a failing action and checks that nothing changed.
+void expect_refused(Workspace& ws, const std::string& json, const std::string& phrase) {
+    const std::string before = fingerprint(ws);
+    auto r = ws.apply(action(json));
+    INFO(json);
+    REQUIRE_FALSE(r.ok());
+    INFO(r.error().str());
+    CHECK(r.error().str().find(phrase) != std::string::npos);
+    CHECK(r.error().file == ws.file());
+    std::string after = fingerprint(ws);
+    INFO(first_difference(before, after));
+    CHECK(after == before);
+}
+
+} // namespace
+
+TEST_CASE("a failing action leaves the workspace byte-identical", "[workspace]") {
+    auto ws = open_asset("conv_bn_relu_eval");
+    Workspace& s = *ws;
+    SECTION("a two-node insert whose second node fails keeps neither") {
+        expect_refused(s, R"({"kind": "insert", "where": "after", "anchor": "relu", "nodes": [
+            {"op": "call_function", "target": "torch.ops.aten.relu.default", "args": [{"node": "relu"}]},
+            {"op": "call_function", "target": "torch.ops.aten.relu.default", "args": [{"node": "ghost"}]}]})",
+                       "no node named 'ghost'");
+    }
+    SECTION("unknown nodes, no calibration, nothing to calibrate") {
+        expect_refused(s, R"({"kind": "erase_node", "node": "ghost"})", "no node named 'ghost'");
+        expect_refused(s, R"({"kind": "insert_observer", "node": "ghost"})", "ghost");
+        expect_refused(s, R"({"kind": "decompose_node", "node": "relu", "level": "inference"})",
+                       "has no Inference IR decomposition");
+        expect_refused(s, R"({"kind": "calibrate"})", "no observers to calibrate");
+        apply_ok(s, R"({"kind": "prepare"})");
+        expect_refused(s, R"({"kind": "convert"})", "has recorded no data");
+        expect_refused(s, R"({"kind": "run", "inputs": "sample"})", "no sample inputs");
+    }
+    SECTION("fold_conv_bn that fails after changing the graph changes nothing") {
+        // An eps that is not a number makes fold_conv_bn fail on that batch norm.
+        apply_ok(s, R"({"kind": "set_args", "node": "batch_norm", "args": [{"node": "conv2d"},
+            {"node": "bn_weight"}, {"node": "bn_bias"}, {"node": "bn_running_mean"},
+            {"node": "bn_running_var"}, false, 0.1, "eps", false]})");
+        expect_refused(s, R"({"kind": "fold_conv_bn"})", "cannot read the batch norm's eps");
+    }
+    SECTION("convert that fails midway changes nothing") {
+        apply_ok(s, R"({"kind": "prepare"})");
+        apply_ok(s, R"({"kind": "calibrate", "inputs": "example"})");
+        // The last observer gets a second input: convert converts the others first, then fails.
+        std::string last;
+        for (const Node* n : s.module().graph->nodes())
+            if (n->op() == Op::CallModule && n->target().rfind("activation_post_process_", 0) == 0)
+                last = n->name();
+        REQUIRE(!last.empty());
+        const Node* obs = s.find(GraphView::Module, last);
+        REQUIRE(obs);
+        std::string input = obs->args()[0].node->name();
+        apply_ok(s, R"({"kind": "set_args", "node": ")" + last + R"(", "args": [{"node": ")" +
+                        input + R"("}, {"node": ")" + input + R"("}]})");
+        expect_refused(s, R"({"kind": "convert"})", "exactly one input");
+    }
+    SECTION("a run that fails keeps the state") {
+        apply_ok(s, R"({"kind": "insert_observer", "node": "relu"})");
+        apply_ok(
+            s,
+            R"({"kind": "replace_all_uses_with", "node": "relu", "with": "activation_post_process_0"})");
+        expect_refused(s, R"({"kind": "run"})", "has no value yet");
+    }
+}
+
+TEST_CASE("a symbolic_trace module has no program to decompose", "[workspace]") {
+    auto ws = Workspace::open_file(source_path("assets/fx/conv_relu.json"));
+    REQUIRE(ws.ok());
+    CHECK_FALSE(ws.value()->has_program());
+    expect_refused(*ws.value(), R"({"kind": "decompose", "level": "core"})",
+                   "symbolic_trace graph, not an ExportedProgram");
+}
+
+TEST_CASE("undo and redo round-trip every action", "[workspace]") {
+    struct Case {
+        const char* asset;
+        std::vector<std::string> setup;
+        std::string action;
+    };
+    const std::vector<Case> cases = {
+        {"conv_relu", {}, R"({"kind": "insert_observer", "node": "relu"})"},
+        {"conv_relu",
+         {R"({"kind": "insert_observer", "node": "relu"})"},
+         R"({"kind": "replace_all_uses_with", "node": "relu", "with": "activation_post_process_0"})"},
+        {"conv_relu", {}, R"({"kind": "set_args", "node": "relu", "args": [{"node": "x"}]})"},
+        {"conv_relu",
+         {R"({"kind": "set_args", "node": "relu", "args": [{"node": "x"}]})"},
+         R"({"kind": "eliminate_dead_code"})"},
+        {"conv_relu",
+         {R"({"kind": "set_args", "node": "relu", "args": [{"node": "x"}]})"},
+         R"({"kind": "recompile"})"},
+        {"conv_bn_relu_eval", {}, R"({"kind": "decompose", "level": "inference"})"},
+        {"conv_bn_relu_train", {}, R"({"kind": "decompose", "level": "core"})"},
+        {"conv_bn_relu_eval",
+         {},
+         R"({"kind": "decompose_node", "node": "batch_norm", "level": "inference"})"},
+        {"conv_bn_relu_eval", {}, R"({"kind": "fold_conv_bn"})"},
+        {"conv_bn_relu_eval", {}, R"({"kind": "prepare"})"},
+        {"conv_bn_relu_eval", {R"({"kind": "prepare"})"}, R"({"kind": "calibrate", "repeat": 3})"},
+        {"style_modules",
+         {R"({"kind": "prepare"})", R"({"kind": "calibrate"})"},
+         R"({"kind": "convert"})"},
+        {"conv_bn_relu_train", {}, R"({"kind": "run", "repeat": 2})"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.asset << " " << c.action);
+        auto ws = open_asset(c.asset);
+        for (const auto& step : c.setup) apply_ok(*ws, step);
+        const std::string before = fingerprint(*ws);
+        const uint64_t v0 = ws->version();
+        auto out = apply_ok(*ws, c.action);
+        CHECK(out.changed);
+        CHECK(ws->version() > v0);
+        REQUIRE(ws->can_undo());
+        const std::string after = fingerprint(*ws);
+        CHECK(after != before);
+        REQUIRE(ws->undo().ok());
+        // Everything but the version and the redo entry is as before.
+        auto strip = [](std::string f) {
+            f = f.substr(f.find('\n') + 1);
+            size_t r = f.find("redo ");
+            return r == std::string::npos ? f : f.substr(0, r);
+        };
+        INFO(first_difference(strip(before), strip(fingerprint(*ws))));
+        CHECK(strip(fingerprint(*ws)) == strip(before));
+        REQUIRE(ws->redo().ok());
+        INFO(first_difference(strip(after), strip(fingerprint(*ws))));
+        CHECK(strip(fingerprint(*ws)) == strip(after));
+        CHECK_FALSE(ws->can_redo());
+    }
+}
+
+TEST_CASE("node ids survive undo and redo and are never reused", "[workspace]") {
+    auto ws = open_asset("conv_relu");
+    const Node* relu = ws->find(GraphView::Module, "relu");
+    REQUIRE(relu);
+    const uint32_t relu_id = relu->id();
+    auto ins = apply_ok(*ws, R"({"kind": "insert_observer", "node": "relu"})");
+    const Node* obs = ws->find(GraphView::Module, "activation_post_process_0");
+    REQUIRE(obs);
+    const uint32_t obs_id = obs->id();
+    CHECK(obs_id != relu_id);
+    CHECK(ws->node(GraphView::Module, relu_id)->name() == "relu");
+    REQUIRE(ws->undo().ok());
+    CHECK(ws->node(GraphView::Module, obs_id) == nullptr);
+    CHECK(ws->node(GraphView::Module, relu_id)->name() == "relu");
+    REQUIRE(ws->redo().ok());
+    REQUIRE(ws->node(GraphView::Module, obs_id));
+    CHECK(ws->node(GraphView::Module, obs_id)->name() == "activation_post_process_0");
+    // A node made after an undo gets a fresh id, not the undone one's.
+    REQUIRE(ws->undo().ok());
+    apply_ok(*ws, R"({"kind": "insert_observer", "node": "conv2d"})");
+    for (const Node* n : ws->module().graph->nodes()) CHECK(n->id() != 0);
+    CHECK(ws->find(GraphView::Module, "activation_post_process_0")->id() != relu_id);
+    // The diff of the last action names what it added.
+    CHECK(ws->last_outcome()->diff.added == std::vector<std::string>{"activation_post_process_0"});
+    (void)ins;
+}
+
+TEST_CASE("code views follow the version and map lines to node ids", "[workspace]") {
+    auto ws = open_asset("conv_relu");
+    const CodeView& cv = ws->code(GraphView::Module);
+    CHECK(cv.text == ws->module().code());
+    CHECK_FALSE(cv.stale);
+    size_t lines = 1;
+    for (char c : cv.text) lines += c == '\n';
+    REQUIRE(cv.line_nodes.size() == lines);
+    // Every mapped line mentions its node's name.
+    size_t start = 0, k = 0, mapped = 0;
+    while (k < cv.line_nodes.size()) {
+        size_t end = cv.text.find('\n', start);
+        std::string line = cv.text.substr(start, end == std::string::npos ? end : end - start);
+        if (uint32_t id = cv.line_nodes[k]) {
+            const Node* n = ws->node(GraphView::Module, id);
+            REQUIRE(n);
+            INFO(line);
+            CHECK(line.find(n->op() == Op::Output ? "return" : n->name()) != std::string::npos);
+            ++mapped;
+        }
+        start = end + 1;
+        ++k;
+    }
+    CHECK(mapped >= 3);
+    // An edit makes the module's code stale until recompile; the program's is unchanged.
+    const std::string program_code = ws->code(GraphView::Program).text;
+    apply_ok(*ws, R"({"kind": "insert_observer", "node": "relu"})");
+    CHECK(ws->code(GraphView::Module).stale);
+    CHECK(ws->code(GraphView::Program).text == program_code);
+    apply_ok(*ws, R"({"kind": "recompile"})");
+    CHECK_FALSE(ws->code(GraphView::Module).stale);
+    CHECK(ws->code(GraphView::Module).text.find("activation_post_process_0") != std::string::npos);
+}
+
+TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it drops",
+          "[workspace]") {
+    auto ws = open_asset("conv_bn_relu_eval");
+    CHECK(ws->level() == IrLevel::Training);
+    apply_ok(*ws, R"({"kind": "insert_observer", "node": "relu"})");
+    auto out = apply_ok(*ws, R"({"kind": "decompose", "level": "inference"})");
+    CHECK(out.view == GraphView::Program);
+    CHECK(ws->level() == IrLevel::Inference);
+    CHECK(out.summary.find("module change(s) made before are not in it") != std::string::npos);
+    CHECK(ws->find(GraphView::Module, "activation_post_process_0") == nullptr);
+    CHECK(ws->find(GraphView::Program, "_native_batch_norm_legit_no_training") != nullptr);
+    auto run = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    REQUIRE(run.run);
+    CHECK(run.run->parity.allclose());
+    REQUIRE(run.run->reference);
+    CHECK(run.run->reference->max_abs() <= 1e-5);
+    apply_ok(*ws, R"({"kind": "decompose", "level": "core"})");
+    CHECK(ws->level() == IrLevel::CoreAten);
+    CHECK(ws->find(GraphView::Program, "convolution") != nullptr);
+    CHECK(ws->unsupported_ops(GraphView::Program).empty());
+}
+
+TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace]") {
+    auto ws = open_asset("conv_bn_relu_train");
+    auto count = [&]() { return ws->state().tensors.at("bn.num_batches_tracked")->get(0); };
+    const double c0 = count();
+    const auto mean0 = ws->state().tensors.at("bn.running_mean")->storage;
+    const auto var0 = ws->state().tensors.at("bn.running_var")->storage;
+    auto first = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    CHECK(first.changed);
+    CHECK(count() == c0 + 1);
+    apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    CHECK(count() == c0 + 2);
+    REQUIRE(ws->undo().ok());
+    CHECK(count() == c0 + 1);
+    REQUIRE(ws->undo().ok());
+    CHECK(count() == c0);
+    // running_mean / running_var came back too
+    CHECK(ws->state().tensors.at("bn.running_mean")->storage == mean0);
+    CHECK(ws->state().tensors.at("bn.running_var")->storage == var0);
+    CHECK_FALSE(ws->last_run());
+}
+
+TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at every step",
+          "[workspace]") {
+    auto ws = open_asset("conv_relu");
+    Workspace& s = *ws;
+    auto run = [&]() {
+        auto out = apply_ok(s, R"({"kind": "run", "inputs": "example"})");
+        REQUIRE(out.run);
+        return out.run->parity;
+    };
+    CHECK(run().bit_identical());
+    // 1. insert: inserting_after(relu) + call_module MinMaxObserver
+    auto ins = apply_ok(s, R"({"kind": "insert", "where": "after", "anchor": "relu", "nodes": [
+        {"op": "call_module", "target": "activation_post_process_0", "args": [{"node": "relu"}],
+         "module_type": "MinMaxObserver"}]})");
+    CHECK(ins.edit.created == std::vector<std::string>{"activation_post_process_0"});
+    CHECK(ins.diff.added == std::vector<std::string>{"activation_post_process_0"});
+    CHECK(run().bit_identical()); // nothing reads it yet
+    // 2. the pitfall: replace_all_uses_with without delete_user_cb
+    auto bad = apply_ok(
+        s,
+        R"({"kind": "replace_all_uses_with", "node": "relu", "with": "activation_post_process_0"})");
+    CHECK(bad.edit.changed == std::vector<std::string>{"output", "activation_post_process_0"});
+    auto lint = apply_ok(s, R"({"kind": "lint"})");
+    CHECK(lint.torch_error ==
+          "Argument 'activation_post_process_0' of Node 'activation_post_process_0' was used "
+          "before it has been defined! Please check that Nodes in the graph are topologically "
+          "ordered");
+    CHECK_FALSE(lint.changed);
+    CHECK(s.lint_message(GraphView::Module) == lint.torch_error);
+    CHECK_FALSE(s.apply(action(R"({"kind": "run"})")).ok()); // the executor refuses the self-loop
+    // 3. undo, and rewire with the callback
+    REQUIRE(s.undo().ok());
+    CHECK(s.lint_message(GraphView::Module).empty());
+    auto good = apply_ok(s, R"({"kind": "replace_all_uses_with", "node": "relu",
+        "with": "activation_post_process_0", "skip_users": ["activation_post_process_0"]})");
+    CHECK(good.edit.changed == std::vector<std::string>{"output"});
+    CHECK(good.diff.rewired == std::vector<std::string>{"output"});
+    CHECK(run().bit_identical());
+    const MinMaxObserver& o = *s.state().observers.at("activation_post_process_0");
+    CHECK(o.calls() == 2);      // it ran in both runs since it was inserted
+    CHECK(o.min_val() == 0.0f); // it watches relu's output
+    // 4. erase refuses a node with users, and makes no history entry
+    const size_t entries = s.undo_history().size();
+    auto refused = apply_ok(s, R"({"kind": "erase_node", "node": "relu"})");
+    CHECK(refused.torch_error == "Tried to erase Node relu but it still had 1 users in the graph: "
+                                 "{activation_post_process_0: None}!");
+    CHECK(s.undo_history().size() == entries);
+    // 5. replace the observer by quantize/dequantize (what convert does)
+    auto conv = apply_ok(s, R"({"kind": "convert"})");
+    CHECK(s.find(GraphView::Module, "activation_post_process_0") == nullptr);
+    CHECK(s.module().code().find(
+              "quantize_per_tensor_default = "
+              "torch.ops.quantized_decomposed.quantize_per_tensor.default(relu, ") !=
+          std::string::npos);
+    ParityReport qp = run();
+    CHECK_FALSE(qp.bit_identical());
+    CHECK(qp.outputs[0].sqnr_db > 30.0);
+    // 6. clean up: nothing is dead; the impure _guards_fn stays; no history entry
+    auto dce = apply_ok(s, R"({"kind": "eliminate_dead_code"})");
+    CHECK(dce.edit.dce_changed == std::optional<bool>(false));
+    CHECK_FALSE(dce.changed);
+    CHECK(s.find(GraphView::Module, "_guards_fn") != nullptr);
+    // 7. undo the conversion: the observer is back, exactly, with what it recorded
+    REQUIRE(s.undo_history().back().label == "convert_pt2e");
+    REQUIRE(s.undo().ok());
+    CHECK(s.find(GraphView::Module, "activation_post_process_0") != nullptr);
+    CHECK(s.state().observers.at("activation_post_process_0")->calls() == 2);
+    CHECK(run().bit_identical());
+    (void)conv;
+}
