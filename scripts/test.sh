@@ -11,7 +11,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets"}
+SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets browser"}
 declare -a RESULTS=()
 FAILED=0
 
@@ -61,6 +61,13 @@ suite_assets() {
         /usr/bin/python3 tools/make_corpus.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
+}
+
+suite_browser() {
+    # The page in Debian's Chromium, headless (tests/e2e): dist/ from scratch, the
+    # native CLI the expected values come from, playwright-core from package-lock.json.
+    cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab &&
+        bash scripts/build_web.sh && bash scripts/npm_deps.sh && node tests/e2e/run.js dist
 }
 
 for s in $SUITES; do

@@ -66,10 +66,6 @@
     readFile(e.dataTransfer.files[0]);
   });
 
-  // Pinch-zoom on trackpads arrives as ctrl+wheel: keep the browser from zooming the page.
-  document.getElementById("canvas").addEventListener("wheel", function (e) {
-    if (e.ctrlKey) e.preventDefault();
-  }, { passive: false });
   document.getElementById("canvas").addEventListener("contextmenu", function (e) { e.preventDefault(); });
 
   pt2lab.copy = function (text) {
@@ -124,7 +120,7 @@
   // The read-only test hook: the app's state as JSON (see src/app/state_json.cpp).
   pt2lab.state = function () {
     var M = app();
-    if (!M || !M._pt2lab_state_json) return null;
+    if (!M || pt2lab.firstFrameMs === null) return null; // the runtime is not up yet
     return JSON.parse(M.UTF8ToString(M._pt2lab_state_json()));
   };
 })();

@@ -2,11 +2,12 @@
 // cache and the log (see app.h). Drawing is in ui/.
 #include "app.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
-#include "graph/op_schema.h"
+#include "graph/written_attrs.h"
 #include "platform/platform.h"
 
 namespace pt2lab::app {
@@ -56,6 +57,46 @@ App::App() : lesson_files_(read_lesson_index()) {
     metrics_.text_width = [](const std::string& s, bool mono) {
         return static_cast<float>(s.size()) * (mono ? 8.f : 7.f);
     };
+    load_settings();
+}
+
+void App::load_settings() {
+    saved_settings_ = platform::load_setting("layout");
+    nlohmann::json j = nlohmann::json::parse(saved_settings_, nullptr, false);
+    if (!j.is_object()) return;
+    auto frac = [&](const char* key, float& out, float lo, float hi) {
+        auto it = j.find(key);
+        if (it != j.end() && it->is_number()) out = std::clamp(it->get<float>(), lo, hi);
+    };
+    frac("left", ui_.left_frac, 0.12f, 0.45f);
+    frac("right", ui_.right_frac, 0.12f, 0.45f);
+    frac("bottom", ui_.bottom_frac, 0.12f, 0.7f);
+    auto tab = j.find("tab");
+    if (tab != j.end() && tab->is_number_integer()) {
+        int t = tab->get<int>();
+        if (t >= 0 && t <= static_cast<int>(Tab::Log)) show_tab(static_cast<Tab>(t));
+    }
+    auto form = j.find("code_form");
+    if (form != j.end() && form->is_number_integer()) {
+        int f = form->get<int>();
+        if (f >= 0 && f <= static_cast<int>(CodeForm::Printed))
+            ui_.code_form = static_cast<CodeForm>(f);
+    }
+    auto run = j.find("auto_run");
+    if (run != j.end() && run->is_boolean()) ui_.auto_run = run->get<bool>();
+}
+
+void App::save_settings() {
+    nlohmann::json j = {{"left", ui_.left_frac},
+                        {"right", ui_.right_frac},
+                        {"bottom", ui_.bottom_frac},
+                        {"tab", static_cast<int>(ui_.tab)},
+                        {"code_form", static_cast<int>(ui_.code_form)},
+                        {"auto_run", ui_.auto_run}};
+    std::string text = j.dump();
+    if (text == saved_settings_) return;
+    saved_settings_ = text;
+    platform::save_setting("layout", text);
 }
 
 App::~App() = default;
@@ -67,20 +108,19 @@ void App::set_scene_metrics(SceneMetrics m) {
 
 const Scene& App::scene(GraphView v) const {
     SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
-    const std::optional<ActionOutcome>& out = ws_->last_outcome();
+    const std::optional<ActionOutcome>& out = last_change_;
     bool diff = ui_.show_diff && out && out->view == v && !out->diff.empty();
-    if (c.valid && c.ws == ws_.get() && c.version == ws_->version() && c.diff == diff)
-        return c.scene;
+    if (c.valid && c.ws == ws_.get() && c.epoch == graph_epoch_ && c.diff == diff) return c.scene;
     if (c.ws != ws_.get())
         c.before = Scene{};
-    else if (c.version != ws_->version() && c.valid)
+    else if (c.epoch != graph_epoch_ && c.valid)
         c.before = std::move(c.scene);
     const GraphSignature* sig =
         v == GraphView::Program && ws_->has_program() ? &ws_->program().signature : nullptr;
     c.scene = build_scene(ws_->graph(v), sig, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
     c.ws = ws_.get();
-    c.version = ws_->version();
+    c.epoch = graph_epoch_;
     c.diff = diff;
     c.valid = true;
     return c.scene;
@@ -93,10 +133,8 @@ const Node* App::selected_node() const {
 
 bool App::run_changes_state() const {
     if (!ws_) return false;
-    if (!ws_->state().observers.empty()) return true;
-    for (const Node* n : ws_->module().graph->nodes())
-        if (n->op() == Op::CallFunction && n->schema() && n->schema()->is_mutable()) return true;
-    return false;
+    // What Workspace counts as a state-changing run: observers, or ops that may write buffers.
+    return !ws_->state().observers.empty() || !attrs_written_in_place(*ws_->module().graph).empty();
 }
 
 void App::post(Action a) {
@@ -193,6 +231,8 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     ui_ = std::move(fresh);
     for (SceneCache& c : scenes_) c = SceneCache{};
     diff_since_ = -1;
+    last_change_.reset();
+    ++graph_epoch_;
     log(LogLine::Kind::Info, "opened " + file_name_ + " (" + std::to_string(size) + " bytes, " +
                                  std::to_string(ws_->graph(ui_.view).size()) + " nodes)");
     bool lesson = false;
@@ -205,6 +245,7 @@ bool App::end_frame() {
     std::vector<Request> todo;
     todo.swap(requests_);
     for (const Request& r : todo) apply(r);
+    save_settings();
     return !todo.empty();
 }
 
@@ -239,8 +280,12 @@ void App::apply(const Request& r) {
 
 void App::after_change(const ActionOutcome& out, bool user_action) {
     if (!out.changed) return;
-    ui_.show_diff = true;
-    diff_since_ = platform::now_seconds();
+    if (!out.diff.empty()) { // the graph moved (calibration and recompiles do not)
+        ++graph_epoch_;
+        last_change_ = out;
+        ui_.show_diff = true;
+        diff_since_ = platform::now_seconds();
+    }
     if (out.view != ui_.view && (out.view == GraphView::Module || ws_->has_program())) {
         set_view(out.view);
         log(LogLine::Kind::Info,

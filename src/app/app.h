@@ -6,7 +6,9 @@
 // panel holds changes under it. No ImGui here (the panels are in ui/).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +73,9 @@ struct UiState {
     bool scroll_code_to_selection = false;
     std::string copied_what; // the last Copy: what it was ("gm.code")
     size_t copied_bytes = 0;
+    // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
+    // pixels {x, y, w, h}: the browser tests click them through the state hook.
+    std::map<std::string, std::array<float, 4>> widgets;
     uint64_t frames = 0;
     double first_frame_at = 0;
 };
@@ -93,6 +98,11 @@ public:
     void set_scene_metrics(SceneMetrics m);
     // The node selected in the current view, or null.
     const Node* selected_node() const;
+    // The last change that moved the graph (its diff drives the overlay), and
+    // a counter of graph changes: runs and calibration change neither, so the
+    // overlay and the layout survive them.
+    const std::optional<ActionOutcome>& last_change() const { return last_change_; }
+    uint64_t graph_epoch() const { return graph_epoch_; }
     // Running the module would change its state (train-mode buffers, observers),
     // so the page does not run it on its own after a change.
     bool run_changes_state() const;
@@ -129,13 +139,16 @@ private:
     };
     struct SceneCache {
         const Workspace* ws = nullptr;
-        uint64_t version = 0;
+        uint64_t epoch = 0;
         bool diff = false;
         bool valid = false;
         Scene scene;
         Scene before; // the scene of the previous version (ghosts come from it)
     };
     void apply(const Request& r);
+    // Panel sizes, tab, code form and auto-run, kept in localStorage between visits.
+    void load_settings();
+    void save_settings();
     void after_change(const ActionOutcome& out, bool user_action);
 
     std::unique_ptr<Workspace> ws_;
@@ -146,6 +159,9 @@ private:
     mutable SceneCache scenes_[2];
     SceneMetrics metrics_;
     double diff_since_ = -1; // when the current diff appeared (its ghosts fade)
+    std::string saved_settings_;
+    std::optional<ActionOutcome> last_change_;
+    uint64_t graph_epoch_ = 0;
 };
 
 } // namespace pt2lab::app

@@ -54,6 +54,7 @@ int main() {
     io.IniFilename = nullptr; // the page keeps its layout in localStorage, not a file
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 300 es");
+    platform::install_wheel_input();
     if (!ui::load_fonts_and_style(display.dpr)) {
         platform::fatal("The fonts did not load (fonts/ui.otf, fonts/mono.ttf).");
         return 1;
@@ -67,7 +68,7 @@ int main() {
     if (!first.empty()) app.open(std::move(first), start);
 
     static int frames_left = 3; // frames to draw before going idle
-    platform::run_main_loop([window, display]() mutable {
+    platform::run_main_loop([display]() mutable {
         if (platform::poll_display(display)) {
             if (ui::fonts().scale != display.dpr) {
                 ui::load_fonts_and_style(display.dpr);

@@ -76,6 +76,10 @@ std::string App::state_json() const {
     j["scale"] = ui_.canvas.scale;
     j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
     j["tab"] = tab_name(ui_.tab);
+    json widgets = json::object();
+    for (const auto& [name, r] : ui_.widgets)
+        widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
+    j["widgets"] = widgets;
     j["panels"] = {"top bar", "file", "graph", "inspector", tab_name(ui_.tab)};
     if (ui_.show_help) j["panels"].push_back("keyboard shortcuts");
     if (!ws_) return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -132,7 +136,7 @@ std::string App::state_json() const {
     for (const HistoryEntry& h : ws.redo_history()) redo.push_back(h.label);
     j["undo"] = undo;
     j["redo"] = redo;
-    if (const auto& out = ws.last_outcome()) {
+    if (const auto& out = last_change_) {
         j["diff"] = {{"view", graph_view_name(out->view)}, {"added", out->diff.added},
                      {"removed", out->diff.removed},       {"rewired", out->diff.rewired},
                      {"changed", out->diff.changed},       {"summary", out->summary}};

@@ -65,7 +65,7 @@ TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
 TEST_CASE("a decomposition's diff: added marks and a ghost of batch_norm", "[scene]") {
     ExportedProgram ep = load("conv_bn_relu_eval.pt2");
     Scene before = build_scene(*ep.graph, &ep.signature, fixed_metrics());
-    ExportedProgram low = copy_program(ep);
+    ExportedProgram low = ep.clone();
     auto rep = run_decompositions(low, DecompTable::for_level(IrLevel::Inference));
     REQUIRE(rep.ok());
     GraphDiff diff = diff_graphs(*ep.graph, *low.graph);

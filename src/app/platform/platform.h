@@ -22,6 +22,11 @@ struct Display {
 // and returns true.
 bool poll_display(Display& d);
 
+// --- input (web_input.cpp) ------------------------------------------------------
+// Takes the mouse wheel and trackpad pinch from the canvas (after ImGui's
+// GLFW backend is initialised; it replaces the backend's document listener).
+void install_wheel_input();
+
 // --- files (web_files.cpp) ---------------------------------------------------
 struct OpenedFile {
     std::string name;

@@ -1,9 +1,14 @@
 // Canvas size and devicePixelRatio for the page: the backing store follows
 // CSS size x devicePixelRatio, so text is sharp on HiDPI screens and after resizes.
-#include <GLFW/glfw3.h>
+#include <emscripten.h>
 #include <emscripten/html5.h>
 
 #include "platform/platform.h"
+
+// Browser.setCanvasSize sets canvas.width / height and tells GLFW (its resize
+// listener updates the window size ImGui reads). glfwSetWindowSize is not
+// used: given the screen's size it asks for fullscreen instead of resizing.
+EM_JS(void, js_set_canvas_size, (int w, int h), { Module["setCanvasSize"](w, h); });
 
 namespace pt2lab::app::platform {
 
@@ -20,9 +25,9 @@ bool poll_display(Display& d) {
     d.dpr = dpr;
     d.fb_w = static_cast<int>(w * dpr + 0.5);
     d.fb_h = static_cast<int>(h * dpr + 0.5);
-    // GLFW's window size is the canvas backing store here; mouse positions come in
-    // the same device pixels (emscripten scales them by width / CSS width).
-    if (GLFWwindow* win = glfwGetCurrentContext()) glfwSetWindowSize(win, d.fb_w, d.fb_h);
+    // Mouse positions then come in the same device pixels (emscripten scales
+    // them by canvas.width / CSS width).
+    js_set_canvas_size(d.fb_w, d.fb_h);
     return true;
 }
 

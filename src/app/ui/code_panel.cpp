@@ -63,6 +63,7 @@ void draw_code_tab(App& app) {
         bool active = static_cast<int>(ui.code_form) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
         if (ImGui::SmallButton(forms[i])) ui.code_form = static_cast<CodeForm>(i);
+        expose(app, std::string("code:") + forms[i]);
         if (active) ImGui::PopStyleColor();
     }
     static std::string printed;
@@ -84,6 +85,7 @@ void draw_code_tab(App& app) {
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("Copy")) app.copy(*text, forms[static_cast<int>(ui.code_form)]);
+    expose(app, "copy code");
     if (ui.code_form == CodeForm::Code && cv.stale) {
         ImGui::SameLine();
         badge("gm.code is stale: the graph changed since the last recompile", colors::warn);
@@ -167,6 +169,7 @@ void draw_code_tab(App& app) {
             }
             widest = std::max(widest, x - p.x - gutter);
             ImGui::Dummy(ImVec2(x - p.x, line_h));
+            if (li == 0) expose(app, "code:line 1");
         }
     }
     ImGui::PopStyleVar();

@@ -101,6 +101,7 @@ void lesson_graphs(App& app) {
     for (const std::string& f : app.lesson_files()) {
         bool open = f == app.file_name();
         if (ImGui::Selectable(f.c_str(), open) && !open) app.open_asset(f);
+        expose(app, "lesson:" + f);
     }
     ImGui::Spacing();
     text_wrapped("Or open your own torch.export file (.pt2 or .json): drop it on the page or use "

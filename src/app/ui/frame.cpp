@@ -59,7 +59,9 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
         for (Tab t : {Tab::Code, Tab::Run, Tab::Observers, Tab::Program, Tab::Log}) {
             ImGuiTabItemFlags flags =
                 ui.tab_requested && ui.tab == t ? ImGuiTabItemFlags_SetSelected : 0;
-            if (ImGui::BeginTabItem(tab_name(t), nullptr, flags)) {
+            bool open = ImGui::BeginTabItem(tab_name(t), nullptr, flags);
+            expose(app, std::string("tab:") + tab_name(t));
+            if (open) {
                 if (!ui.tab_requested) ui.tab = t;
                 ImGui::BeginChild("tab", ImVec2(0, 0), false,
                                   t == Tab::Code ? ImGuiWindowFlags_NoScrollbar : 0);
@@ -194,6 +196,7 @@ void draw_frame(App& app) {
     UiState& ui = app.ui();
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
+    ui.widgets.clear();
     ImVec2 display = ImGui::GetIO().DisplaySize;
     float top = top_bar_height();
     draw_top_bar(app, display.x);
@@ -211,6 +214,14 @@ void draw_frame(App& app) {
     float centre_w = std::max(px(200), W - left - right - 2 * gap);
     float upper_h = H - bottom - gap;
 
+    auto panel = [&](const char* name, ImVec2 pos, ImVec2 size) {
+        float k = fonts().scale;
+        ui.widgets[std::string("panel:") + name] = {pos.x / k, pos.y / k, size.x / k, size.y / k};
+    };
+    panel("file", ImVec2(0, top), ImVec2(left, H));
+    panel("graph", ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
+    panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
+    panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
     draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
     draw_graph_view(app, ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
     draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));

@@ -62,6 +62,7 @@ void draw_parity_badge(App& app) {
     }
     ImGui::SameLine();
     if (ImGui::SmallButton("Run (R)")) run_now(app);
+    expose(app, "run");
 }
 
 void draw_graph_toolbar(App& app, const Scene& sc) {
@@ -72,12 +73,14 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     ImGui::BeginGroup();
     if (segment("ExportedProgram", ui.view == GraphView::Program, ws.has_program()))
         app.set_view(GraphView::Program);
+    expose(app, "view:ExportedProgram");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(ws.has_program() ? "ep.graph: parameters and buffers are lifted to "
                                              "placeholders (key 1)"
                                            : "a symbolic_trace graph has no ExportedProgram");
     ImGui::SameLine(0, px(2));
     if (segment("ep.module()", ui.view == GraphView::Module)) app.set_view(GraphView::Module);
+    expose(app, "view:ep.module()");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the GraphModule ep.module() builds: get_attr for weights, copy_ for "
                           "buffer mutations (key 2)");
@@ -92,6 +95,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
 
     // Row 2: camera, search, diff legend.
     if (ImGui::SmallButton("Fit (F)")) fit_camera(cam, sc, ui.canvas);
+    expose(app, "fit");
     ImGui::SameLine();
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
     if (ImGui::SmallButton(" - ")) zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);
@@ -105,6 +109,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     std::snprintf(buf, sizeof buf, "%s", ui.search.c_str());
     bool enter = ImGui::InputTextWithHint("##search", "search name or op  ( / )", buf, sizeof buf,
                                           ImGuiInputTextFlags_EnterReturnsTrue);
+    expose(app, "search");
     if (ImGui::IsItemEdited()) {
         ui.search = buf;
         ui.search_hit = -1;
@@ -132,7 +137,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             ImGui::TextDisabled("%d of %zu", ui.search_hit + 1, matches.size());
         }
     }
-    const auto& out = ws.last_outcome();
+    const auto& out = app.last_change();
     if (out && out->changed && !out->diff.empty()) {
         ImGui::SameLine();
         ImGui::TextDisabled("|");
@@ -152,6 +157,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             legend("changed", out->diff.changed.size(), colors::rewired);
             ImGui::SameLine();
             if (ImGui::SmallButton("hide")) ui.show_diff = false;
+            expose(app, "hide changes");
         } else if (ImGui::SmallButton("show changes")) {
             ui.show_diff = true;
         }

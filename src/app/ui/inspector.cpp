@@ -132,7 +132,10 @@ void node_actions(App& app, const Node& n) {
                 (level == IrLevel::CoreAten && DecompTable::for_level(IrLevel::Inference).find(n)))
                 continue;
             std::string label = std::string("Decompose this node (") + ir_level_name(level) + ")";
-            if (ImGui::Button(label.c_str())) {
+            bool clicked = ImGui::Button(label.c_str());
+            expose(app, level == IrLevel::Inference ? "inspector:decompose inference"
+                                                    : "inspector:decompose core");
+            if (clicked) {
                 Action a;
                 a.kind = Action::Kind::DecomposeNode;
                 a.node = n.name();
@@ -144,7 +147,9 @@ void node_actions(App& app, const Node& n) {
         }
     }
     if (view == GraphView::Module && n.op() != Op::Output && !n.users().empty()) {
-        if (ImGui::Button("Insert a MinMaxObserver after this node")) {
+        bool clicked = ImGui::Button("Insert a MinMaxObserver after this node");
+        expose(app, "inspector:insert observer");
+        if (clicked) {
             Action a;
             a.kind = Action::Kind::InsertObserver;
             a.node = n.name();

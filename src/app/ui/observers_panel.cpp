@@ -13,19 +13,21 @@ namespace pt2lab::app::ui {
 
 void draw_observers_tab(App& app) {
     const Workspace& ws = *app.workspace();
-    static int batches = 8;
+    static int batches = kCalibrationBatches;
     static bool fold_quantize = true;
     if (ImGui::Button("Fold conv-BN")) post_fold_conv_bn(app);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("fold BatchNorm into the preceding conv's weight and bias");
     ImGui::SameLine();
     if (ImGui::Button("prepare_pt2e")) post_prepare(app);
+    expose(app, "observers:prepare");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("fold BatchNorm, annotate conv / linear (+ relu), place MinMaxObservers "
                           "(activations quint8 affine, weights qint8 symmetric)");
     ImGui::SameLine();
     ImGui::BeginDisabled(!has_observers(ws));
     if (ImGui::Button("Calibrate")) post_calibrate(app, batches);
+    expose(app, "observers:calibrate");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(90));
     ImGui::InputInt("batches", &batches);
@@ -34,6 +36,7 @@ void draw_observers_tab(App& app) {
     ImGui::SameLine();
     ImGui::BeginDisabled(!observers_calibrated(ws));
     if (ImGui::Button("convert_pt2e")) post_convert(app, fold_quantize);
+    expose(app, "observers:convert");
     ImGui::SameLine();
     ImGui::Checkbox("fold_quantize", &fold_quantize);
     ImGui::EndDisabled();

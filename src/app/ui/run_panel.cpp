@@ -103,6 +103,7 @@ void draw_run_tab(App& app) {
     ui.run_repeat = std::clamp(ui.run_repeat, 1, 100);
     ImGui::SameLine();
     if (ImGui::Button("Run")) run_now(app);
+    expose(app, "run tab:run");
     ImGui::SameLine();
     ImGui::Checkbox("run after each change", &ui.auto_run);
     ImGui::SameLine();

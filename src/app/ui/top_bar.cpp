@@ -31,6 +31,7 @@ void draw_top_bar(App& app, float width) {
     ImGui::TextDisabled("torch.export graph lab");
     ImGui::SameLine(0, px(24));
     if (ImGui::Button("Open file...")) app.open_picker();
+    expose(app, "open");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
     const Workspace* ws = app.workspace();
@@ -38,39 +39,51 @@ void draw_top_bar(App& app, float width) {
         ImGui::SameLine(0, px(18));
         ImGui::BeginDisabled(!ws->has_program());
         if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
+        expose(app, "decompose");
         ImGui::EndDisabled();
         if (ImGui::BeginPopup("decompose")) {
             if (ImGui::MenuItem("Inference IR", "run_decompositions({})"))
                 post_decompose(app, IrLevel::Inference);
+            expose(app, "decompose:inference");
             if (ImGui::MenuItem("Core ATen", "run_decompositions()"))
                 post_decompose(app, IrLevel::CoreAten);
+            expose(app, "decompose:core");
             ImGui::EndPopup();
         }
         ImGui::SameLine();
         if (ImGui::Button("Prepare")) post_prepare(app);
+        expose(app, "prepare");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("prepare_pt2e: fold BatchNorm, place MinMaxObservers");
         ImGui::SameLine();
         ImGui::BeginDisabled(!has_observers(*ws));
-        if (ImGui::Button("Calibrate")) post_calibrate(app, 8);
+        if (ImGui::Button("Calibrate")) post_calibrate(app, kCalibrationBatches);
+        expose(app, "calibrate");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip(
-                "run the module on its inputs and 7 seeded batches so the observers record");
+                "run the module on the Run tab's inputs, then on %d seeded batches, so "
+                "the observers record",
+                kCalibrationBatches - 1);
         ImGui::SameLine();
         ImGui::BeginDisabled(!observers_calibrated(*ws));
         if (ImGui::Button("Convert")) post_convert(app, true);
+        expose(app, "convert");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip(
                 "convert_pt2e: observers become quantize / dequantize pairs (after calibration)");
         ImGui::SameLine();
         if (ImGui::Button("More")) ImGui::OpenPopup("more");
+        expose(app, "more");
         if (ImGui::BeginPopup("more")) {
             if (ImGui::MenuItem("Fold conv-BN")) post_fold_conv_bn(app);
+            expose(app, "more:fold");
             if (ImGui::MenuItem("Eliminate dead code", "graph.eliminate_dead_code()"))
                 post_dead_code_elimination(app);
+            expose(app, "more:dce");
             if (ImGui::MenuItem("Recompile", "gm.recompile()")) post_recompile(app);
+            expose(app, "more:recompile");
             ImGui::EndPopup();
         }
         ImGui::SameLine(0, px(18));
@@ -78,12 +91,14 @@ void draw_top_bar(App& app, float width) {
         auto redo = ws->redo_history();
         ImGui::BeginDisabled(undo.empty());
         if (ImGui::Button("Undo")) app.post_undo();
+        expose(app, "undo");
         ImGui::EndDisabled();
         if (!undo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip("undo %s (Ctrl+Z)", undo.back().label.c_str());
         ImGui::SameLine(0, px(2));
         ImGui::BeginDisabled(redo.empty());
         if (ImGui::Button("Redo")) app.post_redo();
+        expose(app, "redo");
         ImGui::EndDisabled();
         if (!redo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip("redo %s (Ctrl+Shift+Z)", redo.front().label.c_str());
@@ -91,6 +106,7 @@ void draw_top_bar(App& app, float width) {
     float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine(width - help_w - px(12));
     if (ImGui::Button("?")) app.ui().show_help = !app.ui().show_help;
+    expose(app, "help");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("keyboard shortcuts (?)");
     ImGui::End();
 }
@@ -118,6 +134,7 @@ void draw_error_banner(App& app, float y, float width) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.error.c_str());
     ImGui::SameLine(width - px(90));
     if (ImGui::Button("Dismiss")) ui.error.clear();
+    expose(app, "dismiss error");
     ImGui::End();
 }
 

@@ -6,6 +6,10 @@
 
 namespace pt2lab::app::ui {
 
+// Calibration batches of the Calibrate buttons: the inputs, then seeded batches
+// SeededRng(1..8), as `pt2lab convert` calibrates.
+constexpr int kCalibrationBatches = 9;
+
 void post_decompose(App& app, IrLevel level);
 void post_fold_conv_bn(App& app);
 void post_prepare(App& app);

@@ -10,6 +10,12 @@ float px(float css) {
     return css * fonts().scale;
 }
 
+void expose(App& app, const std::string& name) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    float k = fonts().scale;
+    app.ui().widgets[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
+}
+
 void text_wrapped(const std::string& text, ImU32 color) {
     float width = ImGui::GetContentRegionAvail().x;
     ImFont* font = ImGui::GetFont();

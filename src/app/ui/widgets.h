@@ -24,6 +24,8 @@ void help_marker(const char* text);
 bool begin_facts(const char* id);
 void fact(const char* label, const std::string& value, ImU32 color = 0);
 void end_facts();
+// Records the last item's rectangle under `name` for the test hook (UiState::widgets).
+void expose(App& app, const std::string& name);
 // Scales a CSS-pixel length by the current UI scale.
 float px(float css);
 
