@@ -79,22 +79,35 @@
     { url: "assets/graphs/index.json", guess: 300, name: "assets/graphs/index.json" },
     { url: "assets/graphs/" + pt2lab.startFile, guess: 50000, name: pt2lab.startFile }
   ];
-  fetchAll(files).then(function (all) {
-    files.forEach(function (f, i) { if (f.name) pt2lab.preloaded[f.name] = all[i]; });
+  // app.js loads while the files download; the runtime starts (main()) only
+  // once all of them are here, through emscripten's instantiateWasm hook.
+  var all = fetchAll(files).then(function (list) {
+    files.forEach(function (f, i) { if (f.name) pt2lab.preloaded[f.name] = list[i]; });
     label.textContent = "Starting...";
-    window.Module = {
-      canvas: document.getElementById("canvas"),
-      wasmBinary: all[0],
-      print: function (t) { console.log(t); },
-      printErr: function (t) { console.warn(t); },
-      onAbort: function (what) { pt2lab.fatal("The app stopped: " + what, "Reload the page; if it happens again, the log above has the details."); }
-    };
-    var s = document.createElement("script");
-    s.src = "app.js";
-    s.onerror = function () { pt2lab.fatal("app.js could not be loaded.", "Check that the whole folder was copied and reload."); };
-    document.body.appendChild(s);
-  }).catch(function (e) {
+    return list[0];
+  });
+  all.catch(function (e) {
     pt2lab.fatal("A file of the page could not be downloaded: " + e.message,
       "Check the connection (or that the folder is complete) and reload the page.");
   });
+  window.Module = {
+    canvas: document.getElementById("canvas"),
+    instantiateWasm: function (imports, receive) {
+      all.then(function (wasm) { return WebAssembly.instantiate(wasm, imports); })
+        .then(function (r) { receive(r.instance, r.module); },
+              function (e) { if (!pt2lab.failed) pt2lab.fatal("The app could not start: " + e, "Reload the page."); });
+      return {};
+    },
+    print: function (t) { console.log(t); },
+    printErr: function (t) { console.warn(t); },
+    onAbort: function (what) {
+      pt2lab.fatal("The app stopped: " + what, "Reload the page; if it happens again, the browser console has the details.");
+    }
+  };
+  var script = document.createElement("script");
+  script.src = "app.js";
+  script.onerror = function () {
+    pt2lab.fatal("app.js could not be downloaded.", "Check the connection (or that the folder is complete) and reload the page.");
+  };
+  document.body.appendChild(script);
 })();

@@ -115,9 +115,10 @@ const Scene& App::scene(GraphView v) const {
         c.before = Scene{};
     else if (c.epoch != graph_epoch_ && c.valid)
         c.before = std::move(c.scene);
-    const GraphSignature* sig =
-        v == GraphView::Program && ws_->has_program() ? &ws_->program().signature : nullptr;
-    c.scene = build_scene(ws_->graph(v), sig, metrics_, diff ? &out->diff : nullptr,
+    SceneContext ctx;
+    if (v == GraphView::Program && ws_->has_program()) ctx.signature = &ws_->program().signature;
+    if (v == GraphView::Module) ctx.submodules = &ws_->module().submodules;
+    c.scene = build_scene(ws_->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
     c.ws = ws_.get();
     c.epoch = graph_epoch_;
@@ -226,7 +227,10 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     fresh.code_form = ui_.code_form;
     fresh.auto_run = ui_.auto_run;
     fresh.frames = ui_.frames;
-    fresh.first_frame_at = ui_.first_frame_at;
+    fresh.t_main = ui_.t_main;
+    fresh.t_fonts = ui_.t_fonts;
+    fresh.t_opened = ui_.t_opened;
+    fresh.t_first_frame = ui_.t_first_frame;
     fresh.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
     ui_ = std::move(fresh);
     for (SceneCache& c : scenes_) c = SceneCache{};

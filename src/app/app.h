@@ -37,6 +37,10 @@ struct Camera {
     float cx = 0, cy = 0;
     float zoom = 1;
     bool fitted = false; // fit once the canvas size is known
+    // No pan or zoom since the last fit: fit again when the graph or the canvas changes.
+    bool follow_fit = true;
+    float fit_w = 0, fit_h = 0; // the canvas size of the last fit
+    uint64_t epoch = 0;         // App::graph_epoch() the camera last saw
 };
 
 // Where the graph canvas was last drawn, in device pixels (the state hook
@@ -77,7 +81,9 @@ struct UiState {
     // pixels {x, y, w, h}: the browser tests click them through the state hook.
     std::map<std::string, std::array<float, 4>> widgets;
     uint64_t frames = 0;
-    double first_frame_at = 0;
+    // Start-up milestones (platform::now_seconds): main() entered, fonts
+    // rasterized, first file opened, first frame on screen.
+    double t_main = 0, t_fonts = 0, t_opened = 0, t_first_frame = 0;
 };
 
 class App {

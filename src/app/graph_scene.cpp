@@ -100,6 +100,8 @@ namespace {
 
 LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
     float w = m.text_width(n.name, false);
+    // The diff badge ("added") sits at the right end of the name line.
+    if (n.mark != DiffMark::None) w += m.text_width(diff_mark_name(n.mark), false) * 0.8f + 14;
     w = std::max(w, m.text_width(n.kind, false));
     int lines = 2;
     if (!n.detail.empty()) {
@@ -111,7 +113,7 @@ LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
 
 } // namespace
 
-Scene build_scene(const Graph& g, const GraphSignature* sig, const SceneMetrics& m,
+Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m,
                   const GraphDiff* diff, const Scene* prev, const LayoutOptions& opt) {
     Scene sc;
     std::vector<Node*> nodes = g.nodes();
@@ -146,6 +148,7 @@ Scene build_scene(const Graph& g, const GraphSignature* sig, const SceneMetrics&
             SceneNode gn = prev->nodes[static_cast<size_t>(k)];
             gn.id = 0;
             gn.mark = DiffMark::Removed;
+            gn.size = measure(gn, m); // room for the "removed" badge
             sc.by_name[gn.name] = static_cast<int>(sc.nodes.size());
             ghost_src.push_back(k);
             sc.nodes.push_back(std::move(gn));
@@ -158,7 +161,11 @@ Scene build_scene(const Graph& g, const GraphSignature* sig, const SceneMetrics&
         sn.id = n.id();
         sn.name = n.name();
         sn.op = n.op();
-        sn.kind = node_kind_label(n, sig);
+        sn.kind = node_kind_label(n, ctx.signature);
+        if (n.op() == Op::CallModule && ctx.submodules) {
+            auto it = ctx.submodules->find(n.target());
+            if (it != ctx.submodules->end() && !it->second.type.empty()) sn.kind = it->second.type;
+        }
         sn.detail = node_value_type(n);
         sn.target = n.target();
         sn.mark = added.count(n.name())     ? DiffMark::Added

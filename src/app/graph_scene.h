@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "graph_layout.h"
 #include "passes/graph_diff.h"
 #include "program/exported_program.h"
+#include "program/graph_module.h"
 
 namespace pt2lab::app {
 
@@ -60,10 +62,17 @@ std::string node_kind_label(const Node& n, const GraphSignature* sig);
 // meta['val'] as print_readable shows it: "f32[2, 8, 16, 16]", "(f32[8], f32[8])", "Sym(s0)".
 std::string node_value_type(const Node& n);
 
+// What a scene reads besides the graph: the program's signature (placeholder
+// kinds; null for a module) and the module's submodules (call_module types).
+struct SceneContext {
+    const GraphSignature* signature = nullptr;
+    const std::map<std::string, Submodule>* submodules = nullptr;
+};
+
 // Builds the scene of g. With a diff (the last transformation on this graph)
 // the nodes it names are marked, and its removed nodes are taken from `prev`
 // (the scene before the transformation) as ghosts wired to their old neighbours.
-Scene build_scene(const Graph& g, const GraphSignature* sig, const SceneMetrics& m,
+Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m,
                   const GraphDiff* diff = nullptr, const Scene* prev = nullptr,
                   const LayoutOptions& opt = {});
 

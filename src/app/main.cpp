@@ -31,6 +31,7 @@ SceneMetrics imgui_metrics() {
 } // namespace
 
 int main() {
+    double t_main = platform::now_seconds();
     if (!glfwInit()) {
         platform::fatal("GLFW could not start.");
         return 1;
@@ -60,12 +61,16 @@ int main() {
         return 1;
     }
 
+    double t_fonts = platform::now_seconds();
     static App app;
     app.set_scene_metrics(imgui_metrics());
     platform::set_state_provider([] { return app.state_json(); });
     std::string start = platform::start_file();
     std::vector<uint8_t> first = platform::preloaded(start);
     if (!first.empty()) app.open(std::move(first), start);
+    app.ui().t_main = t_main;
+    app.ui().t_fonts = t_fonts;
+    app.ui().t_opened = platform::now_seconds();
 
     static int frames_left = 3; // frames to draw before going idle
     platform::run_main_loop([display]() mutable {
@@ -95,7 +100,10 @@ int main() {
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         // A request (an action, a view switch) changes what the next frames show.
         if (app.end_frame()) frames_left = 3;
-        if (++app.ui().frames == 1) platform::first_frame_drawn();
+        if (++app.ui().frames == 1) {
+            app.ui().t_first_frame = platform::now_seconds();
+            platform::first_frame_drawn();
+        }
     });
     return 0;
 }

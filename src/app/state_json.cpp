@@ -67,6 +67,10 @@ std::string App::state_json() const {
     json j;
     j["ready"] = ws_ != nullptr;
     j["frames"] = ui_.frames;
+    j["startup_ms"] = {{"main", ui_.t_main * 1000},
+                       {"fonts", ui_.t_fonts * 1000},
+                       {"opened", ui_.t_opened * 1000},
+                       {"first_frame", ui_.t_first_frame * 1000}};
     j["error"] = ui_.error;
     json log = json::array();
     size_t from = ui_.log.size() > 30 ? ui_.log.size() - 30 : 0;

@@ -6,6 +6,7 @@
 #include "graph_scene.h"
 #include "io/program_loader.h"
 #include "passes/decompose.h"
+#include "workspace/workspace.h"
 
 using namespace pt2lab;
 using namespace pt2lab::app;
@@ -30,7 +31,7 @@ ExportedProgram load(const std::string& name) {
 
 TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
     ExportedProgram ep = load("conv_bn_relu_eval.pt2");
-    Scene sc = build_scene(*ep.graph, &ep.signature, fixed_metrics());
+    Scene sc = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
     REQUIRE(sc.nodes.size() == ep.graph->size());
     size_t inputs = 0;
     for (const Node* n : ep.graph->nodes()) {
@@ -64,14 +65,15 @@ TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
 
 TEST_CASE("a decomposition's diff: added marks and a ghost of batch_norm", "[scene]") {
     ExportedProgram ep = load("conv_bn_relu_eval.pt2");
-    Scene before = build_scene(*ep.graph, &ep.signature, fixed_metrics());
+    Scene before = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
     ExportedProgram low = ep.clone();
     auto rep = run_decompositions(low, DecompTable::for_level(IrLevel::Inference));
     REQUIRE(rep.ok());
     GraphDiff diff = diff_graphs(*ep.graph, *low.graph);
     REQUIRE(!diff.removed.empty());
     REQUIRE(!diff.added.empty());
-    Scene after = build_scene(*low.graph, &low.signature, fixed_metrics(), &diff, &before);
+    Scene after =
+        build_scene(*low.graph, {&low.signature, nullptr}, fixed_metrics(), &diff, &before);
     CHECK(after.nodes.size() == low.graph->size() + diff.removed.size());
     for (const std::string& name : diff.removed) {
         int g = after.find_name(name);
@@ -106,4 +108,23 @@ TEST_CASE("search matches name, target and kind, ignoring case", "[scene]") {
     CHECK(scene_node_matches(n, "ops.aten"));
     CHECK_FALSE(scene_node_matches(n, "relu"));
     CHECK_FALSE(scene_node_matches(n, ""));
+}
+
+TEST_CASE("call_module boxes name their submodule's type", "[scene]") {
+    auto ws = Workspace::open_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/conv_relu.pt2");
+    REQUIRE(ws.ok());
+    auto out = ws.value()->apply(Action::of(Action::Kind::Prepare));
+    REQUIRE(out.ok());
+    const GraphModule& gm = ws.value()->module();
+    Scene sc = build_scene(*gm.graph, {nullptr, &gm.submodules}, fixed_metrics());
+    int obs = sc.find_name("activation_post_process_0");
+    REQUIRE(obs >= 0);
+    CHECK(sc.nodes[size_t(obs)].kind == "MinMaxObserver");
+    int guards = sc.find_name("_guards_fn");
+    REQUIRE(guards >= 0);
+    CHECK(sc.nodes[size_t(guards)].kind == gm.submodules.at("_guards_fn").type);
+    // Without the module, a call_module box shows its target.
+    Scene bare = build_scene(*gm.graph, {}, fixed_metrics());
+    CHECK(bare.nodes[size_t(bare.find_name("activation_post_process_0"))].kind ==
+          "activation_post_process_0");
 }

@@ -62,6 +62,7 @@ async function clickWidget(page, name) {
 
 async function shot(ctx, page, file, panel) {
   const opts = { path: path.join(ctx.shots, file) };
+  await page.mouse.move(2, (page.viewportSize() || { height: 900 }).height - 2); // no tooltip in the way
   if (panel) {
     const r = (await state(page)).widgets["panel:" + panel];
     opts.clip = { x: r.x, y: r.y, width: r.w, height: r.h };

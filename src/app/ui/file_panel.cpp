@@ -70,14 +70,19 @@ void file_facts(App& app) {
         ImGui::Text("%d", count);
     }
     ImGui::Spacing();
-    for (const auto& [target, count] : op_counts(g)) {
-        std::string t = target;
-        if (t.rfind("torch.ops.", 0) == 0) t = t.substr(10);
-        ImGui::PushFont(fonts().mono);
-        ImGui::TextUnformatted(t.c_str());
-        ImGui::PopFont();
-        ImGui::SameLine();
-        ImGui::TextDisabled("x%d", count);
+    if (ImGui::BeginTable("calls", 2, ImGuiTableFlags_SizingFixedFit)) {
+        ImGui::TableSetupColumn("count", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
+        for (const auto& [target, count] : op_counts(g)) {
+            std::string t = target;
+            if (t.rfind("torch.ops.", 0) == 0) t = t.substr(10);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%dx", count);
+            ImGui::TableNextColumn();
+            text_wrapped(t);
+        }
+        ImGui::EndTable();
     }
     auto unsupported = ws.unsupported_ops(ui.view);
     if (!unsupported.empty()) {

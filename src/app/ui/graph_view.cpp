@@ -89,9 +89,13 @@ void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
     cam.cx = sc.layout.width * 0.5f;
     cam.cy = sc.layout.height * 0.5f;
     cam.fitted = true;
+    cam.follow_fit = true;
+    cam.fit_w = r.w;
+    cam.fit_h = r.h;
 }
 
 void zoom_camera(Camera& cam, const CanvasRect& r, float factor, LayoutPoint anchor_screen) {
+    cam.follow_fit = false;
     LayoutPoint before = screen_to_world(cam, r, anchor_screen);
     cam.zoom = std::clamp(cam.zoom * factor, 0.05f, 4.0f);
     LayoutPoint after = screen_to_world(cam, r, anchor_screen);
@@ -105,6 +109,7 @@ void reveal_node(Camera& cam, const Scene& sc, const CanvasRect& r, int index) {
     LayoutPoint s = world_to_screen(cam, r, c);
     float m = 40 * r.scale;
     if (s.x < r.x + m || s.x > r.x + r.w - m || s.y < r.y + m || s.y > r.y + r.h - m) {
+        cam.follow_fit = false;
         cam.cx = c.x;
         cam.cy = c.y;
     }
@@ -135,7 +140,10 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     csize.x = std::max(csize.x, 10.0f);
     csize.y = std::max(csize.y, 10.0f);
     ui.canvas = {cpos.x, cpos.y, csize.x, csize.y, fonts().scale};
-    if (!cam.fitted) fit_camera(cam, sc, ui.canvas);
+    bool resized = cam.fit_w != ui.canvas.w || cam.fit_h != ui.canvas.h;
+    if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
+        fit_camera(cam, sc, ui.canvas);
+    cam.epoch = app.graph_epoch();
     View v{cam, ui.canvas, cam.zoom * ui.canvas.scale};
 
     ImGui::InvisibleButton("canvas", csize,
@@ -144,6 +152,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     ImGuiIO& io = ImGui::GetIO();
     int under = hovered ? hit_test(sc, v, io.MousePos) : -1;
     if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+        cam.follow_fit = false;
         cam.cx -= io.MouseDelta.x / v.k;
         cam.cy -= io.MouseDelta.y / v.k;
     }
@@ -273,7 +282,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
             const char* label = diff_mark_name(n.mark);
             float lp = name_px * 0.8f;
             ImVec2 ts = ui_font->CalcTextSizeA(lp, 1e9f, 0, label);
-            ImVec2 ta(b.x - ts.x - 6 * v.k, a.y - ts.y * 0.55f);
+            ImVec2 ta(b.x - ts.x - 6 * v.k, a.y + pad_y + (line_h - ts.y) * 0.5f);
             dl->AddRectFilled(ImVec2(ta.x - 3 * v.k, ta.y),
                               ImVec2(ta.x + ts.x + 3 * v.k, ta.y + ts.y),
                               with_alpha(diff_color(n.mark), alpha), 3 * v.k);

@@ -29,8 +29,8 @@ void draw_observers_tab(App& app) {
     if (ImGui::Button("Calibrate")) post_calibrate(app, batches);
     expose(app, "observers:calibrate");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(px(90));
-    ImGui::InputInt("batches", &batches);
+    ImGui::SetNextItemWidth(px(44));
+    ImGui::InputInt("batches", &batches, 0);
     batches = std::clamp(batches, 1, 64);
     ImGui::EndDisabled();
     ImGui::SameLine();

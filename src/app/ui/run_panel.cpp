@@ -84,22 +84,23 @@ void draw_run_tab(App& app) {
                           "data/sample_inputs/model.pt of a real torch.export.save archive",
                           "SeededRng(seed).normal(), shaped by the graph's inputs"};
     for (int i = 0; i < 4; ++i) {
-        if (i) ImGui::SameLine();
-        int k = static_cast<int>(ui.run_inputs.kind);
-        if (ImGui::RadioButton(kinds[i], &k, i))
-            ui.run_inputs.kind = static_cast<InputSource::Kind>(k);
+        if (i) ImGui::SameLine(0, px(2));
+        bool active = static_cast<int>(ui.run_inputs.kind) == i;
+        if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
+        if (ImGui::SmallButton(kinds[i])) ui.run_inputs.kind = static_cast<InputSource::Kind>(i);
+        if (active) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[i]);
     }
     if (ui.run_inputs.kind == InputSource::Kind::Seeded) {
         ImGui::SameLine();
         int seed = static_cast<int>(ui.run_inputs.seed);
         ImGui::SetNextItemWidth(px(90));
-        if (ImGui::InputInt("seed", &seed))
+        if (ImGui::InputInt("seed", &seed, 0))
             ui.run_inputs.seed = static_cast<uint64_t>(std::max(0, seed));
     }
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(px(80));
-    ImGui::InputInt("times", &ui.run_repeat);
+    ImGui::SetNextItemWidth(px(44));
+    ImGui::InputInt("times", &ui.run_repeat, 0);
     ui.run_repeat = std::clamp(ui.run_repeat, 1, 100);
     ImGui::SameLine();
     if (ImGui::Button("Run")) run_now(app);
@@ -162,6 +163,14 @@ void draw_run_tab(App& app) {
     }
     ImGui::Spacing();
     verdict(run->parity, "the file as loaded");
+    bool quantized = false;
+    for (const Node* n : ws.module().graph->nodes())
+        quantized |= n->target().find("quantize_per_tensor") != std::string::npos;
+    if (quantized && !run->parity.allclose())
+        text_wrapped("The graph quantizes: each quantize -> dequantize pair rounds values to "
+                     "scale * integer steps, so the outputs move by about the quantization error "
+                     "(the SQNR column says how much signal is left).",
+                     colors::text_dim);
     parity_table("parity", run->parity);
     if (run->reference) {
         ImGui::Spacing();

@@ -98,6 +98,9 @@ void set_style(float scale) {
     c[ImGuiCol_SliderGrab] = to_vec4(colors::rgb(0x82AAFF));
     c[ImGuiCol_TextSelectedBg] = to_vec4(colors::rgb(0x3A5580));
     c[ImGuiCol_MenuBarBg] = to_vec4(colors::rgb(0x171A20));
+    c[ImGuiCol_TitleBg] = to_vec4(colors::rgb(0x20242C));
+    c[ImGuiCol_TitleBgActive] = to_vec4(colors::rgb(0x252A34));
+    c[ImGuiCol_TitleBgCollapsed] = to_vec4(colors::rgb(0x20242C));
     s.ScaleAllSizes(scale);
 }
 

@@ -3,6 +3,8 @@
 // and under it the banner of the last error (e.g. a bad file), until dismissed.
 #include "ui/top_bar.h"
 
+#include <algorithm>
+
 #include "ui/theme.h"
 #include "ui/transforms.h"
 #include "ui/widgets.h"
@@ -111,8 +113,17 @@ void draw_top_bar(App& app, float width) {
     ImGui::End();
 }
 
+namespace {
+float banner_wrap_width(float width) {
+    return width - px(260);
+}
+} // namespace
+
 float error_banner_height(const App& app) {
-    return app.ui().error.empty() ? 0 : ImGui::GetFrameHeight() + px(10);
+    if (app.ui().error.empty()) return 0;
+    float w = banner_wrap_width(ImGui::GetIO().DisplaySize.x);
+    float text = ImGui::CalcTextSize(app.ui().error.c_str(), nullptr, false, w).y;
+    return std::max(ImGui::GetFrameHeight(), text) + px(12);
 }
 
 void draw_error_banner(App& app, float y, float width) {
@@ -128,11 +139,11 @@ void draw_error_banner(App& app, float y, float width) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "Could not do that:");
     ImGui::SameLine();
-    ImGui::PushTextWrapPos(width - px(110));
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + banner_wrap_width(width));
     ImGui::TextUnformatted(ui.error.c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.error.c_str());
-    ImGui::SameLine(width - px(90));
+    ImGui::SetCursorPos(ImVec2(width - px(90), px(6)));
     if (ImGui::Button("Dismiss")) ui.error.clear();
     expose(app, "dismiss error");
     ImGui::End();
