@@ -217,8 +217,11 @@ test("a dropped file, a lesson graph from the list, and the URL hash on reload",
   s = await waitState(page, (st) => st.file === "style_modules.pt2", "a lesson graph opens");
   assertGraph(s, cli.nodes(asset("style_modules.pt2")), "style_modules");
   assert.match(page.url(), /#file=style_modules\.pt2$/);
+  await clickWidget(page, "tab:Log"); // remembered in localStorage
+  await waitState(page, (st) => st.tab === "Log", "log tab");
   await page.reload();
   s = await waitState(page, (st) => st.ready && st.file === "style_modules.pt2", "the hash reopens it");
+  assert.equal(s.tab, "Log", "the tab survives a reload");
   noErrors(page);
 });
 
@@ -274,7 +277,12 @@ test("decompose to the inference IR, with the diff, parity, undo and redo", asyn
   assert.ok(ghost && ghost.mark === "removed" && ghost.id === 0, "batch_norm stays as a ghost");
   assert.equal(s.run.parity.bit_identical, true, "the CLI reports bit-identical");
   assert.deepEqual(s.undo, ["decompose to Inference IR"], "the history after decompose");
-  await shot(ctx, page, "decompose.png");
+  const legit = node(s, "_native_batch_norm_legit_no_training");
+  await clickAt(page, legit.x, legit.y);
+  await waitState(page, (st) => st.selected && st.selected.name === legit.name, "select the new node");
+  await clickWidget(page, "tab:Run & parity");
+  await waitState(page, (st) => st.tab === "Run & parity", "run tab");
+  await shot(ctx, page, "decompose.png"); // also the README's picture (docs/page.png)
   await page.keyboard.press("Control+z");
   s = await waitState(page, (st) => st.level === "Training IR", "undo");
   assertGraph(s, cli.nodes(file), "after undo");
@@ -349,6 +357,16 @@ test("HiDPI: the backing store follows devicePixelRatio 2; clicks still land", a
   const after = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
   assert.equal(after[0], 2 * after[1]);
   await shot(ctx, page, "resized@2x.png");
+  // devicePixelRatio changing under a live page (a window moved to another
+  // screen): the backing store and the font atlas follow.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1100, height: 760, deviceScaleFactor: 1, mobile: false });
+  s = await waitState(page, (st) => st.scale === 1, "devicePixelRatio 2 -> 1");
+  const one = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
+  assert.equal(one[0], one[1]);
+  const conv = node(s, "conv2d");
+  await clickAt(page, conv.x, conv.y);
+  await waitState(page, (st) => st.selected && st.selected.name === "conv2d", "click at DPR 1");
   noErrors(page);
 });
 
