@@ -60,7 +60,23 @@ suite_assets() {
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_cases.py --check &&
         /usr/bin/python3 tools/make_corpus.py --check &&
         ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/exec_reference.py --check &&
-        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check
+        ATEN_CPU_CAPABILITY=default /usr/bin/python3 tools/fx_edit_goldens.py --check &&
+        lesson_goldens_check
+}
+lesson_goldens_check() {
+    # The lesson goldens come from real torch 2.14.1 (Debian sid root) and torch.ao's
+    # convert_pt2e of torch 2.6 (trixie root), both made by scripts/torch_env.sh.
+    if [ ! -f scripts/torch_env.sh ]; then
+        echo "skipped  tools/lesson_goldens.py --check (no scripts/torch_env.sh in this tree)"
+        return 0
+    fi
+    local why
+    if ! why=$(bash scripts/torch_env.sh can); then
+        echo "skipped  tools/lesson_goldens.py --check ($why)"
+        return 0
+    fi
+    bash scripts/torch_env.sh run sid python3 tools/lesson_goldens.py --check &&
+        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
 }
 
 suite_browser() {

@@ -22,6 +22,7 @@ struct CliArgs {
     bool fold = true;              // convert --no-fold: fold_quantize=False
 };
 
+std::string usage_text(); // the usage, with the options from cli_options.h
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
 int cmd_run(const CliArgs& args);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "graph/op_schema.h"
 #include "graph/printer.h"
 #include "io/fx_json.h"
@@ -44,21 +45,7 @@ const char* kUsage =
     "             (XNNPACK-style: activations quint8 affine, weights qint8 symmetric)\n"
     "  convert    prepare, calibrate, convert_pt2e: observers become quantize/dequantize pairs;\n"
     "             prints the code and the quantization error (max |diff|, SQNR)\n"
-    "\n"
-    "options:\n"
-    "  --module     show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph\n"
-    "  --no-guards  with --module: leave out _guards_fn, as ep.module(check_guards=False)\n"
-    "  --input F    (run) a .npy file per forward() input, in order\n"
-    "  --seed N     (run) inputs from pt2lab's seeded generator (SeededRng(N).normal())\n"
-    "  --out F      (run) write the outputs to F (.npy; several outputs: F_0.npy ...) or .json\n"
-    "  --fast       (run) the fast conv2d (im2col + tiled GEMM) instead of the reference loop\n"
-    "  --repeat N   (run) run N times on the same state (train mode: running stats keep moving)\n"
-    "  --level L    (decompose) inference | core\n"
-    "  --keep OP    (decompose) keep an op by dropping its rule, e.g. --keep aten.conv2d.default\n"
-    "  --calibrate N  (convert) seeded calibration batches after the example input (default 8)\n"
-    "  --no-fold    (convert) fold_quantize=False: keep the weight quantize nodes\n"
-    "\n"
-    "exit status: 0 success, 1 bad input, 2 bad usage\n";
+    "\n";
 
 std::string shape_str(const TensorData& t) {
     std::string s = std::string(scalar_type_abbr(t.dtype)) + "[";
@@ -196,8 +183,21 @@ void print_view(const std::string& cmd, const Graph& g, const CodegenOptions& co
 } // namespace
 
 namespace pt2lab {
+std::string usage_text() {
+    std::string s = kUsage;
+    s += "options (the commands that take each in parentheses):\n";
+    for (const CliOption& o : kCliOptions) {
+        std::string name = std::string(o.name) + (o.value ? std::string(" ") + o.value : "");
+        char line[512];
+        std::snprintf(line, sizeof line, "  %-14s %s\n  %-14s (%s)\n", name.c_str(), o.help, "",
+                      o.commands);
+        s += line;
+    }
+    return s + "\nexit status: 0 success, 1 bad input, 2 bad usage\n";
+}
+
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "pt2lab: %s\n\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "pt2lab: %s\n\n%s", msg.c_str(), usage_text().c_str());
     return 2;
 }
 
@@ -221,58 +221,21 @@ bool parse_count(const char* s, uint64_t& out) {
 
 int main(int argc, char** argv) {
     std::vector<std::string> positional;
-    CliArgs args;
-    bool run_only_option = false, decompose_only_option = false, convert_only_option = false;
+    std::vector<std::pair<const CliOption*, std::string>> options; // in command-line order
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        auto value = [&](const char* opt) -> const char* {
-            if (i + 1 >= argc) return nullptr;
-            (void)opt;
-            return argv[++i];
-        };
-        if (a == "--module")
-            args.module = true;
-        else if (a == "--no-guards")
-            args.guards = false;
-        else if (a == "--fast")
-            args.fast = run_only_option = true;
-        else if (a == "--level" || a == "--keep") {
-            const char* v = value(a.c_str());
-            if (!v) return usage_error(a + " needs a value");
-            decompose_only_option = true;
-            if (a == "--level")
-                args.level = v;
-            else
-                args.keep.push_back(v);
-        } else if (a == "--calibrate") {
-            const char* v = value(a.c_str());
-            uint64_t n = 0;
-            if (!v || !parse_count(v, n) || n > 1000)
-                return usage_error("--calibrate needs a count up to 1000");
-            args.calibrate = static_cast<int>(n);
-            convert_only_option = true;
-        } else if (a == "--input" || a == "--out" || a == "--seed" || a == "--repeat") {
-            const char* v = value(a.c_str());
-            if (!v) return usage_error(a + " needs a value");
-            run_only_option = true;
-            uint64_t n = 0;
-            if (a == "--input")
-                args.inputs.push_back(v);
-            else if (a == "--out")
-                args.out = v;
-            else if (!parse_count(v, n))
-                return usage_error(a + " needs a non-negative integer, got '" + v + "'");
-            else if (a == "--seed")
-                args.has_seed = true, args.seed = n;
-            else
-                args.repeat = static_cast<int>(n);
-        } else if (a == "-h" || a == "--help") {
-            std::fputs(kUsage, stdout);
+        if (a == "-h" || a == "--help") {
+            std::fputs(usage_text().c_str(), stdout);
             return 0;
-        } else if (a.rfind("--", 0) == 0)
-            return usage_error("unknown option " + a);
-        else
+        }
+        if (a.rfind("--", 0) != 0) {
             positional.push_back(a);
+            continue;
+        }
+        const CliOption* o = find_cli_option(a.c_str());
+        if (!o) return usage_error("unknown option " + a);
+        if (o->value && i + 1 >= argc) return usage_error(a + " needs a value (" + o->value + ")");
+        options.emplace_back(o, o->value ? argv[++i] : "");
     }
     if (positional.size() != 2) return usage_error("expected a command and one FILE");
     const std::string& cmd = positional[0];
@@ -286,17 +249,47 @@ int main(int argc, char** argv) {
     bool known = false;
     for (const char* c : kCommands) known |= cmd == c;
     if (!known) return usage_error("unknown command '" + cmd + "'");
+
+    CliArgs args;
+    for (const auto& [o, v] : options) {
+        const std::string name = o->name;
+        if (!cli_option_applies(*o, cmd.c_str()))
+            return usage_error(name + " is not an option of " + cmd +
+                               " (it is for: " + o->commands + ")");
+        uint64_t n = 0;
+        const bool count = v.empty() ? false : parse_count(v.c_str(), n);
+        if (name == "--module")
+            args.module = true;
+        else if (name == "--no-guards")
+            args.guards = false;
+        else if (name == "--fast")
+            args.fast = true;
+        else if (name == "--no-fold")
+            args.fold = false;
+        else if (name == "--level")
+            args.level = v;
+        else if (name == "--keep")
+            args.keep.push_back(v);
+        else if (name == "--input")
+            args.inputs.push_back(v);
+        else if (name == "--out")
+            args.out = v;
+        else if (!count)
+            return usage_error(name + " needs a non-negative integer, got '" + v + "'");
+        else if (name == "--seed")
+            args.has_seed = true, args.seed = n;
+        else if (name == "--repeat")
+            args.repeat = static_cast<int>(n);
+        else if (name == "--calibrate") {
+            if (n > 1000) return usage_error("--calibrate needs a count up to 1000");
+            args.calibrate = static_cast<int>(n);
+        }
+    }
     if (!args.guards && !args.module) return usage_error("--no-guards only applies with --module");
-    if (run_only_option && cmd != "run")
-        return usage_error("--input, --seed, --out, --fast and --repeat are for run");
     const bool module = args.module, guards = args.guards;
-    if (decompose_only_option && cmd != "decompose")
-        return usage_error("--level and --keep are for decompose");
     args.command = cmd;
     args.file = path;
     if (cmd == "run") return cmd_run(args);
-    if (convert_only_option && cmd != "convert")
-        return usage_error("--calibrate and --no-fold are for convert");
     if (cmd == "decompose") return cmd_decompose(args);
     if (cmd == "prepare" || cmd == "convert") return cmd_prepare_convert(args);
 

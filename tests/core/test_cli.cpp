@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <sys/wait.h>
 
+#include "cli_options.h"
 #include "io/fx_json.h"
 #include "test_support.h"
 
+using namespace pt2lab;
 using namespace pt2lab_test;
 
 namespace {
@@ -34,6 +36,24 @@ Run run_cli(const std::string& args) {
     r.err = read_text(err_file);
     std::remove(err_file.c_str());
     return r;
+}
+
+// A float32 .npy of zeros (format 1.0) with the given Python shape tuple.
+void write_zeros_npy(const std::string& path, const std::string& shape, size_t numel) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string bytes = "\x93NUMPY";
+    bytes += '\x01';
+    bytes += '\x00';
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    bytes += header;
+    bytes += std::string(numel * 4, '\0');
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
 }
 
 std::string asset(const std::string& name) {
@@ -165,6 +185,53 @@ TEST_CASE("pt2lab run --seed / --input / --out round trip", "[cli]") {
     std::remove("pt2lab_cli_out.json");
 }
 
+TEST_CASE("every option is taken by exactly the commands its table row names", "[cli]") {
+    const char* commands[] = {"info",     "graph", "code",      "tabular", "signature",
+                              "readable", "run",   "decompose", "prepare", "convert"};
+    // A value each option accepts, so only the command decides.
+    auto value = [](const CliOption& o) -> std::string {
+        std::string n = o.name;
+        if (!o.value) return "";
+        if (n == "--input") return " pt2lab_cli_option_in.npy";
+        if (n == "--out") return " pt2lab_cli_option.json";
+        if (n == "--level") return " core";
+        if (n == "--keep") return " aten.conv2d.default";
+        return " 1";
+    };
+    write_zeros_npy("pt2lab_cli_option_in.npy", "(2, 3, 16, 16)", 2 * 3 * 16 * 16);
+    int accepted = 0, refused = 0;
+    for (const CliOption& o : kCliOptions) {
+        for (const char* cmd : commands) {
+            std::string extra = std::string(" ") + o.name + value(o);
+            if (std::string(o.name) == "--no-guards") extra += " --module";
+            const std::string name = o.name;
+            // Options that need another to be valid on their own command.
+            if (std::string(cmd) == "decompose" && name != "--level") extra += " --level core";
+            Run r = run_cli(std::string(cmd) + " " + asset("conv_relu") + extra);
+            INFO(cmd << extra << ": " << r.err);
+            if (cli_option_applies(o, cmd)) {
+                CHECK(r.status == 0);
+                CHECK(r.err.find("is not an option of") == std::string::npos);
+                ++accepted;
+            } else {
+                CHECK(r.status == 2);
+                CHECK(r.err.find(std::string(o.name) + " is not an option of " + cmd) !=
+                      std::string::npos);
+                ++refused;
+            }
+        }
+    }
+    std::remove("pt2lab_cli_option.json");
+    std::remove("pt2lab_cli_option_in.npy");
+    CHECK(accepted >= 16);
+    CHECK(refused >= 60);
+    // run --calibrate was once taken and ignored
+    Run rc = run_cli("run " + asset("conv_relu") + " --calibrate 3");
+    CHECK(rc.status == 2);
+    CHECK(rc.err.find("--calibrate is not an option of run (it is for: convert)") !=
+          std::string::npos);
+}
+
 TEST_CASE("pt2lab run: usage and input errors", "[cli]") {
     CHECK(run_cli("run " + asset("conv_relu") + " --seed 1 --input x.npy").status == 2);
     CHECK(run_cli("run " + asset("conv_relu") + " --seed abc").status == 2);
@@ -208,7 +275,15 @@ TEST_CASE("pt2lab decompose / prepare / convert", "[cli]") {
     CHECK(q.status == 0);
     CHECK(q.out.find("_frozen_param0 = self._frozen_param0") != std::string::npos);
     CHECK(q.out.find("SQNR") != std::string::npos);
+    CHECK(q.out.find("# calibrated on 3 batches") != std::string::npos);
+    CHECK(q.out.find("# convert_pt2e(fold_quantize=True)") != std::string::npos);
     Run nf = run_cli("convert " + asset("conv_bn_relu_eval") + " --no-fold");
+    INFO(nf.err);
+    CHECK(nf.status == 0);
+    CHECK(nf.out.find("# convert_pt2e(fold_quantize=False)") != std::string::npos);
+    CHECK(nf.out.find("# calibrated on 9 batches") != std::string::npos); // the default 8 + 1
+    // the weight's quantize stays in the graph instead of becoming an int8 constant
+    CHECK(nf.out.find("quantize_per_tensor.default(conv_weight, ") != std::string::npos);
     CHECK(nf.out.find("_frozen_param0") == std::string::npos);
     CHECK(run_cli("prepare " + asset("conv_relu") + " --no-fold").status == 2);
     for (const auto& rel : list_dir("assets/graphs", ".pt2")) {

@@ -135,8 +135,7 @@ TEST_CASE("op counts per level", "[passes]") {
         {"style_modules", IrLevel::Inference, 4},      {"style_modules", IrLevel::CoreAten, 5}};
     for (const Want& w : wants) {
         ExportedProgram ep = load_asset(w.asset);
-        ExportedProgram low =
-            w.level == IrLevel::Training ? ep.clone() : lowered(ep, w.level);
+        ExportedProgram low = w.level == IrLevel::Training ? ep.clone() : lowered(ep, w.level);
         int calls = 0;
         for (const auto& [t, c] : op_counts(*low.graph)) calls += c;
         INFO(w.asset << " " << ir_level_name(w.level));

@@ -159,13 +159,20 @@ TEST_CASE("replace_all_uses_with with a callback rewires only the others", "[gra
     CHECK(m.out->args()[0].node == obs);
 }
 
-TEST_CASE("lint reports a redefined name", "[graph]") {
+TEST_CASE("names stay unique: rename makes a taken name unique, force_name refuses it", "[graph]") {
+    // torch.fx's lint reports "Node redefined name" because Python code can assign
+    // node.name directly; pt2lab's Graph never lets two nodes share a name.
     ConvRelu m;
     m.g.rename(m.relu, "relu_x");
-    CHECK(m.g.lint().ok());
     CHECK(m.relu->name() == "relu_x");
     CHECK(m.g.find("relu_x") == m.relu);
     CHECK(m.g.find("relu") == nullptr);
+    m.g.rename(m.relu, "conv"); // taken: fx's namespace picks the next free name
+    CHECK(m.relu->name() == "conv_1");
+    CHECK_FALSE(m.g.force_name(m.relu, "conv"));
+    CHECK(m.relu->name() == "conv_1");
+    CHECK(m.g.find("conv") == m.conv);
+    CHECK(m.g.lint().ok());
 }
 
 TEST_CASE("clone is deep and independent", "[graph]") {

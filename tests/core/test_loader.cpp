@@ -11,6 +11,7 @@
 #include "io/fx_json.h"
 #include "io/npy.h"
 #include "io/program_loader.h"
+#include "io/zip.h"
 #include "test_support.h"
 
 using namespace pt2lab;
@@ -245,4 +246,33 @@ TEST_CASE("stand-in weights are deterministic and shaped like the real ones", "[
     CHECK(lo < 0.0f);
     CHECK(hi > 0.0f);
     CHECK(hi <= 1.0f / std::sqrt(27.0f));
+}
+
+TEST_CASE("a value named like a flag is just a name (relu_unused loads and prints)", "[loader]") {
+    // The deserializer once marked "defines no value" with a `_unused` name
+    // suffix, so a real value of that name was refused.
+    auto bytes = read_file_bytes(source_path("assets/graphs/conv_relu.pt2"));
+    REQUIRE(bytes.ok());
+    auto zip = ZipArchive::open(bytes.take(), "conv_relu.pt2");
+    REQUIRE(zip.ok());
+    const ZipEntry* model = nullptr;
+    for (const ZipEntry& e : zip.value().entries())
+        if (e.name.find("/models/model.json") != std::string::npos) model = &e;
+    REQUIRE(model);
+    auto json = zip.value().read(*model);
+    REQUIRE(json.ok());
+    std::string text(json.value().begin(), json.value().end());
+    size_t renamed = 0;
+    for (size_t at = 0; (at = text.find("\"relu\"", at)) != std::string::npos; ++renamed) {
+        text.replace(at, 6, "\"relu_unused\"");
+        at += 13;
+    }
+    REQUIRE(renamed >= 2); // the node's output and the graph output
+    auto ep = load_program(std::vector<uint8_t>(text.begin(), text.end()), "renamed.json");
+    INFO((ep.ok() ? std::string() : ep.error().str()));
+    REQUIRE(ep.ok());
+    const Node* relu = ep.value().graph->find("relu_unused");
+    REQUIRE(relu);
+    CHECK(relu->target() == "torch.ops.aten.relu.default");
+    CHECK(python_code(*ep.value().graph).find("return (relu_unused,)") != std::string::npos);
 }

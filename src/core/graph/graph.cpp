@@ -298,8 +298,7 @@ bool Graph::force_name(Node* n, const std::string& name) {
 }
 
 Status Graph::lint() const {
-    std::set<const Node*> seen_values;
-    std::set<std::string> seen_names;
+    std::set<const Node*> seen_values; // names are unique by construction (by_name_)
     for (const auto& owned : nodes_) {
         const Node* node = owned.get();
         if (node->graph_ != this)
@@ -327,8 +326,6 @@ Status Graph::lint() const {
         for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
         if (err) return *err;
         seen_values.insert(node);
-        if (!seen_names.insert(node->name()).second)
-            return make_error("%" + node->name(), "Node redefined name " + node->name() + "!");
     }
     return {};
 }

@@ -614,6 +614,7 @@ private:
         for (size_t k = 0; k < outs.value().size(); ++k) out_list.push_back(outs.value().index(k));
         std::string node_name;
         bool single = false;
+        bool unused = false; // a single as_none output: the node defines no value
         if (out_list.size() == 1) {
             auto key = out_list[0].union_key();
             if (!key.ok()) return key.error();
@@ -632,12 +633,11 @@ private:
             } else if (key.value() == "as_none") {
                 node_name = target_to_name_candidate(Op::CallFunction, t) + "_unused";
                 single = true;
+                unused = true;
             }
         }
         if (node_name.empty()) node_name = target_to_name_candidate(Op::CallFunction, t);
 
-        bool unused = single && node_name.size() > 7 &&
-                      node_name.compare(node_name.size() - 7, 7, "_unused") == 0;
         if (single && !unused && by_name_.count(node_name)) return define(node_name, nullptr, sn);
         Node* n = g_->call_function(t, std::move(args), std::move(kwargs), node_name);
         if (single && !unused) g_->force_name(n, node_name);

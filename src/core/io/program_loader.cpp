@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "io/export_json.h"
-#include "util/json_read.h"
 #include "io/npy.h"
 #include "io/zip.h"
+#include "util/json_read.h"
 #include "util/rng.h"
 
 namespace pt2lab {
