@@ -5,9 +5,10 @@ lesson texts (assets/lessons/*.md), plus printable ASCII.
   /usr/bin/python3 tools/subset_fonts.py --out dist/fonts
 
 writes ui.otf (Noto Sans CJK TC, face 3 of NotoSansCJK-Regular.ttc, from
-fonts-noto-cjk) and mono.ttf (JetBrains Mono Regular, from fonts-jetbrains-mono),
-and chars.txt (the characters asked for, so a test can check the page's text
-against them). Layout tables and hinting are dropped: Dear ImGui uses neither.
+fonts-noto-cjk), mono.ttf (JetBrains Mono Regular, from fonts-jetbrains-mono)
+and chars.txt (the characters, from which the app builds its glyph ranges).
+It fails when the UI font lacks a character the text uses (no box glyphs in
+the page). Layout tables and hinting are dropped: Dear ImGui uses neither.
 """
 
 import argparse
@@ -29,12 +30,17 @@ TEXT_GLOBS = ["src/app/**/*.cpp", "src/app/**/*.h", "assets/lessons/*.md"]
 
 def wanted_characters() -> str:
     chars = {chr(c) for c in range(0x20, 0x7F)}
-    chars.add("\ufffd")  # ImGui's fallback glyph for anything missing
     for pattern in TEXT_GLOBS:
         for path in sorted(glob.glob(os.path.join(REPO_ROOT, pattern), recursive=True)):
             with open(path, encoding="utf-8") as f:
                 chars.update(ch for ch in f.read() if ch >= " " and ch != "\x7f")
     return "".join(sorted(chars))
+
+
+def missing_characters(src: str, face: int, text: str) -> str:
+    """The characters of `text` the font has no glyph for."""
+    cmap = TTFont(src, fontNumber=face, lazy=True).getBestCmap()
+    return "".join(ch for ch in text if ord(ch) not in cmap)
 
 
 def subset_font(src: str, face: int, text: str, dst: str) -> int:
@@ -64,6 +70,14 @@ def main() -> int:
             return 1
     os.makedirs(args.out, exist_ok=True)
     text = wanted_characters()
+    # The UI font must cover everything (the code font falls back to it, merged
+    # in by the app): a character in neither would show as a box.
+    missing = missing_characters(CJK_TTC, CJK_FACE, text)
+    if missing:
+        print("error: Noto Sans CJK TC has no glyph for " +
+              " ".join(f"U+{ord(c):04X} {c!r}" for c in missing) +
+              " (used in " + ", ".join(TEXT_GLOBS) + ")", file=sys.stderr)
+        return 1
     ui = subset_font(CJK_TTC, CJK_FACE, text, os.path.join(args.out, "ui.otf"))
     mono = subset_font(MONO_TTF, 0, text, os.path.join(args.out, "mono.ttf"))
     with open(os.path.join(args.out, "chars.txt"), "w", encoding="utf-8") as f:

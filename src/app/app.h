@@ -1,9 +1,6 @@
-// App: what the page holds. The model is the core's Workspace (one open
-// file; every change is a Workspace action); the App adds only what a page
-// remembers besides it (selection, view, tabs, search, camera, log, last
-// error) and caches of what it draws (the graph scene per view). Panels read
-// it and post requests, which end_frame() applies after drawing, so nothing a
-// panel holds changes under it. No ImGui here (the panels are in ui/).
+// App: the page's state around the core's Workspace (the only model; every
+// change is a Workspace action): view, selection, tabs, camera, log, caches.
+// Panels read it and post requests that end_frame() applies. No ImGui here.
 #pragma once
 
 #include <array>

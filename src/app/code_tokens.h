@@ -1,7 +1,5 @@
-// Syntax colouring for the code view: splits one line of torch.fx's generated
-// Python (gm.code, print_readable, str(ep)) into tokens. Dotted names come out
-// whole, so torch.ops.aten.conv2d.default is one Target and self.conv.weight
-// one Attribute. Pure C++, no ImGui.
+// Syntax colouring for the code view: one line of torch.fx's generated Python
+// split into tokens, dotted targets and self.attributes whole. No ImGui.
 #pragma once
 
 #include <cstddef>

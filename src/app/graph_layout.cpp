@@ -1,9 +1,5 @@
-// Layered graph layout (see graph_layout.h). Steps: orient edges along the
-// node order, longest-path layers (sources pulled down next to their first
-// user), dummy nodes on long edges, barycenter ordering sweeps that keep the
-// ordering with the fewest crossings, then x placement: per layer, the
-// positions closest to the neighbours' mean that keep the order and the gaps
-// (isotonic regression, pool-adjacent-violators), alternately downwards and upwards.
+// Layered graph layout (see graph_layout.h): oriented edges, longest-path
+// layers, dummies, barycenter sweeps, isotonic x placement per layer.
 #include "graph_layout.h"
 
 #include <algorithm>

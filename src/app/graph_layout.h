@@ -1,7 +1,5 @@
-// Layered (Sugiyama-style) graph layout for the graph view, top to bottom:
-// longest-path layering, dummy nodes on long edges, barycenter ordering
-// sweeps, and coordinate assignment by constrained least squares per layer.
-// Pure C++ over indices and sizes (no ImGui, no core types); O(V + E) per sweep.
+// Layered (Sugiyama-style) layout for the graph view, top to bottom, over
+// node sizes and edges only (no ImGui, no core types); O(V + E) per sweep.
 #pragma once
 
 #include <cstdint>

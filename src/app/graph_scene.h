@@ -1,8 +1,5 @@
-// The graph view's scene: one labelled box per node of a core Graph (name,
-// short target, value type), its edges, the layered layout, and the diff
-// overlay of the last transformation (added, rewired, changed, and removed
-// nodes kept as ghosts from the previous scene). Pure C++ over the core's
-// types; the ImGui view only draws it. Measuring text is the caller's job.
+// The graph view's scene: a labelled box per node of a core Graph, its edges,
+// the layered layout, and the last change's diff (ghosts for removed nodes).
 #pragma once
 
 #include <cstdint>

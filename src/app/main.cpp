@@ -1,7 +1,5 @@
 // pt2lab's page: a WebGL2 window, Dear ImGui (GLFW + OpenGL3 backends), the
-// App, and one frame per display refresh. Frames are drawn only while
-// something happens (input, a file arriving, an animation), so an idle tab
-// costs nothing.
+// App, one frame per refresh while something happens (idle tabs cost nothing).
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>

@@ -1,7 +1,5 @@
-// The page's read-only test hook: what window.pt2lab.state() returns. The
-// browser tests assert real state after real input with it (current file and
-// view, every node with its box on screen in CSS pixels, selection, visible
-// panels, code, last run and parity, history, diff, last error).
+// The page's read-only test hook (window.pt2lab.state()): file, view, nodes
+// with their boxes on screen in CSS pixels, selection, code, runs, history.
 #include <nlohmann/json.hpp>
 
 #include "app.h"

@@ -1,7 +1,5 @@
-// Line breaking for the page's prose: breaks at spaces like ImGui, and also
-// between any two CJK characters (Chinese has no spaces), keeping closing
-// punctuation off the start of a line and opening punctuation off its end.
-// Pure C++ over UTF-8 and a per-character advance; no ImGui.
+// Line breaking for the page's prose: at spaces, and between any two CJK
+// characters, keeping closing punctuation off line starts. No ImGui.
 #pragma once
 
 #include <cstddef>

@@ -253,6 +253,20 @@ test("bad files show what is wrong and keep the previous graph", async (ctx) => 
   noErrors(page);
 });
 
+test("files with Chinese names: the name shows in the page and in errors", async (ctx) => {
+  const page = await openPage(ctx);
+  const name = "量化模型_conv_relu.pt2"; // characters the lesson texts use, so the fonts have them
+  await dropFile(page, asset("conv_relu.pt2"), name);
+  let s = await waitState(page, (st) => st.file === name, "a Chinese file name");
+  assertGraph(s, cli.nodes(asset("conv_relu.pt2")), name);
+  const bad = "節點計算圖_truncated_half.pt2";
+  await dropFile(page, path.join(ROOT, "tests/corpus/bad/truncated_half.pt2"), bad);
+  s = await waitState(page, (st) => st.error.startsWith(bad + ":"), "the error names the file");
+  assert.equal(s.file, name, "the previous file stays open");
+  await shot(ctx, page, "chinese-names.png");
+  noErrors(page);
+});
+
 test("Copy puts the code on the system clipboard", async (ctx) => {
   const page = await openPage(ctx, { permissions: ["clipboard-read", "clipboard-write"] });
   await clickWidget(page, "copy code");

@@ -1,7 +1,5 @@
-// The page's seams to the browser: display size and devicePixelRatio, files
-// (picker, drop, fetch), clipboard, URL hash and localStorage, the main loop,
-// and the read-only test hook. Each has one small web_*.cpp (with its JS in
-// web/bridge.js); nothing else in the app includes emscripten headers.
+// The page's seams to the browser (display, input, files, clipboard, URL hash,
+// localStorage, main loop, test hook): one small web_*.cpp each, JS in web/.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,5 @@
-// Mouse wheel and trackpad pinch for the page. Dear ImGui's GLFW backend
-// listens for wheel events on the document, where Chromium makes listeners
-// passive (the page would zoom on a pinch, and every preventDefault logs an
-// error); this listens on the canvas instead and feeds ImGui the same way.
+// Mouse wheel and trackpad pinch, taken on the canvas: ImGui's GLFW backend
+// listens on the document, where Chromium makes wheel listeners passive.
 #include <emscripten/html5.h>
 #include <imgui.h>
 

@@ -1,8 +1,5 @@
-// The Code tab: the current view's gm.code (ExportedProgram: ep.graph_module.code;
-// ep.module(): gm.code as of its last recompile), print_readable, or the
-// printed program / graph, syntax coloured. Hovering a line highlights the
-// node that produced it (the core's line -> node map) and hovering a node
-// highlights its lines; Copy puts the text on the system clipboard.
+// The Code tab: gm.code / print_readable / print(ep) of the current view,
+// syntax coloured, lines linked to their nodes both ways, Copy to the clipboard.
 #include "ui/code_panel.h"
 
 #include <string_view>

@@ -1,7 +1,5 @@
-// One frame of the page: the default layout of DESIGN.md section 6 (top bar;
-// left column with the file; the graph in the centre; the inspector on the
-// right; a tabbed dock under centre and right) with draggable splitters,
-// the keyboard shortcuts and their "?" overlay.
+// One frame of the page: DESIGN.md section 6's layout with draggable
+// splitters, the keyboard shortcuts and their "?" overlay.
 #include "ui/frame.h"
 
 #include <algorithm>

@@ -1,7 +1,5 @@
-// The graph view: the scene's boxes and edges on a pannable, zoomable canvas.
-// Colours by node kind, arrowheads, hover highlight of a node's inputs and
-// users, click to select, the diff overlay (added / rewired outlines, removed
-// nodes as fading ghosts), search matches, culling and text level of detail.
+// The graph view's canvas: boxes coloured by node kind, edges with arrowheads,
+// pan / zoom, hover and click, search matches, the diff overlay, culling.
 #include "ui/graph_view.h"
 
 #include <imgui_internal.h> // IsMouseDragPastThreshold
@@ -85,7 +83,7 @@ void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
     float margin = 24 * r.scale;
     float w = std::max(1.0f, sc.layout.width), h = std::max(1.0f, sc.layout.height);
     float zx = (r.w - 2 * margin) / (w * r.scale), zy = (r.h - 2 * margin) / (h * r.scale);
-    cam.zoom = std::clamp(std::min(zx, zy), 0.05f, 1.25f);
+    cam.zoom = std::clamp(std::min(zx, zy), 0.05f, 1.0f); // above 1 the glyphs blur
     cam.cx = sc.layout.width * 0.5f;
     cam.cy = sc.layout.height * 0.5f;
     cam.fitted = true;

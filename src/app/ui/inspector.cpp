@@ -1,8 +1,5 @@
-// The node inspector (right column): op, target spelled out (namespace / op /
-// overload, the schema), args and kwargs under the schema's argument names
-// with clickable node references, users, meta (shape, dtype, stride, module
-// path, stack trace), the stored tensor behind a parameter, the node's value
-// in the last run, and the actions that start from this node.
+// The node inspector: op, target spelled out, args and kwargs under their
+// schema names with node links, users, meta, stored tensors, node actions.
 #include "ui/inspector.h"
 
 #include "graph/op_schema.h"

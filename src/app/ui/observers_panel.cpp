@@ -1,7 +1,5 @@
-// The Observers tab: the PT2E steps as buttons on the live module (fold
-// conv-BN, prepare_pt2e, calibrate, convert_pt2e; undo in the top bar) and
-// each MinMaxObserver's recorded min / max with the scale and zero_point it
-// would choose.
+// The Observers tab: the PT2E steps as buttons on the live module, and each
+// MinMaxObserver's min / max with the scale and zero_point it would choose.
 #include "ui/observers_panel.h"
 
 #include "tensor_summary.h"

@@ -1,9 +1,5 @@
-// The Signature & weights tab: the graph signature as a table (what each
-// placeholder of ep.graph is: user input, parameter, buffer, constant; what
-// each output is: user output or a buffer mutation), str(ep.graph_signature),
-// and every stored tensor with its shape, dtype, min / max / mean and first
-// values (ep.state_dict and constants, or the module's attributes and their
-// live values).
+// The Signature & weights tab: the graph signature as tables and every
+// stored (or live) tensor with its type, min / max / mean and first values.
 #include "ui/program_panel.h"
 
 #include <unordered_map>

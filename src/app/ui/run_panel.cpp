@@ -1,7 +1,5 @@
-// The Run & parity tab: where the inputs come from (the file's example
-// inputs, the sample inputs of a torch.export.save archive, or seeded
-// inputs, said in words), the outputs, and the parity of this graph against
-// the file as loaded and against PyTorch's eager outputs when the file has them.
+// The Run & parity tab: where the inputs come from, the outputs, and parity
+// against the file as loaded and PyTorch's eager outputs when the file has them.
 #include "ui/run_panel.h"
 
 #include <cmath>

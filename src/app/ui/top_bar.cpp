@@ -122,8 +122,7 @@ float banner_wrap_width(float width) {
 float error_banner_height(const App& app) {
     if (app.ui().error.empty()) return 0;
     float w = banner_wrap_width(ImGui::GetIO().DisplaySize.x);
-    float text = ImGui::CalcTextSize(app.ui().error.c_str(), nullptr, false, w).y;
-    return std::max(ImGui::GetFrameHeight(), text) + px(12);
+    return std::max(ImGui::GetFrameHeight(), text_wrapped_height(app.ui().error, w)) + px(12);
 }
 
 void draw_error_banner(App& app, float y, float width) {
@@ -139,9 +138,7 @@ void draw_error_banner(App& app, float y, float width) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "Could not do that:");
     ImGui::SameLine();
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + banner_wrap_width(width));
-    ImGui::TextUnformatted(ui.error.c_str());
-    ImGui::PopTextWrapPos();
+    text_wrapped(ui.error, 0, banner_wrap_width(width));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.error.c_str());
     ImGui::SetCursorPos(ImVec2(width - px(90), px(6)));
     if (ImGui::Button("Dismiss")) ui.error.clear();

@@ -16,16 +16,29 @@ void expose(App& app, const std::string& name) {
     app.ui().widgets[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
 }
 
-void text_wrapped(const std::string& text, ImU32 color) {
-    float width = ImGui::GetContentRegionAvail().x;
+namespace {
+std::vector<LineSpan> wrap_current_font(const std::string& text, float width) {
     ImFont* font = ImGui::GetFont();
-    float size = ImGui::GetFontSize();
-    float k = size / font->FontSize;
+    float k = ImGui::GetFontSize() / font->FontSize;
     auto advance = [&](uint32_t cp) { return font->GetCharAdvance(static_cast<ImWchar>(cp)) * k; };
+    return wrap_lines(text, width, advance);
+}
+} // namespace
+
+void text_wrapped(const std::string& text, ImU32 color, float width) {
+    if (width <= 0) width = ImGui::GetContentRegionAvail().x;
     if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);
-    for (const LineSpan& l : wrap_lines(text, width, advance))
+    ImGui::BeginGroup();
+    for (const LineSpan& l : wrap_current_font(text, width))
         ImGui::TextUnformatted(text.data() + l.begin, text.data() + l.end);
+    ImGui::EndGroup();
     if (color) ImGui::PopStyleColor();
+}
+
+float text_wrapped_height(const std::string& text, float width) {
+    size_t lines = wrap_current_font(text, width).size();
+    return static_cast<float>(lines) * ImGui::GetTextLineHeightWithSpacing() -
+           ImGui::GetStyle().ItemSpacing.y;
 }
 
 void node_link(App& app, const Node& n, const char* id_suffix) {

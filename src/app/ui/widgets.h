@@ -10,8 +10,10 @@
 
 namespace pt2lab::app::ui {
 
-// Text wrapped at the available width, breaking between CJK characters too.
-void text_wrapped(const std::string& text, ImU32 color = 0);
+// Text wrapped at `width` (0: the available width), breaking between CJK
+// characters too; and the height that takes.
+void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);
+float text_wrapped_height(const std::string& text, float width);
 // A node's name as a link in its kind's colour: hover highlights it, click selects it.
 void node_link(App& app, const Node& n, const char* id_suffix = "");
 // A small rounded label.
