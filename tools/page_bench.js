@@ -3,7 +3,8 @@
 //  - the bytes fetched before the first interactive frame, each file counted
 //    at its `brotli -q 11` size (the static server does not compress), and
 //  - the time from navigation to the first interactive frame (the first frame
-//    the app draws, with the first lesson graph open).
+//    the app draws, with the first lesson graph open), and
+//  - how long the scene of the largest lesson graph takes (labels + layout).
 //   node tools/page_bench.js [dist] [runs]
 "use strict";
 const { execFileSync } = require("child_process");
@@ -27,6 +28,7 @@ async function main() {
   const browser = await launch();
   const times = [];
   let files = null;
+  let scene = null;
   try {
     for (let i = 0; i < runs; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -44,6 +46,14 @@ async function main() {
       if (!files) files = ["/index.html"].concat(r.fetched);
       await context.close();
     }
+    // The largest lesson graph: how long its scene (labels + layered layout) takes in WASM.
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(server.url + "#file=resnet_style.pt2");
+    const s = await waitState(page, (st) => st.ready && st.file === "resnet_style.pt2" && st.frames >= 1,
+                              "resnet_style.pt2", 60000);
+    scene = { nodes: s.nodes.length, edges: s.edges, ms: s.scene_ms };
+    await context.close();
   } finally {
     await browser.close();
     server.close();
@@ -68,6 +78,8 @@ async function main() {
               `  (${(total / 1e6).toFixed(3)} MB; target <= 1.0 MB)`);
   console.log(`navigation -> first interactive frame, ${runs} cold loads: median ${median(times).toFixed(0)} ms` +
               ` (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; target <= 1000 ms)`);
+  console.log(`scene of resnet_style.pt2 (${scene.nodes} nodes, ${scene.edges} edges: labels + layout) in WASM: ` +
+              `${scene.ms.toFixed(1)} ms`);
 }
 
 main().catch((e) => {

@@ -118,8 +118,10 @@ const Scene& App::scene(GraphView v) const {
     SceneContext ctx;
     if (v == GraphView::Program && ws_->has_program()) ctx.signature = &ws_->program().signature;
     if (v == GraphView::Module) ctx.submodules = &ws_->module().submodules;
+    double t0 = platform::now_seconds();
     c.scene = build_scene(ws_->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
+    scene_ms_ = (platform::now_seconds() - t0) * 1000;
     c.ws = ws_.get();
     c.epoch = graph_epoch_;
     c.diff = diff;

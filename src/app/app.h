@@ -160,6 +160,7 @@ private:
     std::string file_name_;
     std::vector<Request> requests_;
     mutable SceneCache scenes_[2];
+    mutable double scene_ms_ = 0; // how long the last scene (labels + layout) took
     SceneMetrics metrics_;
     double diff_since_ = -1; // when the current diff appeared (its ghosts fade)
     std::string saved_settings_;

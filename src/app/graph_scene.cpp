@@ -108,7 +108,8 @@ LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
         w = std::max(w, m.text_width(n.detail, true));
         ++lines;
     }
-    return {std::max(m.min_width, w + 2 * m.pad_x), lines * m.line_height + 2 * m.pad_y};
+    // +4: glyphs drawn far from their raster size round outwards a little.
+    return {std::max(m.min_width, w + 2 * m.pad_x + 4), lines * m.line_height + 2 * m.pad_y};
 }
 
 } // namespace

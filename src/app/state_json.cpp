@@ -116,6 +116,7 @@ std::string App::state_json() const {
     }
     j["nodes"] = nodes;
     j["edges"] = sc.edges.size();
+    j["scene_ms"] = scene_ms_; // labels, sizes and the layered layout of the last scene built
     j["canvas"] = {{"x", cr.x / cr.scale},
                    {"y", cr.y / cr.scale},
                    {"w", cr.w / cr.scale},

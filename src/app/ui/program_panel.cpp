@@ -120,8 +120,8 @@ void draw_program_tab(App& app) {
     const Workspace& ws = *app.workspace();
     SummaryCache& c = cache(ws);
     bool program = app.ui().view == GraphView::Program && ws.has_program();
-    if (ws.has_program()) signature_tables(app, ws.program());
     if (program) {
+        signature_tables(app, ws.program());
         section("ep.state_dict and ep.constants");
         if (ImGui::BeginTable("weights", 7, kTable)) {
             tensor_table_header();
@@ -157,6 +157,7 @@ void draw_program_tab(App& app) {
             }
             ImGui::EndTable();
         }
+        if (ws.has_program()) signature_tables(app, ws.program());
     }
 }
 
