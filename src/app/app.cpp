@@ -122,6 +122,10 @@ const Scene& App::scene(GraphView v) const {
     c.scene = build_scene(ws_->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
     scene_ms_ = (platform::now_seconds() - t0) * 1000;
+    for (const Workspace::UnsupportedOp& u : ws_->unsupported_ops(v))
+        for (uint32_t id : u.nodes)
+            if (int i = c.scene.find_id(id); i >= 0)
+                c.scene.nodes[static_cast<size_t>(i)].runnable = false;
     c.ws = ws_.get();
     c.epoch = graph_epoch_;
     c.diff = diff;

@@ -28,6 +28,7 @@ struct SceneNode {
     std::string detail; // the value's type: "f32[2, 8, 16, 16]"; "" when unknown
     std::string target; // the full target (search matches it)
     DiffMark mark = DiffMark::None;
+    bool runnable = true; // false: the executor has no kernel for its op (set by the caller)
     LayoutPoint size;
 };
 

@@ -112,6 +112,7 @@ std::string App::state_json() const {
         bool visible = c.x >= cr.x && c.x <= cr.x + cr.w && c.y >= cr.y && c.y <= cr.y + cr.h;
         node["visible"] = visible;
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
+        if (!n.runnable) node["runnable"] = false;
         nodes.push_back(node);
     }
     j["nodes"] = nodes;

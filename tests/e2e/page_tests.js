@@ -235,6 +235,46 @@ test("the file picker opens a real .pt2", async (ctx) => {
   noErrors(page);
 });
 
+test("every good corpus file and a symbolic_trace graph open, and run or say why not", async (ctx) => {
+  const page = await openPage(ctx);
+  const good = fs.readdirSync(path.join(ROOT, "tests/corpus/good")).filter((f) => /\.(pt2|json)$/.test(f)).sort();
+  assert.ok(good.length >= 5);
+  for (const name of good) {
+    const file = path.join(ROOT, "tests/corpus/good", name);
+    await dropFile(page, file);
+    let s = await waitState(page, (st) => st.file === name, `${name} opens`);
+    assert.equal(s.error, "", name);
+    assertGraph(s, cli.nodes(file), name);
+    const version = s.version;
+    await page.keyboard.press("r");
+    // Either a run of this version, or an error saying why (an op pt2lab has no kernel for).
+    s = await waitState(page, (st) => (st.run && st.run.version > version) || st.error !== "", `${name} runs`);
+    if (s.error) {
+      assert.match(s.error, new RegExp("^" + name.replace(/\./g, "\\.")), `${name}: the error names the file`);
+      await clickWidget(page, "dismiss error");
+      await waitState(page, (st) => st.error === "", "dismissed");
+    }
+    if (name === "unknown_op.pt2") {
+      assert.ok(s.error, "unknown_op.pt2 cannot run");
+      const fancy = s.nodes.filter((n) => n.runnable === false).map((n) => n.name);
+      assert.deepEqual(fancy, ["relu"], "the node without a kernel is marked");
+      await shot(ctx, page, "unknown-op.png");
+    }
+  }
+  // A symbolic_trace graph (assets/fx): a module only, no ExportedProgram.
+  const fx = path.join(ROOT, "assets/fx/style_modules.json");
+  await dropFile(page, fx);
+  const s = await waitState(page, (st) => st.file === "style_modules.json", "the fx graph opens");
+  assert.equal(s.has_program, false);
+  assert.equal(s.view, "ep.module()");
+  assertGraph(s, cli.nodes(fx), "style_modules.json");
+  await page.keyboard.press("1"); // no ExportedProgram to switch to
+  await page.waitForTimeout(200);
+  assert.equal((await state(page)).view, "ep.module()");
+  await shot(ctx, page, "symbolic-trace.png");
+  noErrors(page);
+});
+
 test("bad files show what is wrong and keep the previous graph", async (ctx) => {
   const page = await openPage(ctx);
   const before = await state(page);

@@ -271,7 +271,12 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         ImVec4 clip(a.x, a.y, b.x, b.y);
         dl->AddText(ui_font, name_px, ImVec2(x, y), with_alpha(colors::text, alpha), n.name.c_str(),
                     nullptr, 0, &clip);
-        dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), with_alpha(kind, alpha),
+        // An op the executor cannot run: its target in red and a red right edge.
+        ImU32 kind_text = n.runnable ? kind : colors::bad;
+        if (!n.runnable)
+            dl->AddRectFilled(ImVec2(b.x - 4 * v.k, a.y), b, with_alpha(colors::bad, alpha), round,
+                              ImDrawFlags_RoundCornersRight);
+        dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), with_alpha(kind_text, alpha),
                     n.kind.c_str(), nullptr, 0, &clip);
         if (!n.detail.empty())
             dl->AddText(mono_font, mono_px, ImVec2(x, y + 2 * line_h + 1 * v.k),

@@ -185,6 +185,12 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
     if (begin_facts("what")) {
         fact("op", op_label(n->op()), op_color(n->op()));
         fact("target", pretty_target(*n));
+        for (const Workspace::UnsupportedOp& u : ws->unsupported_ops(ui.view))
+            for (uint32_t id : u.nodes)
+                if (id == n->id())
+                    fact("executor",
+                         "no kernel for this op: the graph loads and prints, but cannot run",
+                         colors::bad);
         if (const OpSchema* s = n->schema()) {
             if (!s->ns.empty()) {
                 fact("namespace", s->ns);
