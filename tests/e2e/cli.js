@@ -41,11 +41,11 @@ function code(file, module = false) {
   return out.slice(0, -1);
 }
 
-// The outputs of `pt2lab run FILE --out x.json`: [{name, shape, data}].
-function runOutputs(file) {
+// The outputs of `pt2lab run FILE --module --out x.json [--seed N]`: [{name, shape, data}].
+function runOutputs(file, seed) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-e2e-"));
   const out = path.join(dir, "out.json");
-  run(["run", file, "--module", "--out", out]);
+  run(["run", file, "--module", "--out", out].concat(seed === undefined ? [] : ["--seed", String(seed)]));
   const j = JSON.parse(fs.readFileSync(out, "utf8"));
   fs.rmSync(dir, { recursive: true, force: true });
   return j.outputs;

@@ -102,6 +102,11 @@ test("loads the first lesson graph with no console errors", async (ctx) => {
   assert.ok(s.nodes.every((n) => n.visible), "the fitted graph is entirely on screen");
   assert.ok(await page.locator("#loader").isHidden(), "the loading bar is gone");
   assert.ok(s.lesson_files.includes("conv_relu.pt2"));
+  // An idle page draws nothing (no input, no animation).
+  await page.waitForTimeout(300);
+  const before = (await state(page)).frames;
+  await page.waitForTimeout(1000);
+  assert.ok((await state(page)).frames - before <= 1, "no frames while idle");
   noErrors(page);
   await shot(ctx, page, "page.png");
   await shot(ctx, page, "panel-file.png", "file");
@@ -389,6 +394,16 @@ test("run: outputs equal the CLI's, parity against PyTorch eager", async (ctx) =
   assert.match(s.run.inputs, /example inputs/);
   assert.equal(s.run.reference.allclose, true, "within PyTorch's tolerance of eager");
   await shot(ctx, page, "panel-run.png", "dock");
+  // Seeded inputs: SeededRng(3).normal(), the same as `pt2lab run --seed 3`.
+  await clickWidget(page, "run tab:seeded");
+  await clickWidget(page, "run tab:seed");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type("3");
+  await page.keyboard.press("Enter");
+  await clickWidget(page, "run tab:run");
+  const seeded = await waitState(page, (st) => st.run && /SeededRng\(3\)/.test(st.run.inputs), "a seeded run");
+  assert.deepEqual(seeded.run.outputs[0].first, cli.runOutputs(file, 3)[0].data.slice(0, 8), "seed 3");
+  assert.equal(seeded.run.reference, undefined, "no eager reference for seeded inputs");
   await clickWidget(page, "tab:Log");
   await waitState(page, (st) => st.tab === "Log", "log tab");
   await shot(ctx, page, "panel-log.png", "dock");

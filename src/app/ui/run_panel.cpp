@@ -86,6 +86,7 @@ void draw_run_tab(App& app) {
         bool active = static_cast<int>(ui.run_inputs.kind) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
         if (ImGui::SmallButton(kinds[i])) ui.run_inputs.kind = static_cast<InputSource::Kind>(i);
+        expose(app, std::string("run tab:") + kinds[i]);
         if (active) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[i]);
     }
@@ -95,6 +96,7 @@ void draw_run_tab(App& app) {
         ImGui::SetNextItemWidth(px(90));
         if (ImGui::InputInt("seed", &seed, 0))
             ui.run_inputs.seed = static_cast<uint64_t>(std::max(0, seed));
+        expose(app, "run tab:seed");
     }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(44));
