@@ -411,9 +411,9 @@ def apply_action(g, a):
         else:
             convert_observers(g.gm)
         return rec
-    if kind in ("module_train", "module_eval"):
+    if kind in ("train", "eval"):
         try:
-            g.gm.train() if kind == "module_train" else g.gm.eval()
+            g.gm.train() if kind == "train" else g.gm.eval()
         except NotImplementedError as e:
             rec["torch_error"] = {"type": type(e).__name__, "message": first_line(e)}
         return rec

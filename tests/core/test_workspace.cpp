@@ -130,6 +130,7 @@ TEST_CASE("a failing action leaves the workspace byte-identical", "[workspace]")
         apply_ok(
             s,
             R"({"kind": "replace_all_uses_with", "node": "relu", "with": "activation_post_process_0"})");
+        apply_ok(s, R"({"kind": "recompile"})"); // forward() now has the self-loop
         expect_refused(s, R"({"kind": "run"})", "has no value yet");
     }
 }
@@ -292,6 +293,7 @@ TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace
     const auto var0 = ws->state().tensors.at("bn.running_var")->storage;
     auto first = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
     CHECK(first.changed);
+    CHECK(ws->undo_history().size() == 1);
     CHECK(count() == c0 + 1);
     apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
     CHECK(count() == c0 + 2);
@@ -303,6 +305,28 @@ TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace
     CHECK(ws->state().tensors.at("bn.running_mean")->storage == mean0);
     CHECK(ws->state().tensors.at("bn.running_var")->storage == var0);
     CHECK_FALSE(ws->last_run());
+}
+
+TEST_CASE("a run that writes nothing makes no history entry; train()/eval() refuse as torch does",
+          "[workspace]") {
+    auto ws = open_asset("conv_bn_relu_eval"); // eval batch_norm reads its running stats only
+    auto out = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    CHECK_FALSE(out.changed);
+    CHECK(ws->undo_history().empty());
+    REQUIRE(ws->last_run());
+    CHECK(ws->last_run()->version == ws->version());
+    const std::string before = fingerprint(*ws);
+    auto train = apply_ok(*ws, R"({"kind": "train"})");
+    CHECK(train.torch_exception == "NotImplementedError");
+    CHECK(train.torch_error == "Calling train() is not supported yet.");
+    CHECK(apply_ok(*ws, R"({"kind": "eval"})").torch_error ==
+          "Calling eval() is not supported yet.");
+    CHECK(fingerprint(*ws) == before);
+    auto fx = Workspace::open_file(source_path("assets/fx/conv_relu.json"));
+    REQUIRE(fx.ok());
+    auto sw = fx.value()->apply(action(R"({"kind": "train"})"));
+    REQUIRE(sw.ok());
+    CHECK(sw.value().torch_error.empty());
 }
 
 TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at every step",
@@ -321,7 +345,12 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
          "module_type": "MinMaxObserver"}]})");
     CHECK(ins.edit.created == std::vector<std::string>{"activation_post_process_0"});
     CHECK(ins.diff.added == std::vector<std::string>{"activation_post_process_0"});
-    CHECK(run().bit_identical()); // nothing reads it yet
+    // The graph changed but forward() did not: as in torch, a run before recompile()
+    // runs the old code, so the observer is not called.
+    ParityReport stale = run();
+    CHECK(stale.bit_identical());
+    CHECK(s.last_run()->stale);
+    CHECK(s.state().observers.at("activation_post_process_0")->calls() == 0);
     // 2. the pitfall: replace_all_uses_with without delete_user_cb
     auto bad = apply_ok(
         s,
@@ -332,19 +361,24 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
           "Argument 'activation_post_process_0' of Node 'activation_post_process_0' was used "
           "before it has been defined! Please check that Nodes in the graph are topologically "
           "ordered");
+    CHECK(lint.torch_exception == "RuntimeError");
     CHECK_FALSE(lint.changed);
     CHECK(s.lint_message(GraphView::Module) == lint.torch_error);
+    apply_ok(s, R"({"kind": "recompile"})");
     CHECK_FALSE(s.apply(action(R"({"kind": "run"})")).ok()); // the executor refuses the self-loop
-    // 3. undo, and rewire with the callback
+    // 3. undo (the recompile, then the bad rewire), and rewire with the callback
+    REQUIRE(s.undo().ok());
     REQUIRE(s.undo().ok());
     CHECK(s.lint_message(GraphView::Module).empty());
     auto good = apply_ok(s, R"({"kind": "replace_all_uses_with", "node": "relu",
         "with": "activation_post_process_0", "skip_users": ["activation_post_process_0"]})");
     CHECK(good.edit.changed == std::vector<std::string>{"output"});
     CHECK(good.diff.rewired == std::vector<std::string>{"output"});
+    apply_ok(s, R"({"kind": "recompile"})");
     CHECK(run().bit_identical());
+    CHECK_FALSE(s.last_run()->stale);
     const MinMaxObserver& o = *s.state().observers.at("activation_post_process_0");
-    CHECK(o.calls() == 2);      // it ran in both runs since it was inserted
+    CHECK(o.calls() == 1);
     CHECK(o.min_val() == 0.0f); // it watches relu's output
     // 4. erase refuses a node with users, and makes no history entry
     const size_t entries = s.undo_history().size();
@@ -371,7 +405,7 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
     REQUIRE(s.undo_history().back().label == "convert_pt2e");
     REQUIRE(s.undo().ok());
     CHECK(s.find(GraphView::Module, "activation_post_process_0") != nullptr);
-    CHECK(s.state().observers.at("activation_post_process_0")->calls() == 2);
+    CHECK(s.state().observers.at("activation_post_process_0")->calls() == 1);
     CHECK(run().bit_identical());
     (void)conv;
 }

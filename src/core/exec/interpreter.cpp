@@ -34,6 +34,13 @@ ModuleState ModuleState::clone() const {
     return s;
 }
 
+ModuleState ModuleState::share() const {
+    ModuleState s;
+    s.tensors = tensors;
+    for (const auto& [k, o] : observers) s.observers[k] = std::make_shared<MinMaxObserver>(*o);
+    return s;
+}
+
 namespace {
 
 Error node_error(const Node& n, const std::string& message, const std::string& hint = {}) {
@@ -389,12 +396,13 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
     state.add_missing_observers(gm);
+    const Graph& g = gm.forward_graph(); // as torch: the code of the last recompile()
     // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
-    bool has_guards = gm.graph->find("_guards_fn") != nullptr && opt.check_guards;
-    if (Status s = check_inputs(*gm.graph, nullptr, inputs, !has_guards); !s.ok()) return s.error();
+    bool has_guards = g.find("_guards_fn") != nullptr && opt.check_guards;
+    if (Status s = check_inputs(g, nullptr, inputs, !has_guards); !s.ok()) return s.error();
     std::vector<Value> values;
     for (const Tensor& t : inputs) values.push_back(Value::of(t));
-    return run_graph(*gm.graph, values, state, opt);
+    return run_graph(g, values, state, opt);
 }
 
 } // namespace pt2lab

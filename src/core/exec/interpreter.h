@@ -29,6 +29,9 @@ struct ModuleState {
     // Adds a fresh observer for every observer submodule the state lacks (after edits).
     void add_missing_observers(const GraphModule& gm);
     ModuleState clone() const; // deep copy (observers included)
+    // A copy that shares the tensors (copy a tensor before writing it) and has
+    // its own observers: what a history of states keeps cheaply.
+    ModuleState share() const;
 };
 
 struct RunOptions {
@@ -52,7 +55,8 @@ Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, Mo
 Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
                               const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 
-// Runs ep.module(): get_attr reads `state`; placeholders take `inputs`.
+// Runs ep.module() as torch calls it: its forward_graph() (the graph as of the
+// last recompile()); get_attr reads `state`; placeholders take `inputs`.
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 

@@ -58,8 +58,8 @@ std::string trim_lines(const std::vector<std::string>& lines, int& first_line) {
 }
 
 // Actions a step may run, with the fields each may have (a typo such as
-// "skip_user" is an error, not a silently ignored key). All but the lesson's
-// own module_train / module_eval are Workspace actions (workspace/action_json.h).
+// "skip_user" is an error, not a silently ignored key). All are Workspace
+// actions (workspace/action_json.h), which checks their values.
 struct KindFields {
     const char* kind;
     const char* fields[4]; // null-terminated
@@ -83,8 +83,8 @@ const KindFields kActionKinds[] = {
     {"recompile", {nullptr}},
     {"undo", {nullptr}},
     {"redo", {nullptr}},
-    {"module_train", {nullptr}},
-    {"module_eval", {nullptr}},
+    {"train", {nullptr}},
+    {"eval", {nullptr}},
 };
 const KindFields* find_kind(const std::string& k) {
     for (const auto& kf : kActionKinds)
@@ -233,7 +233,6 @@ Status read_action(const BlockReader& r, const JsonAt& a, const Lesson& l, const
                   out.kind == "replace_input_with" || out.kind == "erase_node" ||
                   out.kind == "set_args" || out.kind == "eliminate_dead_code" ||
                   out.kind == "lint" || out.kind == "recompile";
-    if (out.kind == "module_train" || out.kind == "module_eval") return {};
     // The Workspace's own reader checks the rest (levels, node names, input sources).
     json at_path = copy;
     JsonAt view = json_root(at_path, &r.file, a.path);

@@ -25,7 +25,7 @@ struct LessonGraph {
 // insert_observer, prepare, calibrate, convert, eliminate_dead_code,
 // recompile, run), a torch.fx edit (insert, replace_all_uses_with,
 // replace_input_with, erase_node, set_args, lint; docs/FORMATS.md section 6),
-// undo / redo, or module_train / module_eval (what ep.module().train() /
+// undo / redo, or train / eval (what ep.module().train() /
 // .eval() do in PyTorch).
 struct StepAction {
     std::string graph;    // the LessonGraph key it acts on

@@ -10,10 +10,6 @@
 
 namespace pt2lab {
 
-std::string exported_module_mode_error(bool train) {
-    return std::string("Calling ") + (train ? "train" : "eval") + "() is not supported yet.";
-}
-
 LessonRunner::FileReader LessonRunner::files_under(const std::string& root) {
     return [root](const std::string& path) { return read_file_bytes(root + "/" + path); };
 }
@@ -69,22 +65,6 @@ std::vector<uint32_t> ids_of(const Graph& g, const std::vector<std::string>& nam
     return out;
 }
 
-// The values a run can write: buffers (bytes) and observers (min, max).
-struct StateValues {
-    std::map<std::string, std::vector<uint8_t>> tensors;
-    std::map<std::string, std::pair<float, float>> observers;
-    bool operator==(const StateValues& o) const {
-        return tensors == o.tensors && observers == o.observers;
-    }
-};
-StateValues state_values(const ModuleState& s) {
-    StateValues v;
-    for (const auto& [fqn, t] : s.tensors) v.tensors[fqn] = t->storage;
-    for (const auto& [name, obs] : s.observers)
-        v.observers[name] = {obs->min_val(), obs->max_val()};
-    return v;
-}
-
 Error step_error(const StepAction& a, const Error& cause) {
     Error e = cause;
     e.message = "step action at " + a.where + " failed: " + cause.message;
@@ -105,42 +85,16 @@ Result<LessonStepReport> LessonRunner::run_step(const LessonStep& st) {
         LessonActionReport ar;
         ar.graph = a.graph;
         ar.kind = a.kind;
-        if (a.kind == "module_train" || a.kind == "module_eval") {
-            // ep.module()'s train()/eval() raise in PyTorch; a symbolic_trace
-            // GraphModule is an ordinary nn.Module and switches without a word.
-            if (w.has_program()) {
-                ar.torch_error_type = "NotImplementedError";
-                ar.torch_error = exported_module_mode_error(a.kind == "module_train");
-                ar.summary = "ep.module()." +
-                             std::string(a.kind == "module_train" ? "train" : "eval") +
-                             "() raised; nothing changed\n";
-            } else {
-                ar.summary = "the module switched mode; its graph is unchanged\n";
-            }
-            rep.actions.push_back(std::move(ar));
-            continue;
-        }
         auto action = parse_action(a.json, a.where);
         if (!action.ok()) return step_error(a, action.error());
-        bool is_run = a.kind == "run" || a.kind == "calibrate";
-        StateValues before_run;
-        if (is_run) before_run = state_values(w.state());
         auto out = w.apply(action.value());
         if (!out.ok()) return step_error(a, out.error());
         const ActionOutcome& o = out.value();
         ar.summary = o.summary;
-        // A run changed something when it wrote a different value (an eval-mode
-        // batch_norm reads its running stats and writes nothing), as in PyTorch.
-        ar.changed = is_run ? !(state_values(w.state()) == before_run) : o.changed;
+        ar.changed = o.changed;
         ar.run = o.run;
-        if (!o.torch_error.empty()) {
-            // Every refusal torch.fx makes here (erase_node of a used node, lint,
-            // the lint inside eliminate_dead_code) is a RuntimeError.
-            ar.torch_error_type = "RuntimeError";
-            ar.torch_error = o.torch_error;
-        }
-        // undo / redo report the outcome they restored; they always change the graph
-        if (a.kind == "undo" || a.kind == "redo") ar.changed = true;
+        ar.torch_error_type = o.torch_exception;
+        ar.torch_error = o.torch_error;
         rep.changed = rep.changed || ar.changed;
         rep.actions.push_back(std::move(ar));
     }

@@ -21,7 +21,7 @@ namespace pt2lab {
 // What one action of a step did.
 struct LessonActionReport {
     std::string graph; // the lesson graph key it acted on
-    std::string kind;  // "run", "insert", "module_train", ...
+    std::string kind;  // "run", "insert", "train", ...
     std::string summary;
     // What PyTorch raises for this call ("" when nothing): the exception type
     // and its message, e.g. "RuntimeError" / "Tried to erase Node ...".
@@ -111,10 +111,5 @@ private:
     bool performed_ = false;
     std::optional<LessonStepReport> report_;
 };
-
-// What PyTorch raises when ep.module().train() / .eval() is called
-// (torch/export/exported_program.py replaces both with functions that raise):
-// NotImplementedError "Calling train() is not supported yet." / "Calling eval() ...".
-std::string exported_module_mode_error(bool train);
 
 } // namespace pt2lab

@@ -4,6 +4,7 @@
 namespace pt2lab {
 
 void GraphModule::recompile() {
+    compiled_ = std::shared_ptr<const Graph>(graph->clone());
     CodeLines lines = python_code_lines(*graph, codegen);
     code_ = std::move(lines.src);
     code_line_nodes_.clear();

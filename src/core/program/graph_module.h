@@ -44,6 +44,10 @@ struct GraphModule {
     const std::vector<uint32_t>& code_line_nodes() const { return code_line_nodes_; }
     // Regenerates code() from the graph (GraphModule.recompile()).
     void recompile();
+    // The graph forward() runs: the graph as of the last recompile(). In torch a
+    // GraphModule runs its generated code, which graph edits leave alone until
+    // recompile(); a module never compiled runs its graph.
+    const Graph& forward_graph() const { return compiled_ ? *compiled_ : *graph; }
     // True when the graph changed since the last recompile (forward is stale).
     bool stale() const { return code_ != python_code(*graph, codegen); }
 
@@ -59,6 +63,7 @@ private:
     GraphModule(const GraphModule&) = default; // through clone(): copies are explicit
     std::string code_;
     std::vector<uint32_t> code_line_nodes_;
+    std::shared_ptr<const Graph> compiled_; // never edited, so copies share it
 };
 
 } // namespace pt2lab

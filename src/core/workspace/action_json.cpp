@@ -195,6 +195,9 @@ Result<Action> action_from_json(const JsonAt& a) {
         auto repeat = repeat_from_json(a);
         if (!repeat.ok()) return repeat.error();
         act.repeat = repeat.value();
+    } else if (k == "train" || k == "eval") {
+        act.kind = Action::Kind::SetTraining;
+        act.train = k == "train";
     } else if (k == "convert") {
         act.kind = Action::Kind::Convert;
         if (JsonAt f = a.get("fold_quantize"); f.v) {

@@ -21,6 +21,7 @@ Result<EditAction> parse_edit_action(const std::string& json_text, const std::st
 //   {"kind": "calibrate" | "run", "inputs": "auto" | "example" | "sample" | "seeded",
 //    "seed": 0, "repeat": 1}
 //   {"kind": "convert", "fold_quantize": true}
+//   {"kind": "train" | "eval"}   (module.train() / module.eval())
 // each with an optional "label".
 Result<Action> action_from_json(const JsonAt& a);
 Result<Action> parse_action(const std::string& json_text, const std::string& where);

@@ -25,6 +25,7 @@ const char* action_kind_name(Action::Kind k) {
     case Action::Kind::Calibrate: return "calibrate";
     case Action::Kind::Convert: return "convert_pt2e";
     case Action::Kind::Run: return "run";
+    case Action::Kind::SetTraining: return "train/eval";
     }
     return "action";
 }

@@ -63,7 +63,9 @@ struct Action {
         Calibrate,      // run the module on `inputs`, then on `repeat - 1` seeded batches
                         // (SeededRng(1..).normal()) so its observers record
         Convert,        // convert_pt2e (`fold_quantize`); refused before any calibration
-        Run,            // run the module on `inputs`, `repeat` times, on the live state
+        Run,            // run the module's forward on `inputs`, `repeat` times, on the live state
+        SetTraining,    // module.train() (`train`) / module.eval(): ep.module() refuses, as in
+                        // torch (the mode is fixed at export); a symbolic_trace module switches
     } kind = Kind::Run;
     EditAction edit;                   // Edit
     IrLevel level = IrLevel::CoreAten; // Decompose, DecomposeNode
@@ -72,6 +74,7 @@ struct Action {
     bool fold_quantize = true;         // Convert
     InputSource inputs;                // Run, Calibrate
     int repeat = 1;                    // Run, Calibrate
+    bool train = true;                 // SetTraining
     std::string label;                 // shown in the history; "" = a default per kind
 
     static Action of(EditAction e) {
@@ -93,6 +96,9 @@ struct RunReport {
     uint64_t version = 0;     // the workspace version it ran at
     std::string inputs_label; // "example inputs (extra/pt2lab)", "SeededRng(0).normal()", ...
     RunResult result;         // the last repetition's outputs and per-node values
+    // The module's forward was stale: the graph changed since its last
+    // recompile(), so (as in torch) the run used the code of that recompile.
+    bool stale = false;
     // This module's outputs vs the original program's on the same inputs and
     // initial state: bit-identical after observers, the quantization error after convert.
     ParityReport parity;
@@ -104,7 +110,8 @@ struct RunReport {
 struct ActionOutcome {
     std::string summary;     // what happened, in a few lines (pass reports, "nothing changed")
     std::string torch_error; // what torch would raise (erase of a used node, lint); "" when none
-    bool changed = false;    // the graph or the state changed (a history entry was made)
+    std::string torch_exception;        // its exception type: "RuntimeError", "NotImplementedError"
+    bool changed = false;               // the graph or the state changed (a history entry was made)
     GraphView view = GraphView::Module; // the graph the action acted on
     GraphDiff diff;                     // of that graph, before -> after
     std::optional<RunReport> run;       // Run

@@ -12,9 +12,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     auto c = std::make_unique<State>();
     if (ep) c->ep = ep->clone();
     c->gm = gm.clone();
-    c->exec.tensors = exec.tensors;
-    for (const auto& [name, obs] : exec.observers)
-        c->exec.observers[name] = std::make_shared<MinMaxObserver>(*obs);
+    c->exec = exec.share();
     c->exec_source = exec_source;
     c->module_actions = module_actions;
     c->last_run = last_run;
@@ -67,7 +65,7 @@ std::set<std::string> mutated_attrs(const Graph& g) {
 }
 
 void make_writable(Workspace::State& s) {
-    for (const std::string& fqn : mutated_attrs(*s.gm.graph)) {
+    for (const std::string& fqn : mutated_attrs(s.gm.forward_graph())) {
         auto it = s.exec.tensors.find(fqn);
         if (it != s.exec.tensors.end()) it->second = std::make_shared<Tensor>(*it->second);
     }
@@ -113,6 +111,25 @@ std::vector<std::string> unobserved(const Workspace::State& s) {
         if (obs != s.exec.observers.end() && obs->second->calls() == 0) out.push_back(n->name());
     }
     return out;
+}
+
+// Whether two states hold the same values (shared tensors are equal without a look).
+bool same_values(const ModuleState& a, const ModuleState& b) {
+    if (a.tensors.size() != b.tensors.size() || a.observers.size() != b.observers.size())
+        return false;
+    for (const auto& [fqn, t] : a.tensors) {
+        auto it = b.tensors.find(fqn);
+        if (it == b.tensors.end()) return false;
+        if (it->second != t && (it->second->sizes != t->sizes || it->second->storage != t->storage))
+            return false;
+    }
+    for (const auto& [name, o] : a.observers) {
+        auto it = b.observers.find(name);
+        if (it == b.observers.end() || it->second->calls() != o->calls() ||
+            it->second->min_val() != o->min_val() || it->second->max_val() != o->max_val())
+            return false;
+    }
+    return true;
 }
 
 std::string edit_summary(const ActionResult& r) {
@@ -216,6 +233,9 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         auto r = apply_edit(gm, a.edit);
         if (!r.ok()) return r.error();
         out.torch_error = r.value().error;
+        // Every refusal torch.fx makes for these (erase_node of a used node, lint,
+        // the lint inside eliminate_dead_code) is a RuntimeError.
+        if (!out.torch_error.empty()) out.torch_exception = "RuntimeError";
         out.summary = edit_summary(r.value());
         module_changed(r.value().modified);
         out.edit = r.take();
@@ -318,10 +338,26 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         module_changed(!r.value().converted.empty());
         break;
     }
+    case Action::Kind::SetTraining: {
+        const char* mode = a.train ? "train" : "eval";
+        if (s.ep) {
+            // torch.export replaces ep.module()'s train()/eval() with functions that raise.
+            out.torch_exception = "NotImplementedError";
+            out.torch_error = std::string("Calling ") + mode + "() is not supported yet.";
+            out.summary = std::string("ep.module().") + mode +
+                          "() raised: the mode was fixed when the program was exported; export "
+                          "again in the other mode\n";
+        } else {
+            out.summary = std::string("the symbolic_trace module switched to ") + mode +
+                          " mode; its graph is unchanged (the mode is read when it runs)\n";
+        }
+        return out;
+    }
     case Action::Kind::Run: {
         std::string label;
         auto inputs = inputs_for(a.inputs, label);
         if (!inputs.ok()) return inputs.error();
+        const ModuleState before = s.exec.share(); // to tell whether the run wrote anything
         make_writable(s);
         RunOptions opt;
         Result<RunResult> r = RunResult{};
@@ -333,15 +369,21 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         if (!base.ok()) return base.error();
         RunReport rep;
         rep.inputs_label = label;
+        rep.stale = gm.stale();
         rep.parity = compare_runs(r.value(), base.value());
         if (a.inputs.kind != InputSource::Kind::Seeded && original_ &&
             !original_->reference_outputs.empty() && label.rfind("example", 0) == 0)
             rep.reference = compare_with_reference(r.value(), original_->reference_outputs);
         rep.result = r.take();
         out.summary = "ran on " + label + (a.repeat > 1 ? " x" + std::to_string(a.repeat) : "") +
-                      "\n" + rep.parity.str();
-        // A run changes the state when it writes buffers or feeds observers.
-        out.changed = !mutated_attrs(*gm.graph).empty() || !s.exec.observers.empty();
+                      "\n" +
+                      (rep.stale ? "the graph changed since the last recompile(): as in torch, "
+                                   "forward() ran the code of that recompile\n"
+                                 : "") +
+                      rep.parity.str();
+        // A run changed the state when it wrote a different value (an eval-mode
+        // batch_norm reads its running stats and writes nothing) or fed an observer.
+        out.changed = !same_values(before, s.exec);
         s.last_run = rep;
         out.run = std::move(rep);
         return out;
