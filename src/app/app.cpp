@@ -283,7 +283,13 @@ void App::apply(const Request& r) {
     std::string summary = o.summary;
     while (!summary.empty() && summary.back() == '\n') summary.pop_back();
     log(LogLine::Kind::Action, std::string(action_kind_name(a.kind)) + ": " + summary);
-    if (!o.torch_error.empty()) log(LogLine::Kind::Warning, "torch would raise: " + o.torch_error);
+    if (!o.torch_error.empty()) {
+        // What torch raises for this (train() on ep.module(), erasing a used node): shown
+        // in the banner like an error, since the action did not do what was asked.
+        std::string type = o.torch_exception.empty() ? "an error" : o.torch_exception;
+        ui_.error = "torch raises " + type + ": " + o.torch_error;
+        log(LogLine::Kind::Warning, ui_.error);
+    }
     if (o.run) return; // a run changes no graph
     after_change(o, true);
 }

@@ -354,6 +354,18 @@ test("decompose to the inference IR, with the diff, parity, undo and redo", asyn
   noErrors(page);
 });
 
+test("module.train() on ep.module() shows what torch raises and changes nothing", async (ctx) => {
+  const page = await openPage(ctx, { hash: "#file=conv_bn_relu_eval.pt2" });
+  const before = await state(page);
+  await clickWidget(page, "more");
+  await clickWidget(page, "more:train");
+  const s = await waitState(page, (st) => st.error !== "", "the refusal");
+  assert.equal(s.error, "torch raises NotImplementedError: Calling train() is not supported yet.");
+  assert.deepEqual(s.undo, [], "no history entry");
+  assert.deepEqual(names(s), names(before));
+  noErrors(page);
+});
+
 test("prepare, calibrate and convert conv_relu, then undo all three", async (ctx) => {
   const file = asset("conv_relu.pt2");
   const page = await openPage(ctx, { hash: "#file=conv_relu.pt2" });

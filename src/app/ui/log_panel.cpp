@@ -29,9 +29,13 @@ void draw_log_tab(App& app) {
         ImGui::TextDisabled("%s", t);
         ImGui::PopFont();
         ImGui::SameLine();
+        // Pass reports and parity tables are laid out in columns: keep them monospace.
+        bool table = l.text.find('\n') != std::string::npos;
+        if (table) ImGui::PushFont(fonts().mono);
         ImGui::PushStyleColor(ImGuiCol_Text, col);
         ImGui::TextUnformatted(l.text.c_str());
         ImGui::PopStyleColor();
+        if (table) ImGui::PopFont();
     }
     if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 4) ImGui::SetScrollHereY(1.0f);
     ImGui::EndChild();

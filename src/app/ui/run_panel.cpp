@@ -123,6 +123,10 @@ void draw_run_tab(App& app) {
     ImGui::Separator();
     bool current = run->version == ws.version();
     ImGui::Text("Ran on %s", run->inputs_label.c_str());
+    if (run->stale) {
+        ImGui::SameLine();
+        badge("forward() was stale: torch runs the code of the last recompile", colors::warn);
+    }
     ImGui::SameLine();
     if (current)
         badge("current graph", colors::good);

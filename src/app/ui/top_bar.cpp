@@ -85,6 +85,12 @@ void draw_top_bar(App& app, float width) {
                 post_dead_code_elimination(app);
             expose(app, "more:dce");
             if (ImGui::MenuItem("Recompile", "gm.recompile()")) post_recompile(app);
+            ImGui::Separator();
+            if (ImGui::MenuItem("module.train()", "the mode is fixed at export"))
+                post_set_training(app, true);
+            expose(app, "more:train");
+            if (ImGui::MenuItem("module.eval()")) post_set_training(app, false);
+            expose(app, "more:eval");
             expose(app, "more:recompile");
             ImGui::EndPopup();
         }

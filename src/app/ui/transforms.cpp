@@ -47,6 +47,14 @@ void post_recompile(App& app) {
     app.post(Action::of(e));
 }
 
+void post_set_training(App& app, bool train) {
+    Action a;
+    a.kind = Action::Kind::SetTraining;
+    a.train = train;
+    a.label = train ? "module.train()" : "module.eval()";
+    app.post(a);
+}
+
 bool has_observers(const Workspace& ws) {
     return !ws.state().observers.empty();
 }

@@ -17,6 +17,9 @@ void post_calibrate(App& app, int batches);
 void post_convert(App& app, bool fold_quantize);
 void post_dead_code_elimination(App& app);
 void post_recompile(App& app);
+// module.train() / module.eval(): ep.module() refuses as torch does; a symbolic_trace module
+// switches.
+void post_set_training(App& app, bool train);
 
 // Whether the module has MinMaxObservers (prepare ran or one was inserted).
 bool has_observers(const Workspace& ws);
