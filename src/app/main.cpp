@@ -13,21 +13,6 @@
 
 using namespace pt2lab::app;
 
-namespace {
-
-SceneMetrics imgui_metrics() {
-    SceneMetrics m;
-    m.text_width = [](const std::string& s, bool mono) {
-        const ui::Fonts& f = ui::fonts();
-        ImFont* font = mono ? f.mono : f.ui;
-        float size = mono ? f.mono_size * 0.92f : f.ui_size;
-        return font->CalcTextSizeA(size * f.scale, 1e9f, 0, s.c_str()).x / f.scale;
-    };
-    return m;
-}
-
-} // namespace
-
 int main() {
     double t_main = platform::now_seconds();
     if (!glfwInit()) {
@@ -61,7 +46,7 @@ int main() {
 
     double t_fonts = platform::now_seconds();
     static App app;
-    app.set_scene_metrics(imgui_metrics());
+    app.set_scene_metrics(ui::scene_metrics());
     platform::set_state_provider([] { return app.state_json(); });
     std::string start = platform::start_file();
     std::vector<uint8_t> first = platform::preloaded(start);
@@ -77,7 +62,7 @@ int main() {
                 ui::load_fonts_and_style(display.dpr);
                 ImGui_ImplOpenGL3_DestroyFontsTexture();
                 ImGui_ImplOpenGL3_CreateFontsTexture();
-                app.set_scene_metrics(imgui_metrics());
+                app.set_scene_metrics(ui::scene_metrics());
             }
             frames_left = 3;
         }

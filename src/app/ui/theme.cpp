@@ -111,6 +111,17 @@ std::vector<uint8_t>& font_bytes(int which) {
 
 } // namespace
 
+SceneMetrics scene_metrics() {
+    SceneMetrics m;
+    m.text_width = [](const std::string& s, bool mono) {
+        const Fonts& f = fonts();
+        ImFont* font = mono ? f.mono : f.ui;
+        float size = mono ? f.mono_size * 0.92f : f.ui_size;
+        return font->CalcTextSizeA(size * f.scale, 1e9f, 0, s.c_str()).x / f.scale;
+    };
+    return m;
+}
+
 bool load_fonts_and_style(float scale) {
     std::vector<uint8_t>& ui = font_bytes(0);
     std::vector<uint8_t>& mono = font_bytes(1);

@@ -65,5 +65,7 @@ Fonts& fonts();
 // devicePixelRatio changes (then recreate the renderer's font texture).
 // False when the font files are missing.
 bool load_fonts_and_style(float scale);
+// Text widths of the graph's boxes, measured with the loaded fonts (layout units).
+SceneMetrics scene_metrics();
 
 } // namespace pt2lab::app::ui
