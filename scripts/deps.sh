@@ -49,8 +49,8 @@ else
   say "all Debian packages present ($want)"
 fi
 # The Dear ImGui source for the page (Debian source package, unpacked under build/).
-# Nothing builds against it yet, so a failed download warns here; the page's
-# build runs scripts/fetch_imgui.sh itself and stops if the source is missing.
+# A failed download only warns here; the page's build (scripts/build_web.sh)
+# runs scripts/fetch_imgui.sh itself and stops if the source is missing.
 if [ "$want" = all ]; then
   bash "$(dirname "$0")/fetch_imgui.sh" || say "WARNING: could not fetch the Dear ImGui source (needed only for the page)"
 fi

@@ -11,7 +11,7 @@ bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
 export NODE_PATH=/usr/share/nodejs
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz"}
+SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz browser"}
 declare -a RESULTS=()
 FAILED=0
 
@@ -89,6 +89,13 @@ suite_assets() {
 suite_fuzz() {
     # Each libFuzzer harness (fuzz/) for a short fixed time; scripts/fuzz.sh 3600 for an hour.
     bash scripts/fuzz.sh "${PT2LAB_FUZZ_SECONDS:-30}"
+}
+
+suite_browser() {
+    # The page in Debian's Chromium, headless (tests/e2e): dist/ from scratch, the
+    # native CLI the expected values come from, playwright-core from package-lock.json.
+    cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab &&
+        bash scripts/build_web.sh && bash scripts/npm_deps.sh && node tests/e2e/run.js dist
 }
 
 for s in $SUITES; do

@@ -1,0 +1,171 @@
+// App: the page's state around the core's Workspace (the only model; every
+// change is a Workspace action): view, selection, tabs, camera, log, caches.
+// Panels read it and post requests that end_frame() applies. No ImGui here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph_scene.h"
+#include "workspace/workspace.h"
+
+namespace pt2lab::app {
+
+enum class Tab { Code, Run, Observers, Program, Log };
+const char* tab_name(Tab t); // "Code", "Run & parity", ...
+
+// Which text the code view shows.
+enum class CodeForm { Code, Readable, Printed }; // gm.code, print_readable, str(ep) / str(graph)
+
+struct LogLine {
+    enum class Kind { Info, Action, Warning, Error } kind = Kind::Info;
+    std::string text;
+    double time = 0;
+};
+
+// The graph view's camera: the world point at the canvas centre and the zoom
+// (device pixels per layout unit, before the UI scale).
+struct Camera {
+    float cx = 0, cy = 0;
+    float zoom = 1;
+    bool fitted = false; // fit once the canvas size is known
+    // No pan or zoom since the last fit: fit again when the graph or the canvas changes.
+    bool follow_fit = true;
+    float fit_w = 0, fit_h = 0; // the canvas size of the last fit
+    uint64_t epoch = 0;         // App::graph_epoch() the camera last saw
+};
+
+// Where the graph canvas was last drawn, in device pixels (the state hook
+// turns node positions into CSS pixels with it).
+struct CanvasRect {
+    float x = 0, y = 0, w = 0, h = 0;
+    float scale = 1; // device pixels per CSS pixel
+};
+
+// A layout point on screen (device pixels) and back.
+LayoutPoint world_to_screen(const Camera& c, const CanvasRect& r, LayoutPoint p);
+LayoutPoint screen_to_world(const Camera& c, const CanvasRect& r, LayoutPoint p);
+
+struct UiState {
+    GraphView view = GraphView::Program;
+    uint32_t selected = 0;      // node id in `view`'s graph; 0 = none
+    uint32_t hovered = 0;       // node id under the mouse (graph, code, links), written this frame
+    uint32_t hovered_shown = 0; // what the last frame found (drawn as hovered this frame)
+    Tab tab = Tab::Code;
+    bool tab_requested = false; // select `tab` in the tab bar on the next frame
+    CodeForm code_form = CodeForm::Code;
+    std::string search;
+    int search_hit = -1; // index into the search's matches of the last jump
+    InputSource run_inputs;
+    int run_repeat = 1;
+    bool auto_run = true; // run after each change when running does not change the state
+    bool show_diff = true;
+    std::string error; // the last error, shown in a banner until dismissed
+    std::vector<LogLine> log;
+    Camera camera[2]; // per GraphView
+    CanvasRect canvas;
+    float left_frac = 0.22f, right_frac = 0.25f, bottom_frac = 0.36f;
+    bool show_help = false;
+    bool scroll_code_to_selection = false;
+    std::string copied_what; // the last Copy: what it was ("gm.code")
+    size_t copied_bytes = 0;
+    // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
+    // pixels {x, y, w, h}: the browser tests click them through the state hook.
+    std::map<std::string, std::array<float, 4>> widgets;
+    uint64_t frames = 0;
+    // Start-up milestones (platform::now_seconds): main() entered, fonts
+    // rasterized, first file opened, first frame on screen.
+    double t_main = 0, t_fonts = 0, t_opened = 0, t_first_frame = 0;
+};
+
+class App {
+public:
+    App();
+    ~App();
+
+    // --- reading ------------------------------------------------------------
+    const Workspace* workspace() const { return ws_.get(); }
+    UiState& ui() { return ui_; }
+    const UiState& ui() const { return ui_; }
+    // The lesson graphs shipped with the page (assets/graphs/index.json).
+    const std::vector<std::string>& lesson_files() const { return lesson_files_; }
+    // Which file is open ("conv_relu.pt2"), "" before the first.
+    const std::string& file_name() const { return file_name_; }
+    // The scene of a view (rebuilt when the workspace changes). Requires a workspace.
+    const Scene& scene(GraphView v) const;
+    void set_scene_metrics(SceneMetrics m);
+    // The node selected in the current view, or null.
+    const Node* selected_node() const;
+    // The last change that moved the graph (its diff drives the overlay), and
+    // a counter of graph changes: runs and calibration change neither, so the
+    // overlay and the layout survive them.
+    const std::optional<ActionOutcome>& last_change() const { return last_change_; }
+    uint64_t graph_epoch() const { return graph_epoch_; }
+    // Running the module would change its state (train-mode buffers, observers),
+    // so the page does not run it on its own after a change.
+    bool run_changes_state() const;
+
+    // --- requests (applied by end_frame) --------------------------------------
+    void post(Action a);
+    void post_undo();
+    void post_redo();
+    void select(uint32_t id); // in the current view; 0 clears
+    void set_view(GraphView v);
+    void open_asset(const std::string& file); // a lesson graph, fetched from the site
+    void open_picker();
+    void copy(const std::string& text, const std::string& what);
+    void log(LogLine::Kind kind, std::string text);
+    void show_tab(Tab t);
+
+    // --- frame ----------------------------------------------------------------
+    // Opens files that arrived (picked, dropped, fetched). True if any did.
+    bool take_files();
+    // Opens bytes as a file: on success the workspace is replaced; on error
+    // the message is shown and everything stays as it was.
+    bool open(std::vector<uint8_t> bytes, const std::string& name);
+    // Applies the requests posted while drawing; true if there were any.
+    bool end_frame();
+    // The test hook's JSON (state_json.cpp).
+    std::string state_json() const;
+    // Whether something animates (the diff ghosts fade), so frames keep coming.
+    bool animating() const;
+
+private:
+    struct Request {
+        enum class Kind { Apply, Undo, Redo } kind = Kind::Apply;
+        Action action;
+    };
+    struct SceneCache {
+        const Workspace* ws = nullptr;
+        uint64_t epoch = 0;
+        bool diff = false;
+        bool valid = false;
+        Scene scene;
+        Scene before; // the scene of the previous version (ghosts come from it)
+    };
+    void apply(const Request& r);
+    // Panel sizes, tab, code form and auto-run, kept in localStorage between visits.
+    void load_settings();
+    void save_settings();
+    void after_change(const ActionOutcome& out, bool user_action);
+
+    std::unique_ptr<Workspace> ws_;
+    UiState ui_;
+    std::vector<std::string> lesson_files_;
+    std::string file_name_;
+    std::vector<Request> requests_;
+    mutable SceneCache scenes_[2];
+    mutable double scene_ms_ = 0; // how long the last scene (labels + layout) took
+    SceneMetrics metrics_;
+    double diff_since_ = -1; // when the current diff appeared (its ghosts fade)
+    std::string saved_settings_;
+    std::optional<ActionOutcome> last_change_;
+    uint64_t graph_epoch_ = 0;
+};
+
+} // namespace pt2lab::app

@@ -1,0 +1,92 @@
+// pt2lab's page: a WebGL2 window, Dear ImGui (GLFW + OpenGL3 backends), the
+// App, one frame per refresh while something happens (idle tabs cost nothing).
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <imgui_internal.h>
+
+#include "app.h"
+#include "platform/platform.h"
+#include "ui/frame.h"
+#include "ui/theme.h"
+
+using namespace pt2lab::app;
+
+int main() {
+    double t_main = platform::now_seconds();
+    if (!glfwInit()) {
+        platform::fatal("GLFW could not start.");
+        return 1;
+    }
+    glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    platform::Display display;
+    GLFWwindow* window = glfwCreateWindow(1280, 800, "pt2lab", nullptr, nullptr);
+    if (!window) {
+        platform::fatal(
+            "This page needs WebGL2, and the browser could not create a WebGL2 context.");
+        return 1;
+    }
+    glfwMakeContextCurrent(window);
+    platform::poll_display(display);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr; // the page keeps its layout in localStorage, not a file
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 300 es");
+    platform::install_wheel_input();
+    if (!ui::load_fonts_and_style(display.dpr)) {
+        platform::fatal("The fonts did not load (fonts/ui.otf, fonts/mono.ttf).");
+        return 1;
+    }
+
+    double t_fonts = platform::now_seconds();
+    static App app;
+    app.set_scene_metrics(ui::scene_metrics());
+    platform::set_state_provider([] { return app.state_json(); });
+    std::string start = platform::start_file();
+    std::vector<uint8_t> first = platform::preloaded(start);
+    if (!first.empty()) app.open(std::move(first), start);
+    app.ui().t_main = t_main;
+    app.ui().t_fonts = t_fonts;
+    app.ui().t_opened = platform::now_seconds();
+
+    static int frames_left = 3; // frames to draw before going idle
+    platform::run_main_loop([display]() mutable {
+        if (platform::poll_display(display)) {
+            if (ui::fonts().scale != display.dpr) {
+                ui::load_fonts_and_style(display.dpr);
+                ImGui_ImplOpenGL3_DestroyFontsTexture();
+                ImGui_ImplOpenGL3_CreateFontsTexture();
+                app.set_scene_metrics(ui::scene_metrics());
+            }
+            frames_left = 3;
+        }
+        if (app.take_files()) frames_left = 3;
+        if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
+            frames_left = 3;
+        if (frames_left == 0) return;
+        --frames_left;
+
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui_ImplGlfw_NewFrame();
+        ImGui::NewFrame();
+        ui::draw_frame(app);
+        ImGui::Render();
+        glViewport(0, 0, display.fb_w, display.fb_h);
+        glClearColor(0.08f, 0.09f, 0.11f, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        // A request (an action, a view switch) changes what the next frames show.
+        if (app.end_frame()) frames_left = 3;
+        if (++app.ui().frames == 1) {
+            app.ui().t_first_frame = platform::now_seconds();
+            platform::first_frame_drawn();
+        }
+    });
+    return 0;
+}

@@ -1,0 +1,136 @@
+// The page's platform seams for headless native runs (like Dear ImGui's
+// example_null): files come from a folder, the clipboard and settings are
+// kept in memory, nothing is displayed. Used by tests/app's UI smoke test.
+#include <chrono>
+#include <map>
+
+#include "io/program_loader.h"
+#include "platform/null_platform.h"
+#include "platform/platform.h"
+
+namespace pt2lab::app::platform {
+namespace {
+
+struct NullState {
+    std::map<std::string, std::string> files; // preloaded name -> path on disk
+    std::string root;                         // fetch_file() reads root + url
+    std::string start;
+    std::vector<OpenedFile> arrived;
+    std::string clipboard, hash, fatal;
+    std::map<std::string, std::string> settings;
+    std::function<std::string()> state;
+    bool first_frame = false;
+};
+
+NullState& st() {
+    static NullState s;
+    return s;
+}
+
+std::vector<uint8_t> read(const std::string& path) {
+    auto b = read_file_bytes(path);
+    return b.ok() ? b.take() : std::vector<uint8_t>{};
+}
+
+} // namespace
+
+void null_platform_reset(const std::string& site_root) {
+    st() = NullState{};
+    st().root = site_root;
+}
+void null_platform_map(const std::string& name, const std::string& path) {
+    st().files[name] = path;
+}
+void null_platform_set_start(const std::string& name) {
+    st().start = name;
+}
+const std::string& null_platform_clipboard() {
+    return st().clipboard;
+}
+const std::string& null_platform_hash() {
+    return st().hash;
+}
+const std::string& null_platform_fatal() {
+    return st().fatal;
+}
+bool null_platform_first_frame() {
+    return st().first_frame;
+}
+std::string null_platform_state() {
+    return st().state ? st().state() : std::string();
+}
+
+bool poll_display(Display& d) {
+    if (d.fb_w == 1280 && d.fb_h == 800) return false;
+    d = Display{1280, 800, 1.0f, 1280, 800};
+    return true;
+}
+
+void install_wheel_input() {
+}
+
+std::vector<uint8_t> preloaded(const std::string& name) {
+    auto it = st().files.find(name);
+    return it == st().files.end() ? std::vector<uint8_t>{} : read(it->second);
+}
+
+std::string start_file() {
+    return st().start;
+}
+
+void open_file_picker() {
+}
+
+void fetch_file(const std::string& url, const std::string& name) {
+    OpenedFile f;
+    f.name = name;
+    f.bytes = read(st().root + "/" + url);
+    if (f.bytes.empty()) f.error = "could not read " + url;
+    st().arrived.push_back(std::move(f));
+}
+
+std::vector<OpenedFile> take_opened() {
+    std::vector<OpenedFile> out;
+    out.swap(st().arrived);
+    return out;
+}
+
+void set_clipboard(const std::string& text) {
+    st().clipboard = text;
+}
+
+void set_url_hash(const std::string& hash) {
+    st().hash = hash;
+}
+
+std::string load_setting(const std::string& key) {
+    auto it = st().settings.find(key);
+    return it == st().settings.end() ? std::string() : it->second;
+}
+
+void save_setting(const std::string& key, const std::string& value) {
+    st().settings[key] = value;
+}
+
+void run_main_loop(std::function<void()> frame) {
+    frame(); // headless: one frame; tests call the frame function themselves
+}
+
+void set_state_provider(std::function<std::string()> provider) {
+    st().state = std::move(provider);
+}
+
+void first_frame_drawn() {
+    st().first_frame = true;
+}
+
+void fatal(const std::string& message) {
+    st().fatal = message;
+}
+
+double now_seconds() {
+    static const auto t0 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace pt2lab::app::platform

@@ -1,0 +1,21 @@
+// Controls of the headless platform (null_platform.cpp): where its files come
+// from and what the app did with the clipboard, the URL hash and the screen.
+#pragma once
+
+#include <string>
+
+namespace pt2lab::app::platform {
+
+// Forgets everything; fetch_file(url) then reads site_root/url.
+void null_platform_reset(const std::string& site_root);
+// preloaded(name) returns the bytes of `path`.
+void null_platform_map(const std::string& name, const std::string& path);
+void null_platform_set_start(const std::string& name);
+const std::string& null_platform_clipboard();
+const std::string& null_platform_hash();
+const std::string& null_platform_fatal();
+bool null_platform_first_frame();
+// What the app's state provider returns now.
+std::string null_platform_state();
+
+} // namespace pt2lab::app::platform

@@ -1,0 +1,67 @@
+// The page's seams to the browser (display, input, files, clipboard, URL hash,
+// localStorage, main loop, test hook): one small web_*.cpp each, JS in web/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pt2lab::app::platform {
+
+// --- display (web_display.cpp) ---------------------------------------------
+struct Display {
+    double css_w = 0, css_h = 0; // the canvas in CSS pixels
+    float dpr = 1;               // devicePixelRatio
+    int fb_w = 0, fb_h = 0;      // backing store in device pixels (css * dpr)
+};
+// Reads the canvas size and devicePixelRatio; when either changed, resizes the
+// backing store to css * dpr (this emscripten's GLFW ignores devicePixelRatio)
+// and returns true.
+bool poll_display(Display& d);
+
+// --- input (web_input.cpp) ------------------------------------------------------
+// Takes the mouse wheel and trackpad pinch from the canvas (after ImGui's
+// GLFW backend is initialised; it replaces the backend's document listener).
+void install_wheel_input();
+
+// --- files (web_files.cpp) ---------------------------------------------------
+struct OpenedFile {
+    std::string name;
+    std::vector<uint8_t> bytes;
+    std::string error; // the browser could not read or fetch it ("" when bytes are valid)
+};
+// A file the loader fetched before main() ran (fonts, the first graph); empty when absent.
+std::vector<uint8_t> preloaded(const std::string& name);
+// The graph the page opens first ("conv_bn_relu_eval.pt2"), chosen by the loader from the URL.
+std::string start_file();
+// Opens the browser's file picker; the chosen file arrives through take_opened().
+void open_file_picker();
+// Fetches a file of the site (a relative URL); it arrives through take_opened().
+void fetch_file(const std::string& url, const std::string& name);
+// Files that arrived (picked, dropped, fetched) since the last call, in order.
+std::vector<OpenedFile> take_opened();
+
+// --- clipboard (web_clipboard.cpp) -------------------------------------------
+void set_clipboard(const std::string& text);
+
+// --- URL hash and localStorage (web_storage.cpp) -----------------------------
+void set_url_hash(const std::string& hash); // without '#'; replaces the history entry
+std::string load_setting(const std::string& key);
+void save_setting(const std::string& key, const std::string& value);
+
+// --- main loop (web_main_loop.cpp) -------------------------------------------
+// Calls frame() once per display refresh, forever; returns only in native builds.
+void run_main_loop(std::function<void()> frame);
+
+// --- test hook and loader (web_state_hook.cpp) -------------------------------
+// What window.pt2lab.state() returns (JSON text), computed when asked.
+void set_state_provider(std::function<std::string()> provider);
+// Tells the loader the first interactive frame is on screen (hides the loading bar).
+void first_frame_drawn();
+// Replaces the page with a readable error screen (e.g. no WebGL2).
+void fatal(const std::string& message);
+// Seconds since the page started, for the log.
+double now_seconds();
+
+} // namespace pt2lab::app::platform

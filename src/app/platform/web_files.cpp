@@ -1,0 +1,77 @@
+// Files in the browser: what the loader fetched before main(), the file
+// picker, drag and drop, and fetches of the site's own assets. Bytes arrive
+// from JS (web/bridge.js) through pt2lab_file_arrived and are never uploaded.
+#include <emscripten.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "platform/platform.h"
+
+namespace {
+std::vector<pt2lab::app::platform::OpenedFile>& arrived() {
+    static std::vector<pt2lab::app::platform::OpenedFile> files;
+    return files;
+}
+} // namespace
+
+// Called by web/bridge.js: `data` was allocated with malloc and is taken over.
+extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived(const char* name, uint8_t* data, int size,
+                                                         const char* error) {
+    pt2lab::app::platform::OpenedFile f;
+    f.name = name ? name : "";
+    if (data && size > 0) f.bytes.assign(data, data + size);
+    std::free(data);
+    f.error = error ? error : "";
+    arrived().push_back(std::move(f));
+}
+
+EM_JS(int, js_preloaded_size, (const char* name), {
+    var f = window.pt2lab && window.pt2lab.preloaded[UTF8ToString(name)];
+    return f ? f.length : -1;
+});
+EM_JS(void, js_preloaded_copy, (const char* name, uint8_t* dst),
+      { HEAPU8.set(window.pt2lab.preloaded[UTF8ToString(name)], dst); });
+EM_JS(char*, js_start_file, (), {
+    var s = (window.pt2lab && window.pt2lab.startFile) || "";
+    var n = lengthBytesUTF8(s) + 1;
+    var p = _malloc(n);
+    stringToUTF8(s, p, n);
+    return p;
+});
+EM_JS(void, js_open_picker, (), { window.pt2lab.openPicker(); });
+EM_JS(void, js_fetch_file, (const char* url, const char* name),
+      { window.pt2lab.fetchFile(UTF8ToString(url), UTF8ToString(name)); });
+
+namespace pt2lab::app::platform {
+
+std::vector<uint8_t> preloaded(const std::string& name) {
+    int n = js_preloaded_size(name.c_str());
+    if (n <= 0) return {};
+    std::vector<uint8_t> bytes(static_cast<size_t>(n));
+    js_preloaded_copy(name.c_str(), bytes.data());
+    return bytes;
+}
+
+std::string start_file() {
+    char* p = js_start_file();
+    std::string s = p;
+    std::free(p);
+    return s;
+}
+
+void open_file_picker() {
+    js_open_picker();
+}
+
+void fetch_file(const std::string& url, const std::string& name) {
+    js_fetch_file(url.c_str(), name.c_str());
+}
+
+std::vector<OpenedFile> take_opened() {
+    std::vector<OpenedFile> out;
+    out.swap(arrived());
+    return out;
+}
+
+} // namespace pt2lab::app::platform

@@ -1,0 +1,37 @@
+// The URL hash (so a reload reopens the same lesson graph) and localStorage
+// (panel sizes and tabs), through web/bridge.js.
+#include <emscripten.h>
+
+#include <cstdlib>
+
+#include "platform/platform.h"
+
+EM_JS(void, js_set_hash, (const char* hash), { window.pt2lab.setHash(UTF8ToString(hash)); });
+EM_JS(char*, js_load_setting, (const char* key), {
+    var s = window.pt2lab.loadSetting(UTF8ToString(key));
+    var n = lengthBytesUTF8(s) + 1;
+    var p = _malloc(n);
+    stringToUTF8(s, p, n);
+    return p;
+});
+EM_JS(void, js_save_setting, (const char* key, const char* value),
+      { window.pt2lab.saveSetting(UTF8ToString(key), UTF8ToString(value)); });
+
+namespace pt2lab::app::platform {
+
+void set_url_hash(const std::string& hash) {
+    js_set_hash(hash.c_str());
+}
+
+std::string load_setting(const std::string& key) {
+    char* p = js_load_setting(key.c_str());
+    std::string s = p;
+    std::free(p);
+    return s;
+}
+
+void save_setting(const std::string& key, const std::string& value) {
+    js_save_setting(key.c_str(), value.c_str());
+}
+
+} // namespace pt2lab::app::platform

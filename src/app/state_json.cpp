@@ -1,0 +1,168 @@
+// The page's read-only test hook (window.pt2lab.state()): file, view, nodes
+// with their boxes on screen in CSS pixels, selection, code, runs, history.
+#include <nlohmann/json.hpp>
+
+#include "app.h"
+#include "exec/observer.h"
+#include "tensor_summary.h"
+
+namespace pt2lab::app {
+namespace {
+
+using nlohmann::json;
+
+json parity_json(const ParityReport& p) {
+    json outs = json::array();
+    for (const TensorParity& t : p.outputs)
+        outs.push_back({{"name", t.name},
+                        {"max_abs", t.max_abs},
+                        {"allclose", t.allclose},
+                        {"bit_identical", t.bit_identical}});
+    return {{"max_abs", p.max_abs()},
+            {"allclose", p.allclose()},
+            {"bit_identical", p.bit_identical()},
+            {"outputs", outs}};
+}
+
+json run_json(const RunReport& r, uint64_t version) {
+    json outs = json::array();
+    for (size_t i = 0; i < r.result.outputs.size(); ++i) {
+        const Value& v = r.result.outputs[i];
+        json o = {{"name", i < r.result.output_names.size() ? r.result.output_names[i] : ""}};
+        if (v.is_tensor()) {
+            TensorSummary s = summarize(*v.tensor, 8);
+            o["type"] = s.type;
+            o["min"] = s.min;
+            o["max"] = s.max;
+            o["mean"] = s.mean;
+            o["first"] = s.first;
+        } else {
+            o["type"] = v.describe();
+        }
+        outs.push_back(o);
+    }
+    json j = {{"version", r.version},
+              {"current", r.version == version},
+              {"inputs", r.inputs_label},
+              {"outputs", outs},
+              {"parity", parity_json(r.parity)}};
+    if (r.reference) j["reference"] = parity_json(*r.reference);
+    return j;
+}
+
+const char* code_form_name(CodeForm f) {
+    switch (f) {
+    case CodeForm::Code: return "code";
+    case CodeForm::Readable: return "print_readable";
+    case CodeForm::Printed: return "printed";
+    }
+    return "";
+}
+
+} // namespace
+
+std::string App::state_json() const {
+    json j;
+    j["ready"] = ws_ != nullptr;
+    j["frames"] = ui_.frames;
+    j["startup_ms"] = {{"main", ui_.t_main * 1000},
+                       {"fonts", ui_.t_fonts * 1000},
+                       {"opened", ui_.t_opened * 1000},
+                       {"first_frame", ui_.t_first_frame * 1000}};
+    j["error"] = ui_.error;
+    json log = json::array();
+    size_t from = ui_.log.size() > 30 ? ui_.log.size() - 30 : 0;
+    for (size_t i = from; i < ui_.log.size(); ++i) log.push_back(ui_.log[i].text);
+    j["log"] = log;
+    j["lesson_files"] = lesson_files_;
+    j["scale"] = ui_.canvas.scale;
+    j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
+    j["tab"] = tab_name(ui_.tab);
+    json widgets = json::object();
+    for (const auto& [name, r] : ui_.widgets)
+        widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
+    j["widgets"] = widgets;
+    j["panels"] = {"top bar", "file", "graph", "inspector", tab_name(ui_.tab)};
+    if (ui_.show_help) j["panels"].push_back("keyboard shortcuts");
+    if (!ws_) return j.dump(-1, ' ', false, json::error_handler_t::replace);
+
+    const Workspace& ws = *ws_;
+    j["file"] = file_name_;
+    j["version"] = ws.version();
+    j["has_program"] = ws.has_program();
+    j["view"] = graph_view_name(ui_.view);
+    j["level"] = ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace";
+    j["code_form"] = code_form_name(ui_.code_form);
+    const CodeView& code = ws.code(ui_.view);
+    j["code"] = {{"text", code.text}, {"stale", code.stale}};
+
+    const Scene& sc = scene(ui_.view);
+    const Camera& cam = ui_.camera[ui_.view == GraphView::Program ? 0 : 1];
+    const CanvasRect& cr = ui_.canvas;
+    json nodes = json::array();
+    for (size_t i = 0; i < sc.nodes.size(); ++i) {
+        const SceneNode& n = sc.nodes[i];
+        LayoutPoint c = world_to_screen(cam, cr, sc.layout.center[i]);
+        float k = cam.zoom; // CSS pixels per layout unit
+        float s = cr.scale > 0 ? cr.scale : 1;
+        json node = {{"id", n.id},         {"name", n.name}, {"op", std::string(op_name(n.op))},
+                     {"target", n.target}, {"kind", n.kind}, {"type", n.detail},
+                     {"x", c.x / s},       {"y", c.y / s},   {"w", n.size.x * k},
+                     {"h", n.size.y * k}};
+        bool visible = c.x >= cr.x && c.x <= cr.x + cr.w && c.y >= cr.y && c.y <= cr.y + cr.h;
+        node["visible"] = visible;
+        if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
+        if (!n.runnable) node["runnable"] = false;
+        nodes.push_back(node);
+    }
+    j["nodes"] = nodes;
+    j["edges"] = sc.edges.size();
+    j["scene_ms"] = scene_ms_; // labels, sizes and the layered layout of the last scene built
+    j["canvas"] = {{"x", cr.x / cr.scale},
+                   {"y", cr.y / cr.scale},
+                   {"w", cr.w / cr.scale},
+                   {"h", cr.h / cr.scale},
+                   {"zoom", cam.zoom}};
+    auto node_ref = [&](uint32_t id) -> json {
+        const Node* n = id ? ws.node(ui_.view, id) : nullptr;
+        if (!n) return nullptr;
+        return {{"id", n->id()}, {"name", n->name()}};
+    };
+    j["selected"] = node_ref(ui_.selected);
+    j["hovered"] = node_ref(ui_.hovered_shown);
+    json matches = json::array();
+    for (const SceneNode& n : sc.nodes)
+        if (scene_node_matches(n, ui_.search)) matches.push_back(n.name);
+    j["search"] = {{"query", ui_.search}, {"matches", matches}};
+
+    json undo = json::array(), redo = json::array();
+    for (const HistoryEntry& h : ws.undo_history()) undo.push_back(h.label);
+    for (const HistoryEntry& h : ws.redo_history()) redo.push_back(h.label);
+    j["undo"] = undo;
+    j["redo"] = redo;
+    if (const auto& out = last_change_) {
+        j["diff"] = {{"view", graph_view_name(out->view)}, {"added", out->diff.added},
+                     {"removed", out->diff.removed},       {"rewired", out->diff.rewired},
+                     {"changed", out->diff.changed},       {"summary", out->summary}};
+    }
+    if (const auto& run = ws.last_run()) j["run"] = run_json(*run, ws.version());
+    json observers = json::array();
+    for (const auto& [name, obs] : ws.state().observers) {
+        json o = {{"name", name}, {"calls", obs->calls()}};
+        if (obs->calls() > 0) {
+            o["min"] = obs->min_val();
+            o["max"] = obs->max_val();
+            auto q = obs->calculate_qparams();
+            if (q.ok()) {
+                o["scale"] = q.value().scale;
+                o["zero_point"] = q.value().zero_point;
+            }
+        }
+        observers.push_back(o);
+    }
+    j["observers"] = observers;
+    j["auto_run"] = ui_.auto_run;
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+} // namespace pt2lab::app

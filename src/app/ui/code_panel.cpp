@@ -1,0 +1,177 @@
+// The Code tab: gm.code / print_readable / print(ep) of the current view,
+// syntax coloured, lines linked to their nodes both ways, Copy to the clipboard.
+#include "ui/code_panel.h"
+
+#include <string_view>
+
+#include "code_tokens.h"
+#include "graph/printer.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+ImU32 token_color(TokenKind k) {
+    switch (k) {
+    case TokenKind::Keyword: return colors::code_keyword;
+    case TokenKind::Target: return colors::code_target;
+    case TokenKind::Attribute: return colors::code_attr;
+    case TokenKind::Number: return colors::code_number;
+    case TokenKind::String: return colors::code_string;
+    case TokenKind::Comment: return colors::code_comment;
+    case TokenKind::Punct: return colors::code_punct;
+    case TokenKind::Name:
+    case TokenKind::Space: return colors::text;
+    }
+    return colors::text;
+}
+
+struct Lines {
+    std::vector<std::string_view> lines;
+    void split(const std::string& text) {
+        lines.clear();
+        size_t start = 0;
+        while (true) {
+            size_t nl = text.find('\n', start);
+            if (nl == std::string::npos) {
+                lines.push_back(std::string_view(text).substr(start));
+                break;
+            }
+            lines.push_back(std::string_view(text).substr(start, nl - start));
+            start = nl + 1;
+        }
+    }
+};
+
+} // namespace
+
+void draw_code_tab(App& app) {
+    const Workspace& ws = *app.workspace();
+    UiState& ui = app.ui();
+    const CodeView& cv = ws.code(ui.view);
+    const bool program = ui.view == GraphView::Program;
+
+    // Which text.
+    const char* forms[] = {program ? "ep.graph_module.code" : "gm.code", "print_readable()",
+                           program ? "print(ep)" : "print(gm.graph)"};
+    for (int i = 0; i < 3; ++i) {
+        if (i) ImGui::SameLine(0, px(2));
+        bool active = static_cast<int>(ui.code_form) == i;
+        if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
+        if (ImGui::SmallButton(forms[i])) ui.code_form = static_cast<CodeForm>(i);
+        expose(app, std::string("code:") + forms[i]);
+        if (active) ImGui::PopStyleColor();
+    }
+    static std::string printed;
+    const std::string* text = &cv.text;
+    if (ui.code_form == CodeForm::Readable) text = &ws.readable(ui.view);
+    if (ui.code_form == CodeForm::Printed) {
+        if (program) {
+            text = &ws.program_str();
+        } else {
+            static const Workspace* printed_ws = nullptr;
+            static uint64_t printed_version = 0;
+            if (printed_ws != &ws || printed_version != ws.version()) {
+                printed = graph_str(*ws.module().graph);
+                printed_ws = &ws;
+                printed_version = ws.version();
+            }
+            text = &printed;
+        }
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Copy")) app.copy(*text, forms[static_cast<int>(ui.code_form)]);
+    expose(app, "copy code");
+    if (ui.code_form == CodeForm::Code && cv.stale) {
+        ImGui::SameLine();
+        badge("gm.code is stale: the graph changed since the last recompile", colors::warn);
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Recompile")) {
+            EditAction e;
+            e.kind = EditAction::Kind::Recompile;
+            app.post(Action::of(e));
+        }
+    }
+    const bool linked = ui.code_form == CodeForm::Code && !cv.stale;
+    if (ui.code_form == CodeForm::Code && !linked) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(lines link to nodes again after Recompile)");
+    }
+
+    // The text: line numbers, a node-kind mark per line, coloured tokens.
+    ImGui::BeginChild("code", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    static Lines lines;
+    lines.split(*text);
+    ImGui::PushFont(fonts().mono);
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(0, 0));
+    float line_h = ImGui::GetTextLineHeight() + px(3);
+    float gutter = ImGui::CalcTextSize("0000").x + px(14);
+    const Graph& g = ws.graph(ui.view);
+    auto line_node = [&](size_t i) -> const Node* {
+        if (!linked || i >= cv.line_nodes.size() || cv.line_nodes[i] == 0) return nullptr;
+        return g.find_id(cv.line_nodes[i]);
+    };
+    // Scroll to the selection's first line when it changed.
+    if (ui.scroll_code_to_selection && linked) {
+        for (size_t i = 0; i < lines.lines.size(); ++i) {
+            const Node* n = line_node(i);
+            if (n && n->id() == ui.selected) {
+                float y = static_cast<float>(i) * line_h;
+                if (y < ImGui::GetScrollY() ||
+                    y > ImGui::GetScrollY() + ImGui::GetWindowHeight() - 2 * line_h)
+                    ImGui::SetScrollY(y - ImGui::GetWindowHeight() * 0.3f);
+                break;
+            }
+        }
+    }
+    ui.scroll_code_to_selection = false;
+    float widest = 0;
+    ImGuiListClipper clip;
+    clip.Begin(static_cast<int>(lines.lines.size()), line_h);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    while (clip.Step()) {
+        for (int li = clip.DisplayStart; li < clip.DisplayEnd; ++li) {
+            std::string_view line = lines.lines[static_cast<size_t>(li)];
+            const Node* n = line_node(static_cast<size_t>(li));
+            ImVec2 p = ImGui::GetCursorScreenPos();
+            float w = ImGui::GetWindowWidth() + ImGui::GetScrollX();
+            ImVec2 row_max(p.x + std::max(w, widest + gutter), p.y + line_h);
+            bool hovered = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p, row_max);
+            uint32_t id = n ? n->id() : 0;
+            if (id && id == ui.selected)
+                dl->AddRectFilled(p, row_max, colors::line_select);
+            else if (id && (id == ui.hovered_shown || hovered))
+                dl->AddRectFilled(p, row_max, colors::line_hover);
+            if (hovered && id) {
+                ui.hovered = id;
+                if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) app.select(id);
+            }
+            char num[16];
+            std::snprintf(num, sizeof num, "%4d", li + 1);
+            dl->AddText(ImVec2(p.x, p.y + px(1.5f)), colors::code_comment, num);
+            if (n)
+                dl->AddRectFilled(ImVec2(p.x + gutter - px(8), p.y + px(2)),
+                                  ImVec2(p.x + gutter - px(5), p.y + line_h - px(2)),
+                                  op_color(n->op()));
+            float x = p.x + gutter;
+            for (const Token& t : tokenize_python_line(line)) {
+                const char* b = line.data() + t.begin;
+                const char* e = line.data() + t.end;
+                ImU32 col = token_color(t.kind);
+                if (t.kind == TokenKind::Name)
+                    if (const Node* named = g.find(std::string(b, e))) col = op_color(named->op());
+                if (t.kind != TokenKind::Space) dl->AddText(ImVec2(x, p.y + px(1.5f)), col, b, e);
+                x += ImGui::CalcTextSize(b, e).x;
+            }
+            widest = std::max(widest, x - p.x - gutter);
+            ImGui::Dummy(ImVec2(x - p.x, line_h));
+            if (li == 0) expose(app, "code:line 1");
+        }
+    }
+    ImGui::PopStyleVar();
+    ImGui::PopFont();
+    ImGui::EndChild();
+}
+
+} // namespace pt2lab::app::ui

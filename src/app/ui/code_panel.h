@@ -1,0 +1,10 @@
+// The Code tab of the bottom dock.
+#pragma once
+
+#include "app.h"
+
+namespace pt2lab::app::ui {
+
+void draw_code_tab(App& app);
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,152 @@
+// The left column with a file open: the file's facts (how it was made, what
+// it holds, op counts, ops the executor cannot run), the lesson graphs to
+// open, and the undo / redo history.
+#include "ui/file_panel.h"
+
+#include <map>
+
+#include "graph/printer.h"
+#include "passes/decompose.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+void file_facts(App& app) {
+    const Workspace& ws = *app.workspace();
+    const UiState& ui = app.ui();
+    ImGui::PushFont(fonts().heading);
+    text_wrapped(app.file_name());
+    ImGui::PopFont();
+    if (!begin_facts("facts")) return;
+    if (ws.has_program()) {
+        const ExportedProgram& ep = ws.original();
+        fact("format", ep.format);
+        const Provenance& p = ep.provenance;
+        if (p.present) {
+            fact("made by",
+                 p.made_by + (p.torch_version.empty() ? "" : " (torch " + p.torch_version + ")"));
+            if (!p.model_class.empty())
+                fact("model", p.model_class + (p.mode.empty() ? "" : ", " + p.mode + " mode"));
+        }
+        fact("torch", ep.torch_version.empty() ? "(not recorded)" : ep.torch_version);
+        fact("schema", std::to_string(ep.schema_major) + "." + std::to_string(ep.schema_minor));
+        int params = 0, buffers = 0, user = 0;
+        for (const InputSpec& s : ep.signature.inputs) {
+            params += s.kind == InputKind::Parameter;
+            buffers += s.kind == InputKind::Buffer;
+            user += s.kind == InputKind::UserInput;
+        }
+        fact("signature", std::to_string(params) + " parameters, " + std::to_string(buffers) +
+                              " buffers, " + std::to_string(user) + " user inputs");
+        std::string inputs;
+        for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
+            inputs += (inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
+        if (!inputs.empty()) fact("inputs", inputs);
+        fact("example inputs", ep.example_inputs.empty()
+                                   ? "none (runs use seeded inputs)"
+                                   : std::to_string(ep.example_inputs.size()) + " (extra/pt2lab)");
+        if (!ep.reference_outputs.empty())
+            fact("reference", "PyTorch eager outputs (extra/pt2lab)");
+        for (const std::string& w : ep.warnings) fact("warning", w, colors::warn);
+    } else {
+        fact("format", "symbolic_trace graph (torch.fx), no ExportedProgram");
+    }
+    end_facts();
+    if (ws.has_program() && ws.original().provenance.present &&
+        !ws.original().provenance.note.empty() && ImGui::TreeNode("how this file was made")) {
+        text_wrapped(ws.original().provenance.note, colors::text_dim);
+        ImGui::TreePop();
+    }
+
+    section("Ops");
+    const Graph& g = ws.graph(ui.view);
+    std::map<Op, int> kinds;
+    for (const Node* n : g.nodes()) ++kinds[n->op()];
+    for (const auto& [op, count] : kinds) {
+        ImGui::TextColored(to_vec4(op_color(op)), "%s", op_label(op));
+        ImGui::SameLine(px(120));
+        ImGui::Text("%d", count);
+    }
+    ImGui::Spacing();
+    if (ImGui::BeginTable("calls", 2, ImGuiTableFlags_SizingFixedFit)) {
+        ImGui::TableSetupColumn("count", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
+        for (const auto& [target, count] : op_counts(g)) {
+            std::string t = target;
+            if (t.rfind("torch.ops.", 0) == 0) t = t.substr(10);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%dx", count);
+            ImGui::TableNextColumn();
+            text_wrapped(t);
+        }
+        ImGui::EndTable();
+    }
+    auto unsupported = ws.unsupported_ops(ui.view);
+    if (!unsupported.empty()) {
+        ImGui::Spacing();
+        ImGui::TextColored(to_vec4(colors::bad), "The executor cannot run:");
+        for (const auto& u : unsupported) {
+            ImGui::BulletText("%s (%zu nodes)", u.target.c_str(), u.nodes.size());
+            if (ImGui::IsItemClicked() && !u.nodes.empty()) app.select(u.nodes.front());
+        }
+    }
+    std::string lint = ws.lint_message(ui.view);
+    if (!lint.empty()) {
+        ImGui::Spacing();
+        ImGui::TextColored(to_vec4(colors::bad), "graph.lint() fails:");
+        text_wrapped(lint, colors::bad);
+    }
+}
+
+void lesson_graphs(App& app) {
+    section("Lesson graphs");
+    for (const std::string& f : app.lesson_files()) {
+        bool open = f == app.file_name();
+        if (ImGui::Selectable(f.c_str(), open) && !open) app.open_asset(f);
+        expose(app, "lesson:" + f);
+    }
+    ImGui::Spacing();
+    text_wrapped("Or open your own torch.export file (.pt2 or .json): drop it on the page or use "
+                 "Open file. It is read in the browser and never uploaded.",
+                 colors::text_dim);
+    if (ImGui::Button("Open file...")) app.open_picker();
+}
+
+void history(App& app) {
+    const Workspace& ws = *app.workspace();
+    auto undo = ws.undo_history();
+    auto redo = ws.redo_history();
+    if (undo.empty() && redo.empty()) return;
+    section("History");
+    ImGui::TextDisabled("as loaded");
+    for (size_t i = 0; i < undo.size(); ++i) {
+        bool last = i + 1 == undo.size();
+        ImGui::BulletText("%s%s", undo[i].label.c_str(), last ? "  (now)" : "");
+    }
+    for (const HistoryEntry& h : redo) {
+        ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(colors::text_dim));
+        ImGui::BulletText("%s  (undone)", h.label.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+} // namespace
+
+void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::Begin("File", nullptr,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus);
+    if (app.workspace()) {
+        file_facts(app);
+        history(app);
+    }
+    lesson_graphs(app);
+    ImGui::End();
+}
+
+} // namespace pt2lab::app::ui

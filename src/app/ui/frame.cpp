@@ -1,0 +1,241 @@
+// One frame of the page: DESIGN.md section 6's layout with draggable
+// splitters, the keyboard shortcuts and their "?" overlay.
+#include "ui/frame.h"
+
+#include <algorithm>
+
+#include "ui/code_panel.h"
+#include "ui/file_panel.h"
+#include "ui/graph_toolbar.h"
+#include "ui/graph_view.h"
+#include "ui/inspector.h"
+#include "ui/log_panel.h"
+#include "ui/observers_panel.h"
+#include "ui/program_panel.h"
+#include "ui/run_panel.h"
+#include "ui/theme.h"
+#include "ui/top_bar.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+// A draggable bar between panels; returns the drag in device pixels.
+float splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical) {
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowMinSize, ImVec2(1, 1));
+    ImGui::Begin(id, nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoSavedSettings);
+    ImGui::PopStyleVar(2);
+    ImGui::InvisibleButton("bar", size);
+    bool active = ImGui::IsItemActive();
+    if (ImGui::IsItemHovered() || active) {
+        ImGui::SetMouseCursor(vertical ? ImGuiMouseCursor_ResizeEW : ImGuiMouseCursor_ResizeNS);
+        ImGui::GetWindowDrawList()->AddRectFilled(pos, ImVec2(pos.x + size.x, pos.y + size.y),
+                                                  colors::rgb(0x4A5468));
+    }
+    float d = active ? (vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y) : 0;
+    ImGui::End();
+    return d;
+}
+
+void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
+    UiState& ui = app.ui();
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::Begin("dock", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus);
+    if (!app.workspace()) {
+        ImGui::End();
+        return;
+    }
+    if (ImGui::BeginTabBar("tabs")) {
+        for (Tab t : {Tab::Code, Tab::Run, Tab::Observers, Tab::Program, Tab::Log}) {
+            ImGuiTabItemFlags flags =
+                ui.tab_requested && ui.tab == t ? ImGuiTabItemFlags_SetSelected : 0;
+            bool open = ImGui::BeginTabItem(tab_name(t), nullptr, flags);
+            expose(app, std::string("tab:") + tab_name(t));
+            if (open) {
+                if (!ui.tab_requested) ui.tab = t;
+                ImGui::BeginChild("tab", ImVec2(0, 0), false,
+                                  t == Tab::Code ? ImGuiWindowFlags_NoScrollbar : 0);
+                switch (t) {
+                case Tab::Code: draw_code_tab(app); break;
+                case Tab::Run: draw_run_tab(app); break;
+                case Tab::Observers: draw_observers_tab(app); break;
+                case Tab::Program: draw_program_tab(app); break;
+                case Tab::Log: draw_log_tab(app); break;
+                }
+                ImGui::EndChild();
+                ImGui::EndTabItem();
+            }
+        }
+        ui.tab_requested = false;
+        ImGui::EndTabBar();
+    }
+    ImGui::End();
+}
+
+void select_step(App& app, int delta) {
+    const Workspace* ws = app.workspace();
+    if (!ws) return;
+    std::vector<Node*> nodes = ws->graph(app.ui().view).nodes();
+    if (nodes.empty()) return;
+    int at = -1;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i]->id() == app.ui().selected) at = static_cast<int>(i);
+    int n = static_cast<int>(nodes.size());
+    int next = at < 0 ? (delta > 0 ? 0 : n - 1) : std::clamp(at + delta, 0, n - 1);
+    app.select(nodes[static_cast<size_t>(next)]->id());
+}
+
+struct Shortcut {
+    const char* keys;
+    const char* what;
+};
+constexpr Shortcut kShortcuts[] = {
+    {"F", "fit the graph"},
+    {"+ / -", "zoom in / out (also the mouse wheel, pinch)"},
+    {"0", "zoom to 100%"},
+    {"drag", "pan the graph"},
+    {"/", "search nodes by name or op"},
+    {"N / P", "select the next / previous node in graph order"},
+    {"Esc", "clear the selection"},
+    {"1 / 2", "show the ExportedProgram / ep.module()"},
+    {"R", "run the graph and check parity"},
+    {"Ctrl+Z", "undo"},
+    {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+    {"?", "this list"},
+};
+
+void shortcuts(App& app) {
+    ImGuiIO& io = ImGui::GetIO();
+    UiState& ui = app.ui();
+    if (io.WantTextInput) return;
+    bool ctrl = io.KeyCtrl || io.KeySuper;
+    if (ctrl && ImGui::IsKeyPressed(ImGuiKey_Z, false)) {
+        if (io.KeyShift)
+            app.post_redo();
+        else
+            app.post_undo();
+        return;
+    }
+    if (ctrl && ImGui::IsKeyPressed(ImGuiKey_Y, false)) {
+        app.post_redo();
+        return;
+    }
+    if (ctrl || io.KeyAlt) return;
+    // '?' arrives as a character (Shift+/ on most layouts).
+    for (ImWchar c : io.InputQueueCharacters)
+        if (c == '?') ui.show_help = !ui.show_help;
+    if (ImGui::IsKeyPressed(ImGuiKey_Escape, false)) {
+        if (ui.show_help)
+            ui.show_help = false;
+        else
+            app.select(0);
+    }
+    if (!app.workspace()) return;
+    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
+    if (ImGui::IsKeyPressed(ImGuiKey_F, false)) fit_camera(cam, app.scene(ui.view), ui.canvas);
+    if (ImGui::IsKeyPressed(ImGuiKey_Equal) || ImGui::IsKeyPressed(ImGuiKey_KeypadAdd))
+        zoom_camera(cam, ui.canvas, 1.25f, mid);
+    if ((ImGui::IsKeyPressed(ImGuiKey_Minus) && !io.KeyShift) ||
+        ImGui::IsKeyPressed(ImGuiKey_KeypadSubtract))
+        zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);
+    if (ImGui::IsKeyPressed(ImGuiKey_0, false)) zoom_camera(cam, ui.canvas, 1 / cam.zoom, mid);
+    if (ImGui::IsKeyPressed(ImGuiKey_1, false)) app.set_view(GraphView::Program);
+    if (ImGui::IsKeyPressed(ImGuiKey_2, false)) app.set_view(GraphView::Module);
+    if (ImGui::IsKeyPressed(ImGuiKey_R, false)) run_now(app);
+    bool step = false;
+    if (ImGui::IsKeyPressed(ImGuiKey_N)) select_step(app, +1), step = true;
+    if (ImGui::IsKeyPressed(ImGuiKey_P)) select_step(app, -1), step = true;
+    if (step) {
+        const Scene& sc = app.scene(ui.view);
+        reveal_node(cam, sc, ui.canvas, sc.find_id(ui.selected));
+    }
+}
+
+void help_overlay(App& app, ImVec2 display) {
+    UiState& ui = app.ui();
+    if (!ui.show_help) return;
+    ImGui::SetNextWindowPos(ImVec2(display.x * 0.5f, display.y * 0.4f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(px(440), 0));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(18), px(14)));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 1);
+    ImGui::Begin("Keyboard shortcuts", &ui.show_help,
+                 ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize);
+    ImGui::PopStyleVar(2);
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+        for (const Shortcut& s : kShortcuts) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::PushFont(fonts().mono);
+            ImGui::TextColored(to_vec4(colors::code_target), "%s", s.keys);
+            ImGui::PopFont();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s.what);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::Spacing();
+    text_wrapped("Drop a .pt2 or .json file anywhere on the page to open it.", colors::text_dim);
+    ImGui::End();
+}
+
+} // namespace
+
+void draw_frame(App& app) {
+    UiState& ui = app.ui();
+    ui.hovered_shown = ui.hovered;
+    ui.hovered = 0;
+    ui.widgets.clear();
+    ImVec2 display = ImGui::GetIO().DisplaySize;
+    float top = top_bar_height();
+    draw_top_bar(app, display.x);
+    float banner = error_banner_height(app);
+    draw_error_banner(app, top, display.x);
+    top += banner;
+
+    float W = display.x, H = display.y - top;
+    float gap = px(5);
+    float min_col = px(180);
+    float left = std::clamp(ui.left_frac * W, min_col, W * 0.45f);
+    float right = std::clamp(ui.right_frac * W, min_col, W * 0.45f);
+    float bottom = std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
+    float centre_x = left + gap;
+    float centre_w = std::max(px(200), W - left - right - 2 * gap);
+    float upper_h = H - bottom - gap;
+
+    auto panel = [&](const char* name, ImVec2 pos, ImVec2 size) {
+        float k = fonts().scale;
+        ui.widgets[std::string("panel:") + name] = {pos.x / k, pos.y / k, size.x / k, size.y / k};
+    };
+    panel("file", ImVec2(0, top), ImVec2(left, H));
+    panel("graph", ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
+    panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
+    panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
+    draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
+    draw_graph_view(app, ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
+    draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
+    bottom_dock(app, ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
+
+    if (float d = splitter("split left", ImVec2(left, top), ImVec2(gap, H), true))
+        ui.left_frac = std::clamp((left + d) / W, 0.12f, 0.45f);
+    if (float d =
+            splitter("split right", ImVec2(centre_x + centre_w, top), ImVec2(gap, upper_h), true))
+        ui.right_frac = std::clamp((right - d) / W, 0.12f, 0.45f);
+    if (float d = splitter("split bottom", ImVec2(centre_x, top + upper_h),
+                           ImVec2(W - centre_x, gap), false))
+        ui.bottom_frac = std::clamp((bottom - d) / H, 0.12f, 0.7f);
+
+    shortcuts(app);
+    help_overlay(app, display);
+}
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,169 @@
+// The graph view's toolbar: ExportedProgram / ep.module() switch, IR level,
+// node and op counts, the parity of the last run in plain sight; fit and
+// zoom, search, and the diff legend when a transformation changed the graph.
+#include "ui/graph_toolbar.h"
+
+#include <cstdio>
+
+#include "tensor_summary.h"
+#include "ui/graph_view.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+bool segment(const char* label, bool active, bool enabled = true) {
+    if (!enabled) ImGui::BeginDisabled();
+    if (active) {
+        ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, to_vec4(colors::rgb(0x46598A)));
+    }
+    bool clicked = ImGui::Button(label);
+    if (active) ImGui::PopStyleColor(2);
+    if (!enabled) ImGui::EndDisabled();
+    return clicked && !active;
+}
+
+std::string diff_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+} // namespace
+
+void run_now(App& app) {
+    Action a;
+    a.kind = Action::Kind::Run;
+    a.inputs = app.ui().run_inputs;
+    a.repeat = app.ui().run_repeat;
+    app.post(a);
+}
+
+void draw_parity_badge(App& app) {
+    const Workspace& ws = *app.workspace();
+    const auto& run = ws.last_run();
+    if (!run) {
+        badge("not run yet", colors::text_dim);
+    } else if (run->version != ws.version()) {
+        badge("graph changed since the last run", colors::warn);
+    } else {
+        const ParityReport& p = run->parity;
+        if (p.bit_identical())
+            badge("parity: bit-identical", colors::good);
+        else if (p.allclose())
+            badge("parity: allclose, max |diff| " + diff_text(p.max_abs()), colors::good);
+        else
+            badge("parity: differs, max |diff| " + diff_text(p.max_abs()), colors::warn);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("This graph's outputs vs the file as loaded, on %s.\n%s",
+                              run->inputs_label.c_str(), p.str().c_str());
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Run (R)")) run_now(app);
+    expose(app, "run");
+}
+
+void draw_graph_toolbar(App& app, const Scene& sc) {
+    const Workspace& ws = *app.workspace();
+    UiState& ui = app.ui();
+    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    ImGui::SetCursorPos(ImVec2(px(8), px(6)));
+    ImGui::BeginGroup();
+    if (segment("ExportedProgram", ui.view == GraphView::Program, ws.has_program()))
+        app.set_view(GraphView::Program);
+    expose(app, "view:ExportedProgram");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(ws.has_program() ? "ep.graph: parameters and buffers are lifted to "
+                                             "placeholders (key 1)"
+                                           : "a symbolic_trace graph has no ExportedProgram");
+    ImGui::SameLine(0, px(2));
+    if (segment("ep.module()", ui.view == GraphView::Module)) app.set_view(GraphView::Module);
+    expose(app, "view:ep.module()");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the GraphModule ep.module() builds: get_attr for weights, copy_ for "
+                          "buffer mutations (key 2)");
+    ImGui::SameLine();
+    badge(ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace", colors::code_target);
+    ImGui::SameLine();
+    int calls = 0;
+    for (const Node* n : ws.graph(ui.view).nodes()) calls += n->op() == Op::CallFunction;
+    ImGui::TextDisabled("%zu nodes, %d calls", ws.graph(ui.view).size(), calls);
+    ImGui::SameLine();
+    draw_parity_badge(app);
+
+    // Row 2: camera, search, diff legend.
+    if (ImGui::SmallButton("Fit (F)")) fit_camera(cam, sc, ui.canvas);
+    expose(app, "fit");
+    ImGui::SameLine();
+    LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
+    if (ImGui::SmallButton(" - ")) zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);
+    ImGui::SameLine(0, px(2));
+    if (ImGui::SmallButton(" + ")) zoom_camera(cam, ui.canvas, 1.25f, mid);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%3.0f%%", cam.zoom * 100);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(px(190));
+    static char buf[128];
+    std::snprintf(buf, sizeof buf, "%s", ui.search.c_str());
+    bool enter = ImGui::InputTextWithHint("##search", "search name or op  ( / )", buf, sizeof buf,
+                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    expose(app, "search");
+    if (ImGui::IsItemEdited()) {
+        ui.search = buf;
+        ui.search_hit = -1;
+    }
+    if (ui.search.empty() && ImGui::IsKeyPressed(ImGuiKey_Slash) && !ImGui::GetIO().WantTextInput)
+        ImGui::SetKeyboardFocusHere(-1);
+    std::vector<int> matches;
+    for (size_t i = 0; i < sc.nodes.size(); ++i)
+        if (sc.nodes[i].id && scene_node_matches(sc.nodes[i], ui.search))
+            matches.push_back(static_cast<int>(i));
+    if (!ui.search.empty()) {
+        ImGui::SameLine();
+        if (matches.empty()) {
+            ImGui::TextColored(to_vec4(colors::warn), "no match");
+        } else {
+            bool next = enter || ImGui::SmallButton(">");
+            if (next) {
+                ui.search_hit = (ui.search_hit + 1) % static_cast<int>(matches.size());
+                int idx = matches[static_cast<size_t>(ui.search_hit)];
+                app.select(sc.nodes[static_cast<size_t>(idx)].id);
+                reveal_node(cam, sc, ui.canvas, idx);
+                if (enter) ImGui::SetKeyboardFocusHere(-1);
+            }
+            ImGui::SameLine();
+            ImGui::TextDisabled("%d of %zu", ui.search_hit + 1, matches.size());
+        }
+    }
+    const auto& out = app.last_change();
+    if (out && out->changed && !out->diff.empty()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("|");
+        ImGui::SameLine();
+        if (out->view != ui.view) {
+            ImGui::TextDisabled("changes are in %s", graph_view_name(out->view));
+        } else if (ui.show_diff) {
+            auto legend = [&](const char* what, size_t n, ImU32 col) {
+                if (n == 0) return;
+                ImGui::SameLine();
+                badge(std::to_string(n) + " " + what, col);
+            };
+            ImGui::TextDisabled("changes:");
+            legend("added", out->diff.added.size(), colors::added);
+            legend("removed", out->diff.removed.size(), colors::removed);
+            legend("rewired", out->diff.rewired.size(), colors::rewired);
+            legend("changed", out->diff.changed.size(), colors::rewired);
+            ImGui::SameLine();
+            if (ImGui::SmallButton("hide")) ui.show_diff = false;
+            expose(app, "hide changes");
+        } else if (ImGui::SmallButton("show changes")) {
+            ui.show_diff = true;
+        }
+    }
+    ImGui::EndGroup();
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + px(2));
+}
+
+} // namespace pt2lab::app::ui

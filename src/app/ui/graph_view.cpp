@@ -1,0 +1,303 @@
+// The graph view's canvas: boxes coloured by node kind, edges with arrowheads,
+// pan / zoom, hover and click, search matches, the diff overlay, culling.
+#include "ui/graph_view.h"
+
+#include <imgui_internal.h> // IsMouseDragPastThreshold
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/graph_toolbar.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+ImVec2 to_im(LayoutPoint p) {
+    return ImVec2(p.x, p.y);
+}
+
+ImU32 with_alpha(ImU32 c, float a) {
+    unsigned alpha =
+        static_cast<unsigned>(std::clamp(a, 0.0f, 1.0f) * ((c >> IM_COL32_A_SHIFT) & 0xFF));
+    return (c & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
+}
+
+struct View {
+    Camera& cam;
+    CanvasRect rect;
+    float k; // device pixels per layout unit
+    ImVec2 screen(LayoutPoint p) const { return to_im(world_to_screen(cam, rect, p)); }
+};
+
+void draw_grid(ImDrawList* dl, const View& v) {
+    float step = 40 * v.k;
+    while (step < 14 * v.rect.scale) step *= 2;
+    LayoutPoint origin = world_to_screen(v.cam, v.rect, {0, 0});
+    float x0 = v.rect.x + std::fmod(origin.x - v.rect.x, step);
+    float y0 = v.rect.y + std::fmod(origin.y - v.rect.y, step);
+    if (x0 < v.rect.x) x0 += step;
+    if (y0 < v.rect.y) y0 += step;
+    float dot = std::max(1.0f, v.rect.scale);
+    for (float x = x0; x < v.rect.x + v.rect.w; x += step)
+        for (float y = y0; y < v.rect.y + v.rect.h; y += step)
+            dl->AddRectFilled(ImVec2(x, y), ImVec2(x + dot, y + dot), colors::grid);
+}
+
+void arrowhead(ImDrawList* dl, ImVec2 tip, ImVec2 from, float size, ImU32 col) {
+    ImVec2 d(tip.x - from.x, tip.y - from.y);
+    float len = std::sqrt(d.x * d.x + d.y * d.y);
+    if (len < 1e-3f) d = ImVec2(0, 1), len = 1;
+    d = ImVec2(d.x / len, d.y / len);
+    ImVec2 n(-d.y, d.x);
+    ImVec2 base(tip.x - d.x * size, tip.y - d.y * size);
+    dl->AddTriangleFilled(tip, ImVec2(base.x + n.x * size * 0.5f, base.y + n.y * size * 0.5f),
+                          ImVec2(base.x - n.x * size * 0.5f, base.y - n.y * size * 0.5f), col);
+}
+
+// Cubic pieces between consecutive route points, vertical at both ends.
+void draw_route(ImDrawList* dl, const std::vector<ImVec2>& pts, ImU32 col, float thick, bool back) {
+    for (size_t i = 0; i + 1 < pts.size(); ++i) {
+        ImVec2 a = pts[i], b = pts[i + 1];
+        float dy = (b.y - a.y) * 0.5f;
+        if (back && std::fabs(dy) < 1) dy = -20;
+        dl->AddBezierCubic(a, ImVec2(a.x, a.y + dy), ImVec2(b.x, b.y - dy), b, col, thick);
+    }
+}
+
+// Index of the node under p (device pixels), or -1; the last drawn wins.
+int hit_test(const Scene& sc, const View& v, ImVec2 p) {
+    for (int i = static_cast<int>(sc.nodes.size()) - 1; i >= 0; --i) {
+        ImVec2 c = v.screen(sc.layout.center[static_cast<size_t>(i)]);
+        const LayoutPoint& s = sc.nodes[static_cast<size_t>(i)].size;
+        if (std::fabs(p.x - c.x) <= s.x * v.k * 0.5f && std::fabs(p.y - c.y) <= s.y * v.k * 0.5f)
+            return i;
+    }
+    return -1;
+}
+
+} // namespace
+
+void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
+    float margin = 24 * r.scale;
+    float w = std::max(1.0f, sc.layout.width), h = std::max(1.0f, sc.layout.height);
+    float zx = (r.w - 2 * margin) / (w * r.scale), zy = (r.h - 2 * margin) / (h * r.scale);
+    cam.zoom = std::clamp(std::min(zx, zy), 0.05f, 1.0f); // above 1 the glyphs blur
+    cam.cx = sc.layout.width * 0.5f;
+    cam.cy = sc.layout.height * 0.5f;
+    cam.fitted = true;
+    cam.follow_fit = true;
+    cam.fit_w = r.w;
+    cam.fit_h = r.h;
+}
+
+void zoom_camera(Camera& cam, const CanvasRect& r, float factor, LayoutPoint anchor_screen) {
+    cam.follow_fit = false;
+    LayoutPoint before = screen_to_world(cam, r, anchor_screen);
+    cam.zoom = std::clamp(cam.zoom * factor, 0.05f, 4.0f);
+    LayoutPoint after = screen_to_world(cam, r, anchor_screen);
+    cam.cx += before.x - after.x;
+    cam.cy += before.y - after.y;
+}
+
+void reveal_node(Camera& cam, const Scene& sc, const CanvasRect& r, int index) {
+    if (index < 0) return;
+    LayoutPoint c = sc.layout.center[static_cast<size_t>(index)];
+    LayoutPoint s = world_to_screen(cam, r, c);
+    float m = 40 * r.scale;
+    if (s.x < r.x + m || s.x > r.x + r.w - m || s.y < r.y + m || s.y > r.y + r.h - m) {
+        cam.follow_fit = false;
+        cam.cx = c.x;
+        cam.cy = c.y;
+    }
+}
+
+void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
+    const Workspace* ws = app.workspace();
+    UiState& ui = app.ui();
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::Begin("graph", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse);
+    ImGui::PopStyleVar();
+    if (!ws) {
+        ImGui::SetCursorPos(ImVec2(px(16), px(16)));
+        ImGui::TextDisabled("Loading the first graph...");
+        ImGui::End();
+        return;
+    }
+    const Scene& sc = app.scene(ui.view);
+    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    draw_graph_toolbar(app, sc);
+
+    ImVec2 cpos = ImGui::GetCursorScreenPos();
+    ImVec2 csize = ImGui::GetContentRegionAvail();
+    csize.x = std::max(csize.x, 10.0f);
+    csize.y = std::max(csize.y, 10.0f);
+    ui.canvas = {cpos.x, cpos.y, csize.x, csize.y, fonts().scale};
+    bool resized = cam.fit_w != ui.canvas.w || cam.fit_h != ui.canvas.h;
+    if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
+        fit_camera(cam, sc, ui.canvas);
+    cam.epoch = app.graph_epoch();
+    View v{cam, ui.canvas, cam.zoom * ui.canvas.scale};
+
+    ImGui::InvisibleButton("canvas", csize,
+                           ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+    bool hovered = ImGui::IsItemHovered();
+    ImGuiIO& io = ImGui::GetIO();
+    int under = hovered ? hit_test(sc, v, io.MousePos) : -1;
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+        cam.follow_fit = false;
+        cam.cx -= io.MouseDelta.x / v.k;
+        cam.cy -= io.MouseDelta.y / v.k;
+    }
+    if (ImGui::IsItemDeactivated() &&
+        !ImGui::IsMouseDragPastThreshold(ImGuiMouseButton_Left, 2.0f)) {
+        int hit = hit_test(sc, v, io.MousePos);
+        app.select(hit >= 0 ? sc.nodes[static_cast<size_t>(hit)].id : 0);
+    }
+    if (hovered && io.MouseWheel != 0)
+        zoom_camera(cam, ui.canvas, std::pow(1.15f, io.MouseWheel), {io.MousePos.x, io.MousePos.y});
+    v.k = cam.zoom * ui.canvas.scale;
+    if (under >= 0) {
+        uint32_t id = sc.nodes[static_cast<size_t>(under)].id;
+        if (id) ui.hovered = id;
+        ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    }
+
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->PushClipRect(cpos, ImVec2(cpos.x + csize.x, cpos.y + csize.y), true);
+    dl->AddRectFilled(cpos, ImVec2(cpos.x + csize.x, cpos.y + csize.y), colors::canvas);
+    draw_grid(dl, v);
+
+    // What is "hot": the hovered node (graph or code view), else the selection.
+    int focus = under;
+    if (focus < 0 && ui.hovered_shown) focus = sc.find_id(ui.hovered_shown);
+    if (focus < 0 && ui.selected) focus = sc.find_id(ui.selected);
+    std::vector<uint8_t> hot(sc.nodes.size(), 0); // 1 input of focus, 2 user of focus
+    if (focus >= 0) {
+        for (int i : sc.inputs[static_cast<size_t>(focus)]) hot[static_cast<size_t>(i)] |= 1;
+        for (int u : sc.users[static_cast<size_t>(focus)]) hot[static_cast<size_t>(u)] |= 2;
+    }
+    double t = ImGui::GetTime();
+    float ghost_alpha =
+        app.animating() ? 0.75f - 0.4f * static_cast<float>(std::fmod(t, 2.0) / 2.0) : 0.35f;
+    auto node_alpha = [&](int i) {
+        return sc.nodes[static_cast<size_t>(i)].mark == DiffMark::Removed ? ghost_alpha : 1.0f;
+    };
+    ImVec2 vis_min(cpos.x - 50 * v.k, cpos.y - 50 * v.k);
+    ImVec2 vis_max(cpos.x + csize.x + 50 * v.k, cpos.y + csize.y + 50 * v.k);
+
+    // Edges.
+    float thick = std::max(1.0f, 1.3f * v.k);
+    float arrow = std::clamp(7.0f * v.k, 3.0f * ui.canvas.scale, 12.0f * ui.canvas.scale);
+    std::vector<ImVec2> pts;
+    for (const LayoutEdge& e : sc.layout.edges) {
+        bool is_hot = focus >= 0 && (e.src == focus || e.dst == focus);
+        const SceneNode& src = sc.nodes[static_cast<size_t>(e.src)];
+        const SceneNode& dst = sc.nodes[static_cast<size_t>(e.dst)];
+        bool ghost = src.mark == DiffMark::Removed || dst.mark == DiffMark::Removed;
+        ImU32 col = is_hot ? colors::edge_hot : colors::edge;
+        if (ghost)
+            col = with_alpha(colors::removed, ghost_alpha);
+        else if (dst.mark == DiffMark::Added || src.mark == DiffMark::Added)
+            col = is_hot ? colors::edge_hot : with_alpha(colors::added, 0.8f);
+        float w = is_hot ? thick * 1.8f : thick;
+        if (e.self_loop) {
+            ImVec2 c = v.screen(sc.layout.center[static_cast<size_t>(e.src)]);
+            float hw = src.size.x * v.k * 0.5f, hh = src.size.y * v.k * 0.5f;
+            ImVec2 a(c.x + hw, c.y - hh * 0.4f), b(c.x + hw, c.y + hh * 0.4f);
+            float bulge = 36 * v.k;
+            dl->AddBezierCubic(b, ImVec2(b.x + bulge, b.y + bulge * 0.6f),
+                               ImVec2(a.x + bulge, a.y - bulge * 0.6f), a, colors::bad, w * 1.2f);
+            arrowhead(dl, a, ImVec2(a.x + bulge * 0.5f, a.y - bulge * 0.3f), arrow, colors::bad);
+            continue;
+        }
+        pts.clear();
+        ImVec2 lo(1e30f, 1e30f), hi(-1e30f, -1e30f);
+        for (const LayoutPoint& p : e.points) {
+            ImVec2 s = v.screen(p);
+            pts.push_back(s);
+            lo = ImVec2(std::min(lo.x, s.x), std::min(lo.y, s.y));
+            hi = ImVec2(std::max(hi.x, s.x), std::max(hi.y, s.y));
+        }
+        if (hi.x < vis_min.x || lo.x > vis_max.x || hi.y < vis_min.y || lo.y > vis_max.y) continue;
+        if (e.back) col = is_hot ? colors::edge_hot : colors::warn;
+        draw_route(dl, pts, col, w, e.back);
+        ImVec2 tip = pts.back();
+        ImVec2 from(tip.x, tip.y + (e.back ? arrow : -arrow));
+        arrowhead(dl, tip, from, arrow, col);
+    }
+
+    // Nodes.
+    ImFont* ui_font = fonts().ui;
+    ImFont* mono_font = fonts().mono;
+    float name_px = fonts().ui_size * v.k;
+    float mono_px = fonts().mono_size * 0.92f * v.k;
+    bool text = name_px >= 5.0f * ui.canvas.scale;
+    float line_h = 17 * v.k, pad_x = 10 * v.k, pad_y = 6 * v.k;
+    float round = 5 * v.k;
+    for (size_t i = 0; i < sc.nodes.size(); ++i) {
+        const SceneNode& n = sc.nodes[i];
+        ImVec2 c = v.screen(sc.layout.center[i]);
+        float hw = n.size.x * v.k * 0.5f, hh = n.size.y * v.k * 0.5f;
+        ImVec2 a(c.x - hw, c.y - hh), b(c.x + hw, c.y + hh);
+        if (b.x < vis_min.x || a.x > vis_max.x || b.y < vis_min.y || a.y > vis_max.y) continue;
+        float alpha = node_alpha(static_cast<int>(i));
+        bool is_sel = n.id && n.id == ui.selected;
+        bool is_focus = static_cast<int>(i) == focus;
+        ImU32 kind = op_color(n.op);
+        dl->AddRectFilled(
+            a, b, with_alpha(is_focus ? colors::node_body_hover : colors::node_body, alpha), round);
+        dl->AddRectFilled(a, ImVec2(a.x + 4 * v.k, b.y), with_alpha(kind, alpha), round,
+                          ImDrawFlags_RoundCornersLeft);
+        ImU32 border = with_alpha(kind, 0.45f * alpha);
+        float bw = std::max(1.0f, 1.0f * v.k);
+        if (hot[i]) border = colors::edge_hot, bw = std::max(1.0f, 1.5f * v.k);
+        if (ImU32 dc = diff_color(n.mark))
+            border = with_alpha(dc, alpha), bw = std::max(1.5f, 2.2f * v.k);
+        if (scene_node_matches(n, ui.search))
+            border = colors::search, bw = std::max(1.5f, 2.2f * v.k);
+        if (is_sel) border = colors::select, bw = std::max(2.0f, 2.5f * v.k);
+        dl->AddRect(a, b, border, round, 0, bw);
+        if (n.mark == DiffMark::Removed) // a cross over the ghost
+            dl->AddLine(ImVec2(a.x + round, b.y - round), ImVec2(b.x - round, a.y + round),
+                        with_alpha(colors::removed, alpha * 0.6f), bw);
+        if (!text) continue;
+        float x = a.x + pad_x, y = a.y + pad_y;
+        ImVec4 clip(a.x, a.y, b.x, b.y);
+        dl->AddText(ui_font, name_px, ImVec2(x, y), with_alpha(colors::text, alpha), n.name.c_str(),
+                    nullptr, 0, &clip);
+        // An op the executor cannot run: its target in red and a red right edge.
+        ImU32 kind_text = n.runnable ? kind : colors::bad;
+        if (!n.runnable)
+            dl->AddRectFilled(ImVec2(b.x - 4 * v.k, a.y), b, with_alpha(colors::bad, alpha), round,
+                              ImDrawFlags_RoundCornersRight);
+        dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), with_alpha(kind_text, alpha),
+                    n.kind.c_str(), nullptr, 0, &clip);
+        if (!n.detail.empty())
+            dl->AddText(mono_font, mono_px, ImVec2(x, y + 2 * line_h + 1 * v.k),
+                        with_alpha(colors::text_dim, alpha), n.detail.c_str(), nullptr, 0, &clip);
+        if (n.mark != DiffMark::None) {
+            const char* label = diff_mark_name(n.mark);
+            float lp = name_px * 0.8f;
+            ImVec2 ts = ui_font->CalcTextSizeA(lp, 1e9f, 0, label);
+            ImVec2 ta(b.x - ts.x - 6 * v.k, a.y + pad_y + (line_h - ts.y) * 0.5f);
+            dl->AddRectFilled(ImVec2(ta.x - 3 * v.k, ta.y),
+                              ImVec2(ta.x + ts.x + 3 * v.k, ta.y + ts.y),
+                              with_alpha(diff_color(n.mark), alpha), 3 * v.k);
+            dl->AddText(ui_font, lp, ta, colors::rgb(0x111318), label);
+        }
+    }
+    if (sc.nodes.empty()) {
+        dl->AddText(ImVec2(cpos.x + px(16), cpos.y + px(16)), colors::text_dim,
+                    "This graph has no nodes.");
+    }
+    dl->PopClipRect();
+    ImGui::End();
+}
+
+} // namespace pt2lab::app::ui

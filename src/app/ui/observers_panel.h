@@ -1,0 +1,10 @@
+// The Observers tab of the bottom dock.
+#pragma once
+
+#include "app.h"
+
+namespace pt2lab::app::ui {
+
+void draw_observers_tab(App& app);
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,164 @@
+// The Signature & weights tab: the graph signature as tables and every
+// stored (or live) tensor with its type, min / max / mean and first values.
+#include "ui/program_panel.h"
+
+#include <unordered_map>
+
+#include "tensor_summary.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+namespace {
+
+// Summaries of stored tensors, kept while the workspace is the same (stored
+// tensors never change in place; live ones are keyed by version too).
+struct SummaryCache {
+    const Workspace* ws = nullptr;
+    uint64_t version = 0;
+    std::unordered_map<const void*, TensorSummary> stored, live;
+    const TensorSummary& get(const void* key, bool is_live,
+                             const std::function<TensorSummary()>& make) {
+        auto& m = is_live ? live : stored;
+        auto it = m.find(key);
+        if (it == m.end()) it = m.emplace(key, make()).first;
+        return it->second;
+    }
+};
+
+SummaryCache& cache(const Workspace& ws) {
+    static SummaryCache c;
+    if (c.ws != &ws) {
+        c = SummaryCache{};
+        c.ws = &ws;
+    }
+    if (c.version != ws.version()) {
+        c.live.clear();
+        c.version = ws.version();
+    }
+    return c;
+}
+
+void tensor_table_header() {
+    for (const char* h : {"name", "", "type", "min", "max", "mean", "first values"})
+        ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+}
+
+void tensor_row(const std::string& name, const char* what, const TensorSummary& s, bool stand_in) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(name.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s%s", what, stand_in ? " (stand-in)" : "");
+    if (stand_in && ImGui::IsItemHovered())
+        ImGui::SetTooltip("the file has no values for it: deterministic stand-in values");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(s.type.c_str());
+    if (!s.numeric) return;
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_number(s.min).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_number(s.max).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(format_number(s.mean).c_str());
+    ImGui::TableNextColumn();
+    ImGui::PushFont(fonts().mono);
+    ImGui::TextUnformatted(format_values(s.first, s.numel).c_str());
+    ImGui::PopFont();
+}
+
+constexpr ImGuiTableFlags kTable =
+    ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH;
+
+void signature_tables(App& app, const ExportedProgram& ep) {
+    section("Graph signature");
+    if (ImGui::BeginTable("inputs", 4, kTable)) {
+        for (const char* h : {"input (placeholder)", "kind", "target", "persistent"})
+            ImGui::TableSetupColumn(h);
+        ImGui::TableHeadersRow();
+        const Graph& g = *ep.graph;
+        for (const InputSpec& s : ep.signature.inputs) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            const Node* n = g.find(s.arg);
+            if (n && app.ui().view == GraphView::Program)
+                node_link(app, *n, "sig");
+            else
+                ImGui::TextUnformatted(s.arg.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(input_kind_name(s.kind));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s.target.c_str());
+            ImGui::TableNextColumn();
+            if (s.persistent) ImGui::TextUnformatted(*s.persistent ? "True" : "False");
+        }
+        ImGui::EndTable();
+    }
+    ImGui::Spacing();
+    if (ImGui::BeginTable("outputs", 3, kTable)) {
+        for (const char* h : {"output", "kind", "target"}) ImGui::TableSetupColumn(h);
+        ImGui::TableHeadersRow();
+        for (const OutputSpec& s : ep.signature.outputs) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s.arg.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(output_kind_name(s.kind));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(s.target.c_str());
+        }
+        ImGui::EndTable();
+    }
+    if (ImGui::SmallButton("Copy print(ep.graph_signature)"))
+        app.copy(signature_str(ep.signature), "ep.graph_signature");
+}
+
+} // namespace
+
+void draw_program_tab(App& app) {
+    const Workspace& ws = *app.workspace();
+    SummaryCache& c = cache(ws);
+    bool program = app.ui().view == GraphView::Program && ws.has_program();
+    if (program) {
+        signature_tables(app, ws.program());
+        section("ep.state_dict and ep.constants");
+        if (ImGui::BeginTable("weights", 7, kTable)) {
+            tensor_table_header();
+            auto rows = [&](const TensorMap& m, bool constants) {
+                for (const auto& [name, t] : m) {
+                    if (!t) continue;
+                    const char* what = constants ? "constant" : "state_dict";
+                    for (const InputSpec& s : ws.program().signature.inputs)
+                        if (s.target == name)
+                            what = s.kind == InputKind::Parameter ? "parameter"
+                                   : s.kind == InputKind::Buffer  ? "buffer"
+                                                                  : what;
+                    const TensorData* p = t.get();
+                    tensor_row(name, what, c.get(p, false, [&] { return summarize(*p); }),
+                               p->stand_in);
+                }
+            };
+            rows(ws.program().state_dict, false);
+            rows(ws.program().constants, true);
+            ImGui::EndTable();
+        }
+    } else {
+        section("ep.module() attributes (live values)");
+        text_wrapped("What get_attr reads now: runs update buffers in place (train mode), folding "
+                     "replaces weights.",
+                     colors::text_dim);
+        if (ImGui::BeginTable("attrs", 7, kTable)) {
+            tensor_table_header();
+            for (const auto& [name, t] : ws.state().tensors) {
+                if (!t) continue;
+                const Tensor* p = t.get();
+                tensor_row(name, "attribute", c.get(p, true, [&] { return summarize(*p); }), false);
+            }
+            ImGui::EndTable();
+        }
+        if (ws.has_program()) signature_tables(app, ws.program());
+    }
+}
+
+} // namespace pt2lab::app::ui

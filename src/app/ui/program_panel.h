@@ -1,0 +1,10 @@
+// The Signature & weights tab of the bottom dock.
+#pragma once
+
+#include "app.h"
+
+namespace pt2lab::app::ui {
+
+void draw_program_tab(App& app);
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,155 @@
+// The top bar: product name, Open file, the transformations (decompose,
+// fold, prepare, calibrate, convert, dead code, recompile), undo / redo, "?";
+// and under it the banner of the last error (e.g. a bad file), until dismissed.
+#include "ui/top_bar.h"
+
+#include <algorithm>
+
+#include "ui/theme.h"
+#include "ui/transforms.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+
+float top_bar_height() {
+    return ImGui::GetFrameHeight() + px(14);
+}
+
+void draw_top_bar(App& app, float width) {
+    float h = top_bar_height();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(width, h));
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, to_vec4(colors::rgb(0x14171C)));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(12), px(7)));
+    ImGui::Begin("top bar", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    ImGui::PushFont(fonts().heading);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("pt2lab");
+    ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("torch.export graph lab");
+    ImGui::SameLine(0, px(24));
+    if (ImGui::Button("Open file...")) app.open_picker();
+    expose(app, "open");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
+    const Workspace* ws = app.workspace();
+    if (ws) {
+        ImGui::SameLine(0, px(18));
+        ImGui::BeginDisabled(!ws->has_program());
+        if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
+        expose(app, "decompose");
+        ImGui::EndDisabled();
+        if (ImGui::BeginPopup("decompose")) {
+            if (ImGui::MenuItem("Inference IR", "run_decompositions({})"))
+                post_decompose(app, IrLevel::Inference);
+            expose(app, "decompose:inference");
+            if (ImGui::MenuItem("Core ATen", "run_decompositions()"))
+                post_decompose(app, IrLevel::CoreAten);
+            expose(app, "decompose:core");
+            ImGui::EndPopup();
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Prepare")) post_prepare(app);
+        expose(app, "prepare");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("prepare_pt2e: fold BatchNorm, place MinMaxObservers");
+        ImGui::SameLine();
+        ImGui::BeginDisabled(!has_observers(*ws));
+        if (ImGui::Button("Calibrate")) post_calibrate(app, kCalibrationBatches);
+        expose(app, "calibrate");
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip(
+                "run the module on the Run tab's inputs, then on %d seeded batches, so "
+                "the observers record",
+                kCalibrationBatches - 1);
+        ImGui::SameLine();
+        ImGui::BeginDisabled(!observers_calibrated(*ws));
+        if (ImGui::Button("Convert")) post_convert(app, true);
+        expose(app, "convert");
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip(
+                "convert_pt2e: observers become quantize / dequantize pairs (after calibration)");
+        ImGui::SameLine();
+        if (ImGui::Button("More")) ImGui::OpenPopup("more");
+        expose(app, "more");
+        if (ImGui::BeginPopup("more")) {
+            if (ImGui::MenuItem("Fold conv-BN")) post_fold_conv_bn(app);
+            expose(app, "more:fold");
+            if (ImGui::MenuItem("Eliminate dead code", "graph.eliminate_dead_code()"))
+                post_dead_code_elimination(app);
+            expose(app, "more:dce");
+            if (ImGui::MenuItem("Recompile", "gm.recompile()")) post_recompile(app);
+            ImGui::Separator();
+            if (ImGui::MenuItem("module.train()", "the mode is fixed at export"))
+                post_set_training(app, true);
+            expose(app, "more:train");
+            if (ImGui::MenuItem("module.eval()")) post_set_training(app, false);
+            expose(app, "more:eval");
+            expose(app, "more:recompile");
+            ImGui::EndPopup();
+        }
+        ImGui::SameLine(0, px(18));
+        auto undo = ws->undo_history();
+        auto redo = ws->redo_history();
+        ImGui::BeginDisabled(undo.empty());
+        if (ImGui::Button("Undo")) app.post_undo();
+        expose(app, "undo");
+        ImGui::EndDisabled();
+        if (!undo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("undo %s (Ctrl+Z)", undo.back().label.c_str());
+        ImGui::SameLine(0, px(2));
+        ImGui::BeginDisabled(redo.empty());
+        if (ImGui::Button("Redo")) app.post_redo();
+        expose(app, "redo");
+        ImGui::EndDisabled();
+        if (!redo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("redo %s (Ctrl+Shift+Z)", redo.front().label.c_str());
+    }
+    float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
+    ImGui::SameLine(width - help_w - px(12));
+    if (ImGui::Button("?")) app.ui().show_help = !app.ui().show_help;
+    expose(app, "help");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("keyboard shortcuts (?)");
+    ImGui::End();
+}
+
+namespace {
+float banner_wrap_width(float width) {
+    return width - px(260);
+}
+} // namespace
+
+float error_banner_height(const App& app) {
+    if (app.ui().error.empty()) return 0;
+    float w = banner_wrap_width(ImGui::GetIO().DisplaySize.x);
+    return std::max(ImGui::GetFrameHeight(), text_wrapped_height(app.ui().error, w)) + px(12);
+}
+
+void draw_error_banner(App& app, float y, float width) {
+    UiState& ui = app.ui();
+    if (ui.error.empty()) return;
+    ImGui::SetNextWindowPos(ImVec2(0, y));
+    ImGui::SetNextWindowSize(ImVec2(width, error_banner_height(app)));
+    ImGui::PushStyleColor(ImGuiCol_WindowBg, to_vec4(colors::rgb(0x4A1E22)));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(12), px(5)));
+    ImGui::Begin("error", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "Could not do that:");
+    ImGui::SameLine();
+    text_wrapped(ui.error, 0, banner_wrap_width(width));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.error.c_str());
+    ImGui::SetCursorPos(ImVec2(width - px(90), px(6)));
+    if (ImGui::Button("Dismiss")) ui.error.clear();
+    expose(app, "dismiss error");
+    ImGui::End();
+}
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,122 @@
+// Shared widgets (see widgets.h).
+#include "ui/widgets.h"
+
+#include "text_wrap.h"
+#include "ui/theme.h"
+
+namespace pt2lab::app::ui {
+
+float px(float css) {
+    return css * fonts().scale;
+}
+
+void expose(App& app, const std::string& name) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    float k = fonts().scale;
+    app.ui().widgets[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
+}
+
+namespace {
+std::vector<LineSpan> wrap_current_font(const std::string& text, float width) {
+    ImFont* font = ImGui::GetFont();
+    float k = ImGui::GetFontSize() / font->FontSize;
+    auto advance = [&](uint32_t cp) { return font->GetCharAdvance(static_cast<ImWchar>(cp)) * k; };
+    return wrap_lines(text, width, advance);
+}
+} // namespace
+
+void text_wrapped(const std::string& text, ImU32 color, float width) {
+    if (width <= 0) width = ImGui::GetContentRegionAvail().x;
+    if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::BeginGroup();
+    for (const LineSpan& l : wrap_current_font(text, width))
+        ImGui::TextUnformatted(text.data() + l.begin, text.data() + l.end);
+    ImGui::EndGroup();
+    if (color) ImGui::PopStyleColor();
+}
+
+float text_wrapped_height(const std::string& text, float width) {
+    size_t lines = wrap_current_font(text, width).size();
+    return static_cast<float>(lines) * ImGui::GetTextLineHeightWithSpacing() -
+           ImGui::GetStyle().ItemSpacing.y;
+}
+
+void node_link(App& app, const Node& n, const char* id_suffix) {
+    ImGui::PushID(static_cast<int>(n.id()));
+    ImGui::PushID(id_suffix);
+    ImVec2 size = ImGui::CalcTextSize(n.name().c_str());
+    ImVec2 pos = ImGui::GetCursorScreenPos();
+    bool clicked = ImGui::InvisibleButton("link", size);
+    bool hovered = ImGui::IsItemHovered();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImU32 col = op_color(n.op());
+    dl->AddText(pos, col, n.name().c_str());
+    if (hovered) {
+        dl->AddLine(ImVec2(pos.x, pos.y + size.y), ImVec2(pos.x + size.x, pos.y + size.y), col);
+        app.ui().hovered = n.id();
+        ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        ImGui::SetTooltip("%s %s", op_label(n.op()), n.target().c_str());
+    }
+    if (clicked) app.select(n.id());
+    ImGui::PopID();
+    ImGui::PopID();
+}
+
+void badge(const std::string& text, ImU32 color, bool filled) {
+    ImVec2 pad(px(6), px(1));
+    ImVec2 size = ImGui::CalcTextSize(text.c_str());
+    ImVec2 pos = ImGui::GetCursorScreenPos();
+    float h = ImGui::GetFrameHeight();
+    ImVec2 box(size.x + 2 * pad.x, h);
+    ImGui::Dummy(box);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float y0 = pos.y + (h - size.y - 2 * pad.y) * 0.5f;
+    ImVec2 a(pos.x, y0), b(pos.x + box.x, y0 + size.y + 2 * pad.y);
+    if (filled) {
+        dl->AddRectFilled(a, b, color, px(4));
+        dl->AddText(ImVec2(a.x + pad.x, a.y + pad.y), colors::rgb(0x111318), text.c_str());
+    } else {
+        dl->AddRectFilled(a, b, (color & 0x00FFFFFF) | 0x30000000, px(4));
+        dl->AddText(ImVec2(a.x + pad.x, a.y + pad.y), color, text.c_str());
+    }
+}
+
+void section(const char* title) {
+    ImGui::Spacing();
+    ImGui::PushFont(fonts().heading);
+    ImGui::TextUnformatted(title);
+    ImGui::PopFont();
+    ImGui::Separator();
+}
+
+void help_marker(const char* text) {
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+        ImGui::TextUnformatted(text);
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
+
+bool begin_facts(const char* id) {
+    if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingFixedFit)) return false;
+    ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+    return true;
+}
+
+void fact(const char* label, const std::string& value, ImU32 color) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", label);
+    ImGui::TableNextColumn();
+    text_wrapped(value, color);
+}
+
+void end_facts() {
+    ImGui::EndTable();
+}
+
+} // namespace pt2lab::app::ui

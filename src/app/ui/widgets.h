@@ -1,0 +1,34 @@
+// Small widgets the panels share: wrapped prose (CJK-aware), clickable node
+// names in their kind's colour, badges, section headings, tooltips.
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+
+#include "app.h"
+
+namespace pt2lab::app::ui {
+
+// Text wrapped at `width` (0: the available width), breaking between CJK
+// characters too; and the height that takes.
+void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);
+float text_wrapped_height(const std::string& text, float width);
+// A node's name as a link in its kind's colour: hover highlights it, click selects it.
+void node_link(App& app, const Node& n, const char* id_suffix = "");
+// A small rounded label.
+void badge(const std::string& text, ImU32 color, bool filled = false);
+// A heading line inside a panel.
+void section(const char* title);
+// A "(?)" that shows `text` on hover.
+void help_marker(const char* text);
+// Label / value rows with aligned values (a two-column table).
+bool begin_facts(const char* id);
+void fact(const char* label, const std::string& value, ImU32 color = 0);
+void end_facts();
+// Records the last item's rectangle under `name` for the test hook (UiState::widgets).
+void expose(App& app, const std::string& name);
+// Scales a CSS-pixel length by the current UI scale.
+float px(float css);
+
+} // namespace pt2lab::app::ui

@@ -1,0 +1,130 @@
+// The graph view's scene over real lesson graphs: one box per node with the
+// labels the page shows, one edge per input, and a transformation's diff as
+// marks plus ghosts of the removed nodes.
+#include <catch2/catch.hpp>
+
+#include "graph_scene.h"
+#include "io/program_loader.h"
+#include "passes/decompose.h"
+#include "workspace/workspace.h"
+
+using namespace pt2lab;
+using namespace pt2lab::app;
+
+namespace {
+
+SceneMetrics fixed_metrics() {
+    SceneMetrics m;
+    m.text_width = [](const std::string& s, bool mono) {
+        return float(s.size()) * (mono ? 7.f : 6.f);
+    };
+    return m;
+}
+
+ExportedProgram load(const std::string& name) {
+    auto ep = load_program_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/" + name);
+    REQUIRE(ep.ok());
+    return ep.take();
+}
+
+} // namespace
+
+TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
+    ExportedProgram ep = load("conv_bn_relu_eval.pt2");
+    Scene sc = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
+    REQUIRE(sc.nodes.size() == ep.graph->size());
+    size_t inputs = 0;
+    for (const Node* n : ep.graph->nodes()) {
+        int i = sc.find_id(n->id());
+        REQUIRE(i >= 0);
+        CHECK(sc.nodes[size_t(i)].name == n->name());
+        inputs += n->input_nodes().size();
+    }
+    CHECK(sc.edges.size() == inputs);
+    auto node = [&](const std::string& name) -> const SceneNode& {
+        int i = sc.find_name(name);
+        REQUIRE(i >= 0);
+        return sc.nodes[size_t(i)];
+    };
+    CHECK(node("p_conv_weight").kind == "parameter");
+    CHECK(node("b_bn_running_mean").kind == "buffer");
+    CHECK(node("x").kind == "input");
+    CHECK(node("conv2d").kind == "aten.conv2d");
+    CHECK(node("conv2d").detail == "f32[2, 8, 16, 16]");
+    CHECK(node("output").kind == "output");
+    // Boxes fit their longest label.
+    const SceneNode& bn = node("b_bn_num_batches_tracked");
+    CHECK(bn.size.x >= 6.f * float(bn.name.size()));
+    // conv2d's inputs: x and the weight; its user: batch_norm.
+    int conv = sc.find_name("conv2d");
+    CHECK(sc.inputs[size_t(conv)].size() == 2);
+    REQUIRE(sc.users[size_t(conv)].size() == 1);
+    CHECK(sc.nodes[size_t(sc.users[size_t(conv)][0])].name == "batch_norm");
+    CHECK(sc.layout.layer[size_t(sc.find_name("relu"))] > sc.layout.layer[size_t(conv)]);
+}
+
+TEST_CASE("a decomposition's diff: added marks and a ghost of batch_norm", "[scene]") {
+    ExportedProgram ep = load("conv_bn_relu_eval.pt2");
+    Scene before = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
+    ExportedProgram low = ep.clone();
+    auto rep = run_decompositions(low, DecompTable::for_level(IrLevel::Inference));
+    REQUIRE(rep.ok());
+    GraphDiff diff = diff_graphs(*ep.graph, *low.graph);
+    REQUIRE(!diff.removed.empty());
+    REQUIRE(!diff.added.empty());
+    Scene after =
+        build_scene(*low.graph, {&low.signature, nullptr}, fixed_metrics(), &diff, &before);
+    CHECK(after.nodes.size() == low.graph->size() + diff.removed.size());
+    for (const std::string& name : diff.removed) {
+        int g = after.find_name(name);
+        REQUIRE(g >= 0);
+        CHECK(after.nodes[size_t(g)].mark == DiffMark::Removed);
+        CHECK(after.nodes[size_t(g)].id == 0);
+        CHECK(after.find_id(0) == -1);
+    }
+    for (const std::string& name : diff.added)
+        CHECK(after.nodes[size_t(after.find_name(name))].mark == DiffMark::Added);
+    // The ghost batch_norm is still wired to conv2d (its old input) and relu (its old user).
+    int ghost = after.find_name("batch_norm");
+    REQUIRE(ghost >= 0);
+    bool from_conv = false, to_relu = false;
+    for (int i : after.inputs[size_t(ghost)]) from_conv |= after.nodes[size_t(i)].name == "conv2d";
+    for (int u : after.users[size_t(ghost)]) to_relu |= after.nodes[size_t(u)].name == "relu";
+    CHECK(from_conv);
+    CHECK(to_relu);
+    // And the new op is labelled by its schema.
+    bool legit = false;
+    for (const SceneNode& n : after.nodes)
+        legit |= n.kind == "aten._native_batch_norm_legit_no_training";
+    CHECK(legit);
+}
+
+TEST_CASE("search matches name, target and kind, ignoring case", "[scene]") {
+    SceneNode n;
+    n.name = "conv2d";
+    n.target = "torch.ops.aten.conv2d.default";
+    n.kind = "aten.conv2d";
+    CHECK(scene_node_matches(n, "CONV"));
+    CHECK(scene_node_matches(n, "ops.aten"));
+    CHECK_FALSE(scene_node_matches(n, "relu"));
+    CHECK_FALSE(scene_node_matches(n, ""));
+}
+
+TEST_CASE("call_module boxes name their submodule's type", "[scene]") {
+    auto ws = Workspace::open_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/conv_relu.pt2");
+    REQUIRE(ws.ok());
+    auto out = ws.value()->apply(Action::of(Action::Kind::Prepare));
+    REQUIRE(out.ok());
+    const GraphModule& gm = ws.value()->module();
+    Scene sc = build_scene(*gm.graph, {nullptr, &gm.submodules}, fixed_metrics());
+    int obs = sc.find_name("activation_post_process_0");
+    REQUIRE(obs >= 0);
+    CHECK(sc.nodes[size_t(obs)].kind == "MinMaxObserver");
+    int guards = sc.find_name("_guards_fn");
+    REQUIRE(guards >= 0);
+    CHECK(sc.nodes[size_t(guards)].kind == gm.submodules.at("_guards_fn").type);
+    // Without the module, a call_module box shows its target.
+    Scene bare = build_scene(*gm.graph, {}, fixed_metrics());
+    CHECK(bare.nodes[size_t(bare.find_name("activation_post_process_0"))].kind ==
+          "activation_post_process_0");
+}

@@ -1,0 +1,228 @@
+// Headless smoke test of the page's UI (Dear ImGui without a renderer, the
+// null platform): every panel, view and code form on every lesson graph, every
+// transformation button's action with undo, clicks on nodes, a bad file.
+// Natively and under ASan, so the panels' memory use is checked too.
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app.h"
+#include "io/program_loader.h"
+#include "platform/null_platform.h"
+#include "platform/platform.h"
+#include "ui/frame.h"
+#include "ui/theme.h"
+#include "ui/transforms.h"
+
+using namespace pt2lab;
+using namespace pt2lab::app;
+
+namespace {
+
+const std::string kSite = PT2LAB_SOURCE_DIR;
+
+// assets/graphs/index.json as scripts/build_web.sh writes it: the .pt2 files, sorted.
+std::string write_lesson_index() {
+    std::vector<std::string> names;
+    if (DIR* d = opendir((kSite + "/assets/graphs").c_str())) {
+        while (dirent* e = readdir(d)) {
+            std::string n = e->d_name;
+            if (n.size() > 4 && n.compare(n.size() - 4, 4, ".pt2") == 0) names.push_back(n);
+        }
+        closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    std::string path = std::string(PT2LAB_TEST_TMP) + "/lesson_index.json";
+    std::ofstream(path) << nlohmann::json(names).dump();
+    return path;
+}
+
+// One ImGui context with the page's fonts (the system's, unsubset: the test
+// needs no build step) and one App, for the whole run.
+struct Harness {
+    Harness() {
+        platform::null_platform_reset(kSite);
+        platform::null_platform_map("fonts/ui.otf",
+                                    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc");
+        platform::null_platform_map(
+            "fonts/mono.ttf", "/usr/share/fonts/truetype/jetbrains-mono/JetBrainsMono-Regular.ttf");
+        platform::null_platform_map("assets/graphs/index.json", write_lesson_index());
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(1280, 800);
+        io.DeltaTime = 1.0f / 60;
+        fonts_ok = ui::load_fonts_and_style(1.0f);
+        unsigned char* pixels = nullptr;
+        int w = 0, h = 0;
+        io.Fonts->GetTexDataAsAlpha8(&pixels, &w, &h); // what a renderer would upload
+        app = std::make_unique<App>();
+        app->set_scene_metrics(ui::scene_metrics());
+    }
+    ~Harness() {
+        app.reset();
+        ImGui::DestroyContext();
+    }
+    // One frame as main.cpp draws it, without a renderer.
+    void frame() {
+        app->take_files();
+        ImGui::NewFrame();
+        ui::draw_frame(*app);
+        ImGui::Render();
+        REQUIRE(ImGui::GetDrawData()->Valid);
+        app->end_frame();
+    }
+    void frames(int n) {
+        for (int i = 0; i < n; ++i) frame();
+    }
+    nlohmann::json state() const {
+        nlohmann::json j = nlohmann::json::parse(platform::null_platform_state(), nullptr, false);
+        REQUIRE(j.is_object());
+        return j;
+    }
+    void click(float x, float y) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.AddMousePosEvent(x, y);
+        frame();
+        io.AddMouseButtonEvent(0, true);
+        frame();
+        io.AddMouseButtonEvent(0, false);
+        frames(2);
+    }
+    void open_asset(const std::string& name) {
+        app->open_asset(name);
+        frames(3);
+        REQUIRE(app->file_name() == name);
+    }
+    bool fonts_ok = false;
+    std::unique_ptr<App> app;
+};
+
+Harness& harness() {
+    static Harness h;
+    platform::set_state_provider([] { return harness().app->state_json(); });
+    return h;
+}
+
+// Every tab, both views and every code form, and every node selected once.
+void visit_everything(Harness& h) {
+    const Workspace& ws = *h.app->workspace();
+    for (GraphView v : {GraphView::Program, GraphView::Module}) {
+        if (v == GraphView::Program && !ws.has_program()) continue;
+        h.app->set_view(v);
+        for (Tab t : {Tab::Code, Tab::Run, Tab::Observers, Tab::Program, Tab::Log}) {
+            h.app->show_tab(t);
+            h.frames(2);
+        }
+        for (CodeForm f : {CodeForm::Code, CodeForm::Readable, CodeForm::Printed}) {
+            h.app->ui().code_form = f;
+            h.app->show_tab(Tab::Code);
+            h.frames(2);
+        }
+        for (const Node* n : ws.graph(v).nodes()) {
+            h.app->select(n->id());
+            h.frame();
+            REQUIRE(h.app->selected_node() == n);
+        }
+    }
+    h.app->ui().show_help = true;
+    h.frames(2);
+    h.app->ui().show_help = false;
+}
+
+} // namespace
+
+TEST_CASE("every lesson graph in every panel", "[page]") {
+    Harness& h = harness();
+    REQUIRE(h.fonts_ok);
+    REQUIRE(h.app->lesson_files().size() >= 5);
+    for (const std::string& f : h.app->lesson_files()) {
+        INFO(f);
+        h.open_asset(f);
+        visit_everything(h);
+        nlohmann::json s = h.state();
+        CHECK(s["file"] == f);
+        CHECK(s["nodes"].size() == h.app->workspace()->graph(h.app->ui().view).size());
+        CHECK(s["error"] == "");
+    }
+    CHECK(platform::null_platform_fatal().empty());
+}
+
+TEST_CASE("clicking a node on the canvas selects it", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_bn_relu_eval.pt2");
+    h.frames(2);
+    nlohmann::json s = h.state();
+    for (const auto& n : s["nodes"]) {
+        if (n["name"] != "batch_norm") continue;
+        h.click(n["x"].get<float>(), n["y"].get<float>());
+    }
+    REQUIRE(h.app->selected_node());
+    CHECK(h.app->selected_node()->name() == "batch_norm");
+    // Copy goes to the (null) clipboard: the current view's code.
+    h.app->copy(h.app->workspace()->code(h.app->ui().view).text, "code");
+    CHECK(platform::null_platform_clipboard() == h.app->workspace()->code(GraphView::Program).text);
+    CHECK(platform::null_platform_hash() == "file=conv_bn_relu_eval.pt2");
+}
+
+TEST_CASE("every transformation button, with undo back to the file as loaded", "[page]") {
+    Harness& h = harness();
+    for (const char* file : {"conv_bn_relu_eval.pt2", "conv_bn_relu_train.pt2", "conv_relu.pt2"}) {
+        INFO(file);
+        h.open_asset(file);
+        const std::string code = h.app->workspace()->code(GraphView::Module).text;
+        ui::post_decompose(*h.app, IrLevel::Inference);
+        h.frames(3);
+        visit_everything(h);
+        ui::post_decompose(*h.app, IrLevel::CoreAten);
+        h.frames(3);
+        ui::post_prepare(*h.app);
+        h.frames(3);
+        ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+        h.frames(3);
+        CHECK(ui::observers_calibrated(*h.app->workspace()));
+        ui::post_convert(*h.app, true);
+        h.frames(3);
+        visit_everything(h);
+        ui::post_dead_code_elimination(*h.app);
+        ui::post_recompile(*h.app);
+        ui::post_set_training(*h.app, true);
+        h.frames(3);
+        // A node's own actions: insert an observer after the first user-facing op.
+        for (const Node* n : h.app->workspace()->module().graph->nodes())
+            if (n->op() == Op::CallFunction && !n->users().empty()) {
+                Action a;
+                a.kind = Action::Kind::InsertObserver;
+                a.node = n->name();
+                h.app->post(a);
+                break;
+            }
+        h.frames(3);
+        REQUIRE(h.app->workspace()->can_undo());
+        while (h.app->workspace()->can_undo()) {
+            h.app->post_undo();
+            h.frame();
+        }
+        h.frames(2);
+        CHECK(h.app->workspace()->code(GraphView::Module).text == code);
+        CHECK(h.state()["undo"].empty());
+    }
+}
+
+TEST_CASE("a bad file is refused and the open one stays", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    uint64_t version = h.app->workspace()->version();
+    auto bad = read_file_bytes(kSite + "/tests/corpus/bad/truncated_half.pt2");
+    REQUIRE(bad.ok());
+    CHECK_FALSE(h.app->open(bad.take(), "truncated_half.pt2"));
+    h.frames(2);
+    CHECK(h.app->file_name() == "conv_relu.pt2");
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(h.state()["error"].get<std::string>().rfind("truncated_half.pt2: ", 0) == 0);
+}

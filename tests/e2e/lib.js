@@ -1,0 +1,77 @@
+// Helpers of pt2lab's browser tests and page benchmark: a static server on
+// 127.0.0.1 for dist/, Debian's Chromium headless through playwright-core
+// (WebGL2 through SwiftShader), and waiting on the page's state hook.
+"use strict";
+const { spawn } = require("child_process");
+const net = require("net");
+const path = require("path");
+const { chromium } = require("playwright-core");
+
+const ROOT = path.resolve(__dirname, "..", "..");
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+// python3 -m http.server on a free port, serving `dir`; resolves once it answers.
+async function serve(dir) {
+  const port = await freePort();
+  const proc = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "-d", dir], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr.on("data", (d) => { stderr += d; });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return { url, port, close: () => proc.kill() };
+    } catch (e) { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill();
+  throw new Error("the static server did not start: " + stderr);
+}
+
+// playwright gives every launch a fresh temporary profile (TOOLCHAIN.md's --user-data-dir).
+async function launch() {
+  const browser = await chromium.launch({
+    executablePath: process.env.PT2LAB_CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+    ],
+  });
+  return browser;
+}
+
+// The page's state hook (null until the app runs).
+function state(page) {
+  return page.evaluate(() => (window.pt2lab && window.pt2lab.state ? window.pt2lab.state() : null));
+}
+
+// Polls the state hook until pred(state) holds; returns that state.
+async function waitState(page, pred, what, timeoutMs = 20000) {
+  const t0 = Date.now();
+  let last = null;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await state(page);
+    if (last && pred(last)) return last;
+    const failed = await page.evaluate(() => window.pt2lab && window.pt2lab.failed);
+    if (failed) throw new Error("the page failed: " + failed);
+    await page.waitForTimeout(50);
+  }
+  throw new Error(`timed out waiting for ${what}; last state: ` + JSON.stringify(last && {
+    file: last.file, view: last.view, error: last.error, selected: last.selected, log: last.log }));
+}
+
+module.exports = { ROOT, serve, launch, state, waitState };

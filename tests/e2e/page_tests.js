@@ -1,0 +1,495 @@
+// The browser tests of the page (run by tests/e2e/run.js). Each test opens a
+// fresh browser context, acts through real input (mouse, keys, drop, file
+// picker, clipboard) and checks the state hook against the pt2lab CLI.
+"use strict";
+const assert = require("assert/strict");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { ROOT, serve, state, waitState } = require("./lib");
+const cli = require("./cli");
+
+const GRAPHS = path.join(ROOT, "assets/graphs");
+const FIRST = "conv_bn_relu_eval.pt2";
+const asset = (name) => path.join(GRAPHS, name);
+
+// --- helpers ---------------------------------------------------------------------
+
+async function openPage(ctx, opts = {}) {
+  const context = await ctx.browser.newContext({
+    viewport: opts.viewport || { width: 1440, height: 900 },
+    deviceScaleFactor: opts.dpr || 1,
+    permissions: opts.permissions || [],
+  });
+  if (opts.init) await context.addInitScript(opts.init);
+  const page = await context.newPage();
+  ctx.pages.push(page);
+  page.errors = [];
+  page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
+  page.on("pageerror", (e) => page.errors.push(e.message));
+  await page.goto((opts.base || ctx.server.url) + (opts.hash || ""));
+  if (opts.expectFailure) return page;
+  await waitState(page, (s) => s.ready && s.frames > 1 && s.widgets["panel:graph"], "the first frame");
+  return page;
+}
+
+const names = (s) => s.nodes.filter((n) => n.id).map((n) => n.name);
+const ops = (s) => s.nodes.filter((n) => n.id).map((n) => n.op);
+
+function assertGraph(s, expected, what) {
+  assert.deepEqual(names(s), expected.map((n) => n.name), `${what}: node names in graph order`);
+  assert.deepEqual(ops(s), expected.map((n) => n.op), `${what}: node ops`);
+}
+
+function node(s, name) {
+  const n = s.nodes.find((x) => x.name === name && x.id);
+  assert.ok(n, `node ${name} is in the scene`);
+  return n;
+}
+
+async function clickAt(page, x, y) {
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(30);
+  await page.mouse.click(x, y);
+}
+
+// Clicks a widget the app exposed in the state hook (waits for it to be drawn).
+async function clickWidget(page, name) {
+  const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
+  const r = s.widgets[name];
+  await clickAt(page, r.x + r.w / 2, r.y + r.h / 2);
+}
+
+async function shot(ctx, page, file, panel) {
+  const opts = { path: path.join(ctx.shots, file) };
+  await page.mouse.move(2, (page.viewportSize() || { height: 900 }).height - 2); // no tooltip in the way
+  if (panel) {
+    const r = (await state(page)).widgets["panel:" + panel];
+    opts.clip = { x: r.x, y: r.y, width: r.w, height: r.h };
+  }
+  await page.waitForTimeout(150);
+  await page.screenshot(opts);
+}
+
+async function dropFile(page, file, name) {
+  const bytes = Array.from(fs.readFileSync(file));
+  await page.evaluate(({ bytes, name }) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], name));
+    const canvas = document.getElementById("canvas");
+    for (const type of ["dragenter", "dragover", "drop"])
+      canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, { bytes, name: name || path.basename(file) });
+}
+
+function noErrors(page) {
+  assert.deepEqual(page.errors, [], "no console errors");
+}
+
+// --- the tests ---------------------------------------------------------------------
+
+const list = [];
+const test = (name, run) => list.push({ name, run });
+
+test("loads the first lesson graph with no console errors", async (ctx) => {
+  const page = await openPage(ctx);
+  const s = await state(page);
+  assert.equal(s.file, FIRST);
+  assert.equal(s.view, "ExportedProgram");
+  assert.equal(s.level, "Training IR");
+  assertGraph(s, cli.nodes(asset(FIRST)), "ep.graph");
+  assert.equal(s.code.text, cli.code(asset(FIRST)), "ep.graph_module.code");
+  assert.ok(s.nodes.every((n) => n.visible), "the fitted graph is entirely on screen");
+  assert.ok(await page.locator("#loader").isHidden(), "the loading bar is gone");
+  assert.ok(s.lesson_files.includes("conv_relu.pt2"));
+  // An idle page draws nothing (no input, no animation).
+  await page.waitForTimeout(300);
+  const before = (await state(page)).frames;
+  await page.waitForTimeout(1000);
+  assert.ok((await state(page)).frames - before <= 1, "no frames while idle");
+  noErrors(page);
+  await shot(ctx, page, "page.png");
+  await shot(ctx, page, "panel-file.png", "file");
+  await shot(ctx, page, "panel-graph.png", "graph");
+});
+
+test("clicking a node selects it; hovering highlights it and its neighbours", async (ctx) => {
+  const page = await openPage(ctx);
+  let s = await state(page);
+  const conv = node(s, "conv2d");
+  await page.mouse.move(conv.x, conv.y);
+  s = await waitState(page, (st) => st.hovered && st.hovered.name === "conv2d", "hover on conv2d");
+  await page.mouse.click(conv.x, conv.y);
+  s = await waitState(page, (st) => st.selected && st.selected.name === "conv2d", "conv2d selected");
+  assert.equal(s.selected.id, conv.id);
+  await shot(ctx, page, "panel-inspector.png", "inspector");
+  // A click on empty canvas clears the selection.
+  const c = s.canvas;
+  await clickAt(page, c.x + 8, c.y + c.h - 8);
+  await waitState(page, (st) => st.selected === null, "selection cleared");
+  // The code line of relu highlights relu.
+  s = await state(page);
+  const line = s.code.text.split("\n").findIndex((l) => l.startsWith("    relu = "));
+  assert.ok(line > 0);
+  const first = s.widgets["code:line 1"];
+  await page.mouse.move(first.x + 200, first.y + first.h * (line + 0.5));
+  await waitState(page, (st) => st.hovered && st.hovered.name === "relu", "code line -> node");
+  noErrors(page);
+});
+
+test("keys: views, zoom, fit, next / previous node, help, escape", async (ctx) => {
+  const file = asset(FIRST);
+  const page = await openPage(ctx);
+  await page.keyboard.press("2");
+  let s = await waitState(page, (st) => st.view === "ep.module()", "key 2");
+  assertGraph(s, cli.nodes(file, true), "ep.module().graph");
+  assert.equal(s.code.text, cli.code(file, true), "ep.module().code");
+  await page.keyboard.press("1");
+  s = await waitState(page, (st) => st.view === "ExportedProgram", "key 1");
+  const fitted = s.canvas.zoom;
+  await page.keyboard.press("Equal");
+  s = await waitState(page, (st) => st.canvas.zoom > fitted * 1.2, "zoom in");
+  await page.keyboard.press("Minus");
+  await page.keyboard.press("Minus");
+  s = await waitState(page, (st) => st.canvas.zoom < fitted * 0.9, "zoom out");
+  await page.keyboard.press("f");
+  s = await waitState(page, (st) => Math.abs(st.canvas.zoom - fitted) < 1e-4, "fit");
+  // The wheel zooms around the mouse; a drag pans.
+  await page.mouse.move(s.canvas.x + s.canvas.w / 2, s.canvas.y + s.canvas.h / 2);
+  await page.mouse.wheel(0, -300);
+  s = await waitState(page, (st) => st.canvas.zoom > fitted * 1.1, "wheel zoom");
+  await page.keyboard.press("f");
+  s = await waitState(page, (st) => Math.abs(st.canvas.zoom - fitted) < 1e-4, "fit again");
+  const before = node(s, "relu");
+  const at = { x: s.canvas.x + 10, y: s.canvas.y + s.canvas.h - 10 };
+  await page.mouse.move(at.x, at.y);
+  await page.mouse.down();
+  await page.mouse.move(at.x + 60, at.y - 40, { steps: 6 });
+  await page.mouse.up();
+  s = await waitState(page, (st) => Math.abs(node(st, "relu").x - before.x - 60) < 2, "drag pans");
+  assert.ok(Math.abs(node(s, "relu").y - before.y + 40) < 2);
+  // N / P walk the graph order; Escape clears.
+  const order = names(s);
+  await page.keyboard.press("n");
+  s = await waitState(page, (st) => st.selected && st.selected.name === order[0], "N");
+  await page.keyboard.press("n");
+  s = await waitState(page, (st) => st.selected && st.selected.name === order[1], "N again");
+  await page.keyboard.press("p");
+  s = await waitState(page, (st) => st.selected && st.selected.name === order[0], "P");
+  await page.keyboard.press("Escape");
+  await waitState(page, (st) => st.selected === null, "Escape");
+  await page.keyboard.press("Shift+Slash");
+  await waitState(page, (st) => st.panels.includes("keyboard shortcuts"), "? opens the shortcuts");
+  await shot(ctx, page, "help.png");
+  await page.keyboard.press("Escape");
+  await waitState(page, (st) => !st.panels.includes("keyboard shortcuts"), "Escape closes them");
+  noErrors(page);
+});
+
+test("search by name or op selects the match", async (ctx) => {
+  const page = await openPage(ctx);
+  await clickWidget(page, "search");
+  await page.keyboard.type("batch_norm");
+  await page.keyboard.press("Enter");
+  const s = await waitState(page, (st) => st.selected && st.selected.name === "batch_norm", "search + Enter");
+  assert.deepEqual(s.search.matches, ["batch_norm"]);
+  noErrors(page);
+});
+
+test("the ExportedProgram / ep.module() switch", async (ctx) => {
+  const file = asset(FIRST);
+  const page = await openPage(ctx);
+  await clickWidget(page, "view:ep.module()");
+  let s = await waitState(page, (st) => st.view === "ep.module()", "ep.module() button");
+  assertGraph(s, cli.nodes(file, true), "ep.module()");
+  assert.ok(names(s).includes("_guards_fn"));
+  await clickWidget(page, "view:ExportedProgram");
+  s = await waitState(page, (st) => st.view === "ExportedProgram", "ExportedProgram button");
+  assertGraph(s, cli.nodes(file), "ep.graph");
+  await clickWidget(page, "tab:Signature & weights");
+  await waitState(page, (st) => st.tab === "Signature & weights", "signature tab");
+  await shot(ctx, page, "panel-signature.png", "dock");
+  noErrors(page);
+});
+
+test("a dropped file, a lesson graph from the list, and the URL hash on reload", async (ctx) => {
+  const page = await openPage(ctx);
+  await dropFile(page, asset("conv_relu.pt2"));
+  let s = await waitState(page, (st) => st.file === "conv_relu.pt2", "the dropped file opens");
+  assertGraph(s, cli.nodes(asset("conv_relu.pt2")), "dropped conv_relu");
+  assert.equal(s.code.text, cli.code(asset("conv_relu.pt2")));
+  await clickWidget(page, "lesson:style_modules.pt2");
+  s = await waitState(page, (st) => st.file === "style_modules.pt2", "a lesson graph opens");
+  assertGraph(s, cli.nodes(asset("style_modules.pt2")), "style_modules");
+  assert.match(page.url(), /#file=style_modules\.pt2$/);
+  await clickWidget(page, "tab:Log"); // remembered in localStorage
+  await waitState(page, (st) => st.tab === "Log", "log tab");
+  await page.reload();
+  s = await waitState(page, (st) => st.ready && st.file === "style_modules.pt2", "the hash reopens it");
+  assert.equal(s.tab, "Log", "the tab survives a reload");
+  noErrors(page);
+});
+
+test("the file picker opens a real .pt2", async (ctx) => {
+  const page = await openPage(ctx);
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+  await chooser.setFiles(asset("resnet_style.pt2"));
+  const s = await waitState(page, (st) => st.file === "resnet_style.pt2", "picked file opens");
+  assertGraph(s, cli.nodes(asset("resnet_style.pt2")), "resnet_style");
+  await shot(ctx, page, "resnet_style.png");
+  noErrors(page);
+});
+
+test("every good corpus file and a symbolic_trace graph open, and run or say why not", async (ctx) => {
+  const page = await openPage(ctx);
+  const good = fs.readdirSync(path.join(ROOT, "tests/corpus/good")).filter((f) => /\.(pt2|json)$/.test(f)).sort();
+  assert.ok(good.length >= 5);
+  for (const name of good) {
+    const file = path.join(ROOT, "tests/corpus/good", name);
+    await dropFile(page, file);
+    let s = await waitState(page, (st) => st.file === name, `${name} opens`);
+    assert.equal(s.error, "", name);
+    assertGraph(s, cli.nodes(file), name);
+    const version = s.version;
+    await page.keyboard.press("r");
+    // Either a run of this version, or an error saying why (an op pt2lab has no kernel for).
+    s = await waitState(page, (st) => (st.run && st.run.version > version) || st.error !== "", `${name} runs`);
+    if (s.error) {
+      assert.match(s.error, new RegExp("^" + name.replace(/\./g, "\\.")), `${name}: the error names the file`);
+      await clickWidget(page, "dismiss error");
+      await waitState(page, (st) => st.error === "", "dismissed");
+    }
+    if (name === "unknown_op.pt2") {
+      assert.ok(s.error, "unknown_op.pt2 cannot run");
+      const fancy = s.nodes.filter((n) => n.runnable === false).map((n) => n.name);
+      assert.deepEqual(fancy, ["relu"], "the node without a kernel is marked");
+      await shot(ctx, page, "unknown-op.png");
+    }
+  }
+  // A symbolic_trace graph (assets/fx): a module only, no ExportedProgram.
+  const fx = path.join(ROOT, "assets/fx/style_modules.json");
+  await dropFile(page, fx);
+  const s = await waitState(page, (st) => st.file === "style_modules.json", "the fx graph opens");
+  assert.equal(s.has_program, false);
+  assert.equal(s.view, "ep.module()");
+  assertGraph(s, cli.nodes(fx), "style_modules.json");
+  await page.keyboard.press("1"); // no ExportedProgram to switch to
+  await page.waitForTimeout(200);
+  assert.equal((await state(page)).view, "ep.module()");
+  await shot(ctx, page, "symbolic-trace.png");
+  noErrors(page);
+});
+
+test("bad files show what is wrong and keep the previous graph", async (ctx) => {
+  const page = await openPage(ctx);
+  const before = await state(page);
+  for (const bad of ["truncated_half.pt2", "invalid_json.pt2", "missing_required_argument.pt2"]) {
+    const file = path.join(ROOT, "tests/corpus/bad", bad);
+    await dropFile(page, file);
+    const s = await waitState(page, (st) => st.error.startsWith(bad), `the error for ${bad}`);
+    assert.equal(s.error, cli.errorOf(file), `${bad}: the core's message, as the CLI prints it`);
+    assert.equal(s.file, FIRST, "the previous file stays open");
+    assert.equal(s.version, before.version, "nothing changed");
+    assert.deepEqual(names(s), names(before));
+    if (bad === "missing_required_argument.pt2") await shot(ctx, page, "error.png");
+    await clickWidget(page, "dismiss error");
+    await waitState(page, (st) => st.error === "", "dismissed");
+  }
+  noErrors(page);
+});
+
+test("files with Chinese names: the name shows in the page and in errors", async (ctx) => {
+  const page = await openPage(ctx);
+  const name = "量化模型_conv_relu.pt2"; // characters the lesson texts use, so the fonts have them
+  await dropFile(page, asset("conv_relu.pt2"), name);
+  let s = await waitState(page, (st) => st.file === name, "a Chinese file name");
+  assertGraph(s, cli.nodes(asset("conv_relu.pt2")), name);
+  const bad = "節點計算圖_truncated_half.pt2";
+  await dropFile(page, path.join(ROOT, "tests/corpus/bad/truncated_half.pt2"), bad);
+  s = await waitState(page, (st) => st.error.startsWith(bad + ":"), "the error names the file");
+  assert.equal(s.file, name, "the previous file stays open");
+  await shot(ctx, page, "chinese-names.png");
+  noErrors(page);
+});
+
+test("Copy puts the code on the system clipboard", async (ctx) => {
+  const page = await openPage(ctx, { permissions: ["clipboard-read", "clipboard-write"] });
+  await clickWidget(page, "copy code");
+  await waitState(page, (st) => st.copied.bytes > 0, "copied");
+  await page.waitForFunction(() => window.pt2lab.lastCopy && window.pt2lab.lastCopy.ok);
+  const text = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(text, cli.code(asset(FIRST)));
+  noErrors(page);
+});
+
+test("decompose to the inference IR, with the diff, parity, undo and redo", async (ctx) => {
+  const file = asset(FIRST);
+  const page = await openPage(ctx);
+  await clickWidget(page, "decompose");
+  await clickWidget(page, "decompose:inference");
+  let s = await waitState(page, (st) => st.level === "Inference IR" && st.run && st.run.current,
+                          "decomposed and run");
+  assert.equal(s.code.text, cli.decomposedCode(file, "inference"));
+  assert.ok(s.diff.added.includes("_native_batch_norm_legit_no_training"));
+  assert.deepEqual(s.diff.removed, ["batch_norm"]);
+  const ghost = s.nodes.find((n) => n.name === "batch_norm");
+  assert.ok(ghost && ghost.mark === "removed" && ghost.id === 0, "batch_norm stays as a ghost");
+  assert.equal(s.run.parity.bit_identical, true, "the CLI reports bit-identical");
+  assert.deepEqual(s.undo, ["decompose to Inference IR"], "the history after decompose");
+  const legit = node(s, "_native_batch_norm_legit_no_training");
+  await clickAt(page, legit.x, legit.y);
+  await waitState(page, (st) => st.selected && st.selected.name === legit.name, "select the new node");
+  await clickWidget(page, "tab:Run & parity");
+  await waitState(page, (st) => st.tab === "Run & parity", "run tab");
+  await shot(ctx, page, "decompose.png"); // also the README's picture (docs/page.png)
+  await page.keyboard.press("Control+z");
+  s = await waitState(page, (st) => st.level === "Training IR", "undo");
+  assertGraph(s, cli.nodes(file), "after undo");
+  assert.deepEqual(s.redo, ["decompose to Inference IR"], "the redo list after undo: " + JSON.stringify(s.log));
+  await page.keyboard.press("Control+Shift+z");
+  s = await waitState(page, (st) => st.level === "Inference IR", "redo");
+  assert.equal(s.code.text, cli.decomposedCode(file, "inference"));
+  await clickWidget(page, "undo");
+  s = await waitState(page, (st) => st.level === "Training IR" && st.undo.length === 0, "undo button");
+  noErrors(page);
+});
+
+test("module.train() on ep.module() shows what torch raises and changes nothing", async (ctx) => {
+  const page = await openPage(ctx, { hash: "#file=conv_bn_relu_eval.pt2" });
+  const before = await state(page);
+  await clickWidget(page, "more");
+  await clickWidget(page, "more:train");
+  const s = await waitState(page, (st) => st.error !== "", "the refusal");
+  assert.equal(s.error, "torch raises NotImplementedError: Calling train() is not supported yet.");
+  assert.deepEqual(s.undo, [], "no history entry");
+  assert.deepEqual(names(s), names(before));
+  noErrors(page);
+});
+
+test("prepare, calibrate and convert conv_relu, then undo all three", async (ctx) => {
+  const file = asset("conv_relu.pt2");
+  const page = await openPage(ctx, { hash: "#file=conv_relu.pt2" });
+  await waitState(page, (st) => st.file === "conv_relu.pt2", "conv_relu");
+  await clickWidget(page, "prepare");
+  let s = await waitState(page, (st) => st.observers.length === 3, "prepare_pt2e");
+  assert.equal(s.view, "ep.module()", "the page shows the module the pass changed");
+  assert.ok(s.observers.every((o) => o.calls === 0));
+  await clickWidget(page, "calibrate");
+  s = await waitState(page, (st) => st.observers.every((o) => o.calls === 9), "calibrated on 9 batches");
+  assert.ok(s.observers.every((o) => o.scale > 0));
+  await clickWidget(page, "tab:Observers");
+  await waitState(page, (st) => st.tab === "Observers", "observers tab");
+  await shot(ctx, page, "panel-observers.png", "dock");
+  await clickWidget(page, "convert");
+  s = await waitState(page, (st) => st.undo.length === 3 && st.run && st.run.current, "converted and run");
+  assert.equal(s.code.text, cli.convertedCode(file), "the page's convert = pt2lab convert");
+  assert.equal(s.run.parity.bit_identical, false, "quantization changes the output");
+  assert.ok(s.run.parity.max_abs > 1e-3 && s.run.parity.max_abs < 0.1, "a quantization-sized error");
+  await shot(ctx, page, "convert.png");
+  for (let i = 0; i < 3; i++) await page.keyboard.press("Control+z");
+  s = await waitState(page, (st) => st.undo.length === 0, "three undos");
+  assertGraph(s, cli.nodes(file, true), "ep.module() as loaded");
+  assert.equal(s.observers.length, 0);
+  noErrors(page);
+});
+
+test("run: outputs equal the CLI's, parity against PyTorch eager", async (ctx) => {
+  const file = asset(FIRST);
+  const page = await openPage(ctx);
+  await clickWidget(page, "tab:Run & parity");
+  await waitState(page, (st) => st.tab === "Run & parity", "run tab");
+  await page.keyboard.press("r");
+  const s = await waitState(page, (st) => st.run && st.run.current, "a run");
+  const expected = cli.runOutputs(file);
+  assert.equal(s.run.outputs.length, expected.length);
+  assert.deepEqual(s.run.outputs[0].first, expected[0].data.slice(0, 8), "the same executor values");
+  assert.match(s.run.inputs, /example inputs/);
+  assert.equal(s.run.reference.allclose, true, "within PyTorch's tolerance of eager");
+  await shot(ctx, page, "panel-run.png", "dock");
+  // Seeded inputs: SeededRng(3).normal(), the same as `pt2lab run --seed 3`.
+  await clickWidget(page, "run tab:seeded");
+  await clickWidget(page, "run tab:seed");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type("3");
+  await page.keyboard.press("Enter");
+  await clickWidget(page, "run tab:run");
+  const seeded = await waitState(page, (st) => st.run && /SeededRng\(3\)/.test(st.run.inputs), "a seeded run");
+  assert.deepEqual(seeded.run.outputs[0].first, cli.runOutputs(file, 3)[0].data.slice(0, 8), "seed 3");
+  assert.equal(seeded.run.reference, undefined, "no eager reference for seeded inputs");
+  await clickWidget(page, "tab:Log");
+  await waitState(page, (st) => st.tab === "Log", "log tab");
+  await shot(ctx, page, "panel-log.png", "dock");
+  noErrors(page);
+});
+
+test("HiDPI: the backing store follows devicePixelRatio 2; clicks still land", async (ctx) => {
+  const page = await openPage(ctx, { dpr: 2 });
+  let s = await state(page);
+  assert.equal(s.scale, 2);
+  const size = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
+  assert.equal(size[0], 2 * size[1], "canvas.width = 2 x CSS width");
+  const relu = node(s, "relu");
+  await clickAt(page, relu.x, relu.y);
+  await waitState(page, (st) => st.selected && st.selected.name === "relu", "click at DPR 2");
+  await shot(ctx, page, "page@2x.png");
+  // A resize keeps the backing store in step.
+  await page.setViewportSize({ width: 1100, height: 760 });
+  s = await waitState(page, (st) => st.widgets["panel:graph"] && st.widgets["panel:dock"].x + st.widgets["panel:dock"].w <= 1100.5, "resize");
+  const after = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
+  assert.equal(after[0], 2 * after[1]);
+  await shot(ctx, page, "resized@2x.png");
+  // devicePixelRatio changing under a live page (a window moved to another
+  // screen): the backing store and the font atlas follow.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1100, height: 760, deviceScaleFactor: 1, mobile: false });
+  s = await waitState(page, (st) => st.scale === 1, "devicePixelRatio 2 -> 1");
+  const one = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
+  assert.equal(one[0], one[1]);
+  const conv = node(s, "conv2d");
+  await clickAt(page, conv.x, conv.y);
+  await waitState(page, (st) => st.selected && st.selected.name === "conv2d", "click at DPR 1");
+  noErrors(page);
+});
+
+test("no WebGL2: a readable error screen", async (ctx) => {
+  const page = await openPage(ctx, {
+    expectFailure: true,
+    init: () => {
+      const get = HTMLCanvasElement.prototype.getContext;
+      HTMLCanvasElement.prototype.getContext = function (type, ...rest) {
+        return type === "webgl2" ? null : get.call(this, type, ...rest);
+      };
+    },
+  });
+  await page.waitForSelector("#failure", { state: "visible" });
+  assert.match(await page.textContent("#failure-text"), /WebGL2/);
+  await shot(ctx, page, "no-webgl2.png");
+});
+
+test("a failed download: a readable error screen", async (ctx) => {
+  const context = await ctx.browser.newContext({ viewport: { width: 1000, height: 600 } });
+  const page = await context.newPage();
+  ctx.pages.push(page);
+  await page.route("**/app.wasm", (r) => r.fulfill({ status: 404, body: "" }));
+  await page.goto(ctx.server.url);
+  await page.waitForSelector("#failure", { state: "visible" });
+  assert.match(await page.textContent("#failure-text"), /app\.wasm.*404/);
+});
+
+test("the folder works under any sub-path", async (ctx) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-subpath-"));
+  fs.mkdirSync(path.join(dir, "course", "week1"), { recursive: true });
+  fs.symlinkSync(ctx.dist, path.join(dir, "course", "week1", "lab"));
+  const srv = await serve(dir);
+  try {
+    const page = await openPage(ctx, { base: srv.url + "course/week1/lab/" });
+    const s = await state(page);
+    assert.equal(s.file, FIRST);
+    noErrors(page);
+  } finally {
+    srv.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+module.exports = { list };

@@ -1,0 +1,92 @@
+"""Subsets the page's two fonts from Debian's font packages to the glyphs it
+can show: every character of the app's sources (its UI strings) and of the
+lesson texts (assets/lessons/*.md), plus printable ASCII.
+
+  /usr/bin/python3 tools/subset_fonts.py --out dist/fonts
+
+writes ui.otf (Noto Sans CJK TC, face 3 of NotoSansCJK-Regular.ttc, from
+fonts-noto-cjk), mono.ttf (JetBrains Mono Regular, from fonts-jetbrains-mono)
+and chars.txt (the characters, from which the app builds its glyph ranges).
+It fails when the UI font lacks a character the text uses (no box glyphs in
+the page). Layout tables and hinting are dropped: Dear ImGui uses neither.
+"""
+
+import argparse
+import glob
+import os
+import sys
+
+from fontTools import subset
+from fontTools.ttLib import TTFont
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CJK_TTC = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
+CJK_FACE = 3  # Noto Sans CJK TC
+MONO_TTF = "/usr/share/fonts/truetype/jetbrains-mono/JetBrainsMono-Regular.ttf"
+
+# Where the page's visible text comes from.
+TEXT_GLOBS = ["src/app/**/*.cpp", "src/app/**/*.h", "assets/lessons/*.md"]
+
+
+def wanted_characters() -> str:
+    chars = {chr(c) for c in range(0x20, 0x7F)}
+    for pattern in TEXT_GLOBS:
+        for path in sorted(glob.glob(os.path.join(REPO_ROOT, pattern), recursive=True)):
+            with open(path, encoding="utf-8") as f:
+                chars.update(ch for ch in f.read() if ch >= " " and ch != "\x7f")
+    return "".join(sorted(chars))
+
+
+def missing_characters(src: str, face: int, text: str) -> str:
+    """The characters of `text` the font has no glyph for."""
+    cmap = TTFont(src, fontNumber=face, lazy=True).getBestCmap()
+    return "".join(ch for ch in text if ord(ch) not in cmap)
+
+
+def subset_font(src: str, face: int, text: str, dst: str) -> int:
+    opts = subset.Options()
+    opts.layout_features = []
+    opts.hinting = False
+    opts.name_IDs = [1, 2]  # family and style: enough to identify the file
+    opts.notdef_outline = True
+    opts.glyph_names = False
+    opts.font_number = face
+    font = subset.load_font(src, opts, dontLoadGlyphNames=True)
+    sub = subset.Subsetter(opts)
+    sub.populate(text=text)
+    sub.subset(font)
+    subset.save_font(font, dst, opts)
+    return len(TTFont(dst).getGlyphOrder())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder for ui.otf, mono.ttf and chars.txt")
+    args = ap.parse_args()
+    for path in (CJK_TTC, MONO_TTF):
+        if not os.path.exists(path):
+            print(f"error: {path} is missing (install fonts-noto-cjk and fonts-jetbrains-mono)",
+                  file=sys.stderr)
+            return 1
+    os.makedirs(args.out, exist_ok=True)
+    text = wanted_characters()
+    # The UI font must cover everything (the code font falls back to it, merged
+    # in by the app): a character in neither would show as a box.
+    missing = missing_characters(CJK_TTC, CJK_FACE, text)
+    if missing:
+        print("error: Noto Sans CJK TC has no glyph for " +
+              " ".join(f"U+{ord(c):04X} {c!r}" for c in missing) +
+              " (used in " + ", ".join(TEXT_GLOBS) + ")", file=sys.stderr)
+        return 1
+    ui = subset_font(CJK_TTC, CJK_FACE, text, os.path.join(args.out, "ui.otf"))
+    mono = subset_font(MONO_TTF, 0, text, os.path.join(args.out, "mono.ttf"))
+    with open(os.path.join(args.out, "chars.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    sizes = {n: os.path.getsize(os.path.join(args.out, n)) for n in ("ui.otf", "mono.ttf")}
+    print(f"[fonts] {len(text)} characters: ui.otf {ui} glyphs {sizes['ui.otf']} bytes, "
+          f"mono.ttf {mono} glyphs {sizes['mono.ttf']} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+// pt2lab's browser bridges, called from the WebAssembly app (src/app/platform/web_*.cpp):
+// files (picker, drag and drop, fetching the site's graphs), clipboard, URL
+// hash, localStorage, the first-frame signal and the error screen; and the
+// read-only test hook window.pt2lab.state().
+(function () {
+  "use strict";
+  var pt2lab = {
+    preloaded: {},      // name -> Uint8Array, fetched by the loader before main()
+    startFile: "",
+    firstFrameMs: null, // performance.now() at the first interactive frame
+    lastCopy: null      // {chars, ok}: the last clipboard write
+  };
+  window.pt2lab = pt2lab;
+
+  function app() { return window.Module; }
+
+  // Hands bytes (or an error) to the app; it opens them on its next frame.
+  function deliver(name, bytes, error) {
+    var M = app();
+    if (!M || !M._pt2lab_file_arrived) return;
+    var n = bytes ? bytes.length : 0;
+    var data = n ? M._malloc(n) : 0;
+    if (n) M.HEAPU8.set(bytes, data);
+    var nameLen = M.lengthBytesUTF8(name) + 1, namePtr = M._malloc(nameLen);
+    M.stringToUTF8(name, namePtr, nameLen);
+    var err = error || "", errLen = M.lengthBytesUTF8(err) + 1, errPtr = M._malloc(errLen);
+    M.stringToUTF8(err, errPtr, errLen);
+    M._pt2lab_file_arrived(namePtr, data, n, errPtr);
+    M._free(namePtr);
+    M._free(errPtr);
+  }
+
+  function readFile(file) {
+    var reader = new FileReader();
+    reader.onload = function () { deliver(file.name, new Uint8Array(reader.result), ""); };
+    reader.onerror = function () { deliver(file.name, null, "the browser could not read the file"); };
+    reader.readAsArrayBuffer(file);
+  }
+
+  pt2lab.openPicker = function () { document.getElementById("file-input").click(); };
+  document.getElementById("file-input").addEventListener("change", function (e) {
+    var f = e.target.files && e.target.files[0];
+    if (f) readFile(f);
+    e.target.value = "";
+  });
+
+  pt2lab.fetchFile = function (url, name) {
+    fetch(url).then(function (res) {
+      if (!res.ok) throw new Error("the server answered " + res.status + " " + res.statusText);
+      return res.arrayBuffer();
+    }).then(function (b) { deliver(name, new Uint8Array(b), ""); },
+            function (e) { deliver(name, null, "could not download " + url + ": " + e.message); });
+  };
+
+  // Drag and drop anywhere on the page.
+  var hint = document.getElementById("drop-hint"), depth = 0;
+  function hasFiles(e) { return e.dataTransfer && Array.prototype.indexOf.call(e.dataTransfer.types, "Files") >= 0; }
+  window.addEventListener("dragenter", function (e) { if (hasFiles(e)) { depth++; hint.hidden = false; e.preventDefault(); } });
+  window.addEventListener("dragover", function (e) { if (hasFiles(e)) e.preventDefault(); });
+  window.addEventListener("dragleave", function () { if (--depth <= 0) { depth = 0; hint.hidden = true; } });
+  window.addEventListener("drop", function (e) {
+    depth = 0;
+    hint.hidden = true;
+    if (!e.dataTransfer || !e.dataTransfer.files || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    readFile(e.dataTransfer.files[0]);
+  });
+
+  document.getElementById("canvas").addEventListener("contextmenu", function (e) { e.preventDefault(); });
+
+  pt2lab.copy = function (text) {
+    function fallback() {
+      var ta = document.createElement("textarea");
+      ta.value = text;
+      ta.style.position = "fixed";
+      ta.style.opacity = "0";
+      document.body.appendChild(ta);
+      ta.select();
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      document.body.removeChild(ta);
+      pt2lab.lastCopy = { chars: text.length, ok: ok };
+      document.getElementById("canvas").focus();
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(function () {
+        pt2lab.lastCopy = { chars: text.length, ok: true };
+      }, fallback);
+    } else {
+      fallback();
+    }
+  };
+
+  pt2lab.setHash = function (hash) {
+    var url = location.pathname + location.search + (hash ? "#" + hash : "");
+    history.replaceState(null, "", url);
+  };
+  pt2lab.loadSetting = function (key) {
+    try { return localStorage.getItem("pt2lab." + key) || ""; } catch (e) { return ""; }
+  };
+  pt2lab.saveSetting = function (key, value) {
+    try { localStorage.setItem("pt2lab." + key, value); } catch (e) { /* storage disabled: keep defaults */ }
+  };
+
+  pt2lab.firstFrame = function () {
+    pt2lab.firstFrameMs = performance.now();
+    document.getElementById("loader").hidden = true;
+    document.getElementById("canvas").focus();
+  };
+
+  pt2lab.fatal = function (message, hint) {
+    document.getElementById("loader").hidden = true;
+    document.getElementById("canvas").hidden = true;
+    document.getElementById("failure-text").textContent = message;
+    document.getElementById("failure-hint").textContent = hint || "";
+    document.getElementById("failure").hidden = false;
+    pt2lab.failed = message;
+  };
+
+  // The read-only test hook: the app's state as JSON (see src/app/state_json.cpp).
+  pt2lab.state = function () {
+    var M = app();
+    if (!M || pt2lab.firstFrameMs === null) return null; // the runtime is not up yet
+    return JSON.parse(M.UTF8ToString(M._pt2lab_state_json()));
+  };
+})();

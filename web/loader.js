@@ -1,0 +1,113 @@
+// pt2lab's loader: checks WebGL2, fetches the WebAssembly app, its fonts and
+// the first graph with a progress bar, then starts the app. Every URL is
+// relative, so the folder works under any path. A missing WebGL2 or a failed
+// download shows a readable error screen instead of a blank canvas.
+(function () {
+  "use strict";
+  var pt2lab = window.pt2lab;
+  var DEFAULT_FILE = "conv_bn_relu_eval.pt2";
+
+  function startFileFromHash() {
+    var m = /(?:^#|&)file=([A-Za-z0-9_.-]+\.(?:pt2|json))/.exec(location.hash);
+    return m ? m[1] : DEFAULT_FILE;
+  }
+
+  function hasWebGL2() {
+    try {
+      return !!document.createElement("canvas").getContext("webgl2");
+    } catch (e) {
+      return false;
+    }
+  }
+
+  var fill = document.getElementById("bar-fill");
+  var label = document.getElementById("loader-text");
+
+  // Fetches every URL with one progress bar over all their bytes.
+  function fetchAll(items) {
+    var loaded = {}, total = {};
+    function update() {
+      var l = 0, t = 0;
+      items.forEach(function (it) { l += loaded[it.url] || 0; t += total[it.url] || it.guess; });
+      fill.style.width = Math.min(100, (100 * l) / Math.max(t, 1)).toFixed(1) + "%";
+      label.textContent = "Loading " + (l / 1048576).toFixed(2) + " MB of " + (t / 1048576).toFixed(2) + " MB";
+    }
+    return Promise.all(items.map(function (it) {
+      return fetch(it.url).then(function (res) {
+        if (!res.ok) throw new Error(it.url + ": the server answered " + res.status + " " + res.statusText);
+        var n = Number(res.headers.get("Content-Length")) || 0;
+        if (n) total[it.url] = n;
+        if (!res.body || !res.body.getReader) return res.arrayBuffer().then(function (b) { return new Uint8Array(b); });
+        var reader = res.body.getReader(), chunks = [], got = 0;
+        function pump() {
+          return reader.read().then(function (r) {
+            if (r.done) {
+              var out = new Uint8Array(got), at = 0;
+              chunks.forEach(function (c) { out.set(c, at); at += c.length; });
+              return out;
+            }
+            chunks.push(r.value);
+            got += r.value.length;
+            loaded[it.url] = got;
+            update();
+            return pump();
+          });
+        }
+        return pump();
+      }, function (e) {
+        throw new Error(it.url + ": " + (e && e.message ? e.message : "the download failed"));
+      }).then(function (bytes) {
+        loaded[it.url] = bytes.length;
+        total[it.url] = bytes.length;
+        update();
+        return bytes;
+      });
+    }));
+  }
+
+  if (!hasWebGL2()) {
+    pt2lab.fatal("This page draws with WebGL2, which this browser does not offer (or has switched off).",
+      "Use a current Chrome, Edge, Firefox or Safari, and check that hardware acceleration / WebGL is enabled.");
+    return;
+  }
+  pt2lab.startFile = startFileFromHash();
+  var files = [
+    { url: "app.wasm", guess: 1500000 },
+    { url: "fonts/ui.otf", guess: 200000, name: "fonts/ui.otf" },
+    { url: "fonts/mono.ttf", guess: 20000, name: "fonts/mono.ttf" },
+    { url: "fonts/chars.txt", guess: 2000, name: "fonts/chars.txt" },
+    { url: "assets/graphs/index.json", guess: 300, name: "assets/graphs/index.json" },
+    { url: "assets/graphs/" + pt2lab.startFile, guess: 50000, name: pt2lab.startFile }
+  ];
+  // app.js loads while the files download; the runtime starts (main()) only
+  // once all of them are here, through emscripten's instantiateWasm hook.
+  var all = fetchAll(files).then(function (list) {
+    files.forEach(function (f, i) { if (f.name) pt2lab.preloaded[f.name] = list[i]; });
+    label.textContent = "Starting...";
+    return list[0];
+  });
+  all.catch(function (e) {
+    pt2lab.fatal("A file of the page could not be downloaded: " + e.message,
+      "Check the connection (or that the folder is complete) and reload the page.");
+  });
+  window.Module = {
+    canvas: document.getElementById("canvas"),
+    instantiateWasm: function (imports, receive) {
+      all.then(function (wasm) { return WebAssembly.instantiate(wasm, imports); })
+        .then(function (r) { receive(r.instance, r.module); },
+              function (e) { if (!pt2lab.failed) pt2lab.fatal("The app could not start: " + e, "Reload the page."); });
+      return {};
+    },
+    print: function (t) { console.log(t); },
+    printErr: function (t) { console.warn(t); },
+    onAbort: function (what) {
+      pt2lab.fatal("The app stopped: " + what, "Reload the page; if it happens again, the browser console has the details.");
+    }
+  };
+  var script = document.createElement("script");
+  script.src = "app.js";
+  script.onerror = function () {
+    pt2lab.fatal("app.js could not be downloaded.", "Check the connection (or that the folder is complete) and reload the page.");
+  };
+  document.body.appendChild(script);
+})();
