@@ -110,7 +110,16 @@ const Scene& App::scene(GraphView v) const {
     SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
     const std::optional<ActionOutcome>& out = last_change_;
     bool diff = ui_.show_diff && out && out->view == v && !out->diff.empty();
-    if (c.valid && c.ws == ws_.get() && c.epoch == graph_epoch_ && c.diff == diff) return c.scene;
+    if (c.valid && c.ws == ws_.get() && c.epoch == graph_epoch_ && c.diff == diff &&
+        c.modules_rev == modules_rev_)
+        return c.scene;
+    if (!c.valid || c.ws != ws_.get() || c.epoch != graph_epoch_)
+        c.tree = build_module_tree(ws_->graph(v), v == GraphView::Program && ws_->has_program()
+                                                      ? &ws_->program().signature
+                                                      : nullptr);
+    size_t vi = v == GraphView::Program ? 0 : 1;
+    ExpandedSet all;
+    if (ui_.expand_all[vi]) all = c.tree.all_paths();
     if (c.ws != ws_.get())
         c.before = Scene{};
     else if (c.epoch != graph_epoch_ && c.valid)
@@ -118,10 +127,13 @@ const Scene& App::scene(GraphView v) const {
     SceneContext ctx;
     if (v == GraphView::Program && ws_->has_program()) ctx.signature = &ws_->program().signature;
     if (v == GraphView::Module) ctx.submodules = &ws_->module().submodules;
+    ctx.modules = &c.tree;
+    ctx.expanded = ui_.expand_all[vi] ? &all : &ui_.expanded[vi];
     double t0 = platform::now_seconds();
     c.scene = build_scene(ws_->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
     scene_ms_ = (platform::now_seconds() - t0) * 1000;
+    ++scene_builds_;
     for (const Workspace::UnsupportedOp& u : ws_->unsupported_ops(v))
         for (uint32_t id : u.nodes)
             if (int i = c.scene.find_id(id); i >= 0)
@@ -129,8 +141,109 @@ const Scene& App::scene(GraphView v) const {
     c.ws = ws_.get();
     c.epoch = graph_epoch_;
     c.diff = diff;
+    c.modules_rev = modules_rev_;
     c.valid = true;
     return c.scene;
+}
+
+void App::update_search() const {
+    const Scene& sc = scene(ui_.view);
+    if (search_.builds == scene_builds_ && search_.query == ui_.search && search_.view == ui_.view)
+        return;
+    search_.builds = scene_builds_;
+    search_.query = ui_.search;
+    search_.view = ui_.view;
+    search_.ids.clear();
+    search_.marks.assign(sc.nodes.size(), 0);
+    if (ui_.search.empty()) return;
+    const GraphSignature* sig =
+        ui_.view == GraphView::Program && ws_->has_program() ? &ws_->program().signature : nullptr;
+    SceneNode probe;
+    for (const Node* n : ws_->graph(ui_.view).nodes()) {
+        probe.name = n->name();
+        probe.target = n->target();
+        probe.kind = node_kind_label(*n, sig);
+        if (!scene_node_matches(probe, ui_.search)) continue;
+        search_.ids.push_back(n->id());
+        if (int i = sc.find_shown(n->id()); i >= 0) search_.marks[static_cast<size_t>(i)] = 1;
+    }
+    for (size_t i = 0; i < sc.nodes.size(); ++i) // ghosts match by their own labels
+        if (!sc.nodes[i].id && sc.nodes[i].group < 0 && scene_node_matches(sc.nodes[i], ui_.search))
+            search_.marks[i] = 1;
+}
+
+const std::vector<uint32_t>& App::search_ids() const {
+    update_search();
+    return search_.ids;
+}
+
+const std::vector<uint8_t>& App::search_marks() const {
+    update_search();
+    return search_.marks;
+}
+
+const ModuleTree& App::modules(GraphView v) const {
+    scene(v);
+    return scenes_[v == GraphView::Program ? 0 : 1].tree;
+}
+
+void App::toggle_module(const std::string& path) {
+    module_requests_.push_back({ModuleRequest::Kind::Toggle, path, 0});
+}
+
+void App::expand_all_modules(bool expand) {
+    module_requests_.push_back(
+        {expand ? ModuleRequest::Kind::All : ModuleRequest::Kind::None, "", 0});
+}
+
+void App::expand_to(uint32_t id) {
+    module_requests_.push_back({ModuleRequest::Kind::Reveal, "", id});
+}
+
+void App::apply_module(const ModuleRequest& r) {
+    if (!ws_) return;
+    size_t vi = ui_.view == GraphView::Program ? 0 : 1;
+    const ModuleTree& tree = modules(ui_.view);
+    ExpandedSet& ex = ui_.expanded[vi];
+    if (ui_.expand_all[vi] && r.kind != ModuleRequest::Kind::All) {
+        ex = tree.all_paths();
+        ui_.expand_all[vi] = false;
+    }
+    switch (r.kind) {
+    case ModuleRequest::Kind::Toggle: {
+        int g = tree.find(r.path);
+        if (g <= 0) return;
+        if (ex.erase(r.path) == 0) {
+            ex.insert(r.path);
+        } else { // collapsing a module collapses what it holds too
+            std::vector<int> todo{g};
+            while (!todo.empty()) {
+                int at = todo.back();
+                todo.pop_back();
+                ex.erase(tree.groups[static_cast<size_t>(at)].path);
+                for (int c : tree.groups[static_cast<size_t>(at)].children) todo.push_back(c);
+            }
+        }
+        break;
+    }
+    case ModuleRequest::Kind::All:
+        ui_.expand_all[vi] = true;
+        ex.clear();
+        break;
+    case ModuleRequest::Kind::None: ex.clear(); break;
+    case ModuleRequest::Kind::Reveal: {
+        std::vector<Node*> nodes = ws_->graph(ui_.view).nodes();
+        for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i) {
+            if (nodes[i]->id() != r.id) continue;
+            for (int g : tree.chain(tree.node_group[i]))
+                ex.insert(tree.groups[static_cast<size_t>(g)].path);
+        }
+        select(r.id);
+        ui_.reveal = r.id;
+        break;
+    }
+    }
+    ++modules_rev_;
 }
 
 const Node* App::selected_node() const {
@@ -238,7 +351,14 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     fresh.t_opened = ui_.t_opened;
     fresh.t_first_frame = ui_.t_first_frame;
     fresh.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
+    for (size_t vi = 0; vi < 2; ++vi) {
+        GraphView v = vi == 0 ? GraphView::Program : GraphView::Module;
+        if (v == GraphView::Program && !ws_->has_program()) continue;
+        fresh.expand_all[vi] = ws_->graph(v).size() <= kCollapseAbove;
+    }
     ui_ = std::move(fresh);
+    module_requests_.clear();
+    ++modules_rev_;
     for (SceneCache& c : scenes_) c = SceneCache{};
     diff_since_ = -1;
     last_change_.reset();
@@ -255,8 +375,11 @@ bool App::end_frame() {
     std::vector<Request> todo;
     todo.swap(requests_);
     for (const Request& r : todo) apply(r);
+    std::vector<ModuleRequest> mods;
+    mods.swap(module_requests_);
+    for (const ModuleRequest& r : mods) apply_module(r);
     save_settings();
-    return !todo.empty();
+    return !todo.empty() || !mods.empty();
 }
 
 void App::apply(const Request& r) {

@@ -70,6 +70,11 @@ struct UiState {
     Camera camera[2]; // per GraphView
     CanvasRect canvas;
     float left_frac = 0.22f, right_frac = 0.25f, bottom_frac = 0.36f;
+    // Module grouping per GraphView: every module expanded, or just `expanded`
+    // (a big graph opens with none, i.e. collapsed to its top-level modules).
+    bool expand_all[2] = {true, true};
+    ExpandedSet expanded[2];
+    uint32_t reveal = 0; // a node to bring into view on the next frame (search, breadcrumb)
     bool show_help = false;
     bool scroll_code_to_selection = false;
     std::string copied_what; // the last Copy: what it was ("gm.code")
@@ -121,6 +126,20 @@ public:
     void copy(const std::string& text, const std::string& what);
     void log(LogLine::Kind kind, std::string text);
     void show_tab(Tab t);
+    // Module grouping (applied by end_frame): expand or collapse one module,
+    // every module, or the modules hiding node `id` (then select and reveal it).
+    void toggle_module(const std::string& path);
+    void expand_all_modules(bool expand);
+    void expand_to(uint32_t id);
+    // The module tree of a view's graph (rebuilt with the scene).
+    const ModuleTree& modules(GraphView v) const;
+    // Nodes of the current view's whole graph (collapsed modules included) that
+    // match ui.search, in graph order; and per box of its scene, whether it is
+    // or hides a match. Cached per query and scene.
+    const std::vector<uint32_t>& search_ids() const;
+    const std::vector<uint8_t>& search_marks() const;
+    // Graphs with more nodes open collapsed to their top-level modules.
+    static constexpr size_t kCollapseAbove = 400;
 
     // --- frame ----------------------------------------------------------------
     // Opens files that arrived (picked, dropped, fetched). True if any did.
@@ -140,9 +159,17 @@ private:
         enum class Kind { Apply, Undo, Redo } kind = Kind::Apply;
         Action action;
     };
+    struct ModuleRequest {
+        enum class Kind { Toggle, All, None, Reveal } kind = Kind::Toggle;
+        std::string path;
+        uint32_t id = 0;
+    };
+    void apply_module(const ModuleRequest& r);
     struct SceneCache {
         const Workspace* ws = nullptr;
         uint64_t epoch = 0;
+        uint64_t modules_rev = 0;
+        ModuleTree tree;
         bool diff = false;
         bool valid = false;
         Scene scene;
@@ -159,6 +186,18 @@ private:
     std::vector<std::string> lesson_files_;
     std::string file_name_;
     std::vector<Request> requests_;
+    std::vector<ModuleRequest> module_requests_;
+    uint64_t modules_rev_ = 0; // bumped when a module is expanded or collapsed
+    mutable uint64_t scene_builds_ = 0;
+    struct SearchCache {
+        std::string query;
+        uint64_t builds = ~uint64_t(0);
+        GraphView view = GraphView::Program;
+        std::vector<uint32_t> ids;
+        std::vector<uint8_t> marks;
+    };
+    mutable SearchCache search_;
+    void update_search() const;
     mutable SceneCache scenes_[2];
     mutable double scene_ms_ = 0; // how long the last scene (labels + layout) took
     SceneMetrics metrics_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <set>
 
 #include "graph/op_schema.h"
@@ -24,6 +25,13 @@ const char* diff_mark_name(DiffMark m) {
 int Scene::find_id(uint32_t id) const {
     auto it = by_id.find(id);
     return it == by_id.end() ? -1 : it->second;
+}
+
+int Scene::find_shown(uint32_t id) const {
+    int i = find_id(id);
+    if (i >= 0) return i;
+    auto it = hidden_in.find(id);
+    return it == hidden_in.end() ? -1 : it->second;
 }
 
 int Scene::find_name(const std::string& name) const {
@@ -99,6 +107,11 @@ std::string node_value_type(const Node& n) {
 namespace {
 
 LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
+    if (n.group >= 0) { // a collapsed module: the box is a little taller than a node's
+        float w = std::max({m.text_width(n.name, false), m.text_width(n.kind, false),
+                            m.text_width(n.detail, true)});
+        return {std::max(m.min_width, w + 2 * m.pad_x + 4), 3 * m.line_height + 3 * m.pad_y};
+    }
     float w = m.text_width(n.name, false);
     // The diff badge ("added") sits at the right end of the name line.
     if (n.mark != DiffMark::None) w += m.text_width(diff_mark_name(n.mark), false) * 0.8f + 14;
@@ -110,6 +123,42 @@ LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
     }
     // +4: glyphs drawn far from their raster size round outwards a little.
     return {std::max(m.min_width, w + 2 * m.pad_x + 4), lines * m.line_height + 2 * m.pad_y};
+}
+
+// Frames of the expanded modules around the boxes they hold.
+void add_frames(Scene& sc, const ModuleTree& tree, const std::vector<Node*>& nodes,
+                const std::vector<int>& shown_as) {
+    std::unordered_map<int, size_t> frame_of;
+    auto extend = [&](int g, size_t box) {
+        const ModuleGroup& m = tree.groups[static_cast<size_t>(g)];
+        if (!m.collapsible) return;
+        auto [it, fresh] = frame_of.try_emplace(g, sc.frames.size());
+        if (fresh) {
+            SceneFrame f;
+            f.group = g;
+            f.path = m.path;
+            f.type = m.type;
+            f.depth = m.depth;
+            f.lo = {1e30f, 1e30f};
+            f.hi = {-1e30f, -1e30f};
+            sc.frames.push_back(std::move(f));
+        }
+        SceneFrame& f = sc.frames[it->second];
+        LayoutPoint c = sc.layout.center[box], s = sc.nodes[box].size;
+        f.lo = {std::min(f.lo.x, c.x - s.x * 0.5f), std::min(f.lo.y, c.y - s.y * 0.5f)};
+        f.hi = {std::max(f.hi.x, c.x + s.x * 0.5f), std::max(f.hi.y, c.y + s.y * 0.5f)};
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        int box = sc.find_shown(nodes[i]->id());
+        if (box < 0) continue;
+        // A hidden node's expanded ancestors are its box's: start above its group.
+        int g = shown_as[i] >= 0 ? tree.groups[static_cast<size_t>(shown_as[i])].parent
+                                 : tree.node_group[i];
+        for (; g > 0; g = tree.groups[static_cast<size_t>(g)].parent)
+            extend(g, static_cast<size_t>(box));
+    }
+    std::stable_sort(sc.frames.begin(), sc.frames.end(),
+                     [](const SceneFrame& a, const SceneFrame& b) { return a.depth < b.depth; });
 }
 
 } // namespace
@@ -156,8 +205,44 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         }
     };
     add_ghosts(0);
+    // Module grouping: which collapsed group hides each node, and where its box
+    // goes in the order (at its last call, so its inputs come before it).
+    const ModuleTree* tree = ctx.modules && ctx.expanded ? ctx.modules : nullptr;
+    std::vector<int> shown_as(nodes.size(), -1);
+    std::unordered_map<int, size_t> box_at; // group -> graph position of its box
+    std::unordered_map<int, int> box_index; // group -> scene index
+    if (tree && tree->node_group.size() == nodes.size()) {
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            int g = tree->shown_as(i, *ctx.expanded);
+            shown_as[i] = g;
+            if (g < 0) continue;
+            auto it = box_at.find(g);
+            if (it == box_at.end())
+                box_at[g] = i;
+            else if (!tree->absorbed[i] || tree->absorbed[it->second])
+                it->second = i;
+        }
+    }
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = *nodes[i];
+        if (int g = shown_as[i]; g >= 0) {
+            if (box_at[g] == i) {
+                const ModuleGroup& mg = tree->groups[static_cast<size_t>(g)];
+                SceneNode gn;
+                gn.name = mg.path;
+                gn.op = Op::CallModule;
+                gn.kind = mg.type.empty() ? "module" : mg.type;
+                gn.detail = std::to_string(mg.nodes) + " nodes";
+                gn.target = mg.path;
+                gn.group = g;
+                gn.members = mg.nodes;
+                gn.size = measure(gn, m);
+                box_index[g] = static_cast<int>(sc.nodes.size());
+                sc.nodes.push_back(std::move(gn));
+            }
+            add_ghosts(i + 1);
+            continue;
+        }
         SceneNode sn;
         sn.id = n.id();
         sn.name = n.name();
@@ -179,12 +264,18 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         sc.nodes.push_back(std::move(sn));
         add_ghosts(i + 1);
     }
-    // Edges of live nodes, then a ghost's old edges to whatever is still here.
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (shown_as[i] >= 0) sc.hidden_in[nodes[i]->id()] = box_index[shown_as[i]];
+    // Edges of live nodes (one per pair of boxes: a module's inner edges go
+    // away), then a ghost's old edges to whatever is still here.
+    std::set<std::pair<int, int>> seen;
     for (const Node* n : nodes) {
-        int dst = sc.find_id(n->id());
+        int dst = sc.find_shown(n->id());
         for (const Node* in : n->input_nodes()) {
-            int src = sc.find_id(in->id());
-            if (src >= 0) sc.edges.push_back({src, dst});
+            int src = sc.find_shown(in->id());
+            if (src < 0 || (src == dst && sc.nodes[static_cast<size_t>(src)].group >= 0)) continue;
+            if (tree && !seen.insert({src, dst}).second) continue;
+            sc.edges.push_back({src, dst});
         }
     }
     for (size_t k = 0; k < ghost_src.size(); ++k) {
@@ -210,7 +301,19 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     in.sizes.reserve(sc.nodes.size());
     for (const SceneNode& n : sc.nodes) in.sizes.push_back(n.size);
     in.edges = sc.edges;
+    auto t0 = std::chrono::steady_clock::now();
     sc.layout = layout_layered(in, opt);
+    sc.layout_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (const LayoutEdge& e : sc.layout.edges) {
+        std::array<float, 4> b{1e30f, 1e30f, -1e30f, -1e30f};
+        for (const LayoutPoint& p : e.points) {
+            b[0] = std::min(b[0], p.x), b[1] = std::min(b[1], p.y);
+            b[2] = std::max(b[2], p.x), b[3] = std::max(b[3], p.y);
+        }
+        sc.edge_bounds.push_back(b);
+    }
+    if (tree) add_frames(sc, *tree, nodes, shown_as);
     return sc;
 }
 

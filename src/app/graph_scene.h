@@ -2,6 +2,7 @@
 // the layered layout, and the last change's diff (ghosts for removed nodes).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "graph/graph.h"
 #include "graph_layout.h"
+#include "module_tree.h"
 #include "passes/graph_diff.h"
 #include "program/exported_program.h"
 #include "program/graph_module.h"
@@ -30,6 +32,19 @@ struct SceneNode {
     DiffMark mark = DiffMark::None;
     bool runnable = true; // false: the executor has no kernel for its op (set by the caller)
     LayoutPoint size;
+    // A collapsed module (ModuleTree group index), drawn as one box standing for
+    // its `members` graph nodes (id 0, name = the module path); -1 for a node.
+    int group = -1;
+    int members = 0;
+};
+
+// An expanded module around its shown nodes: a labelled frame (click to collapse).
+struct SceneFrame {
+    int group = 0;    // ModuleTree index
+    std::string path; // "stages.0.3"
+    std::string type; // "Block"
+    int depth = 1;
+    LayoutPoint lo, hi; // bounds of its members' boxes, layout units
 };
 
 struct Scene {
@@ -39,8 +54,16 @@ struct Scene {
     Layout layout;
     std::unordered_map<uint32_t, int> by_id; // Node::id -> index (ghosts excluded)
     std::unordered_map<std::string, int> by_name;
+    // Nodes inside a collapsed module: Node::id -> the index of the module's box.
+    std::unordered_map<uint32_t, int> hidden_in;
+    std::vector<SceneFrame> frames; // outer modules first
+    // Per layout edge: its route's bounds {x0, y0, x1, y1} (the view culls with them).
+    std::vector<std::array<float, 4>> edge_bounds;
+    double layout_ms = 0; // how long layout_layered took
 
     int find_id(uint32_t id) const;
+    // The box that shows node `id`: its own, or its collapsed module's; -1 if none.
+    int find_shown(uint32_t id) const;
     int find_name(const std::string& name) const;
 };
 
@@ -65,6 +88,9 @@ std::string node_value_type(const Node& n);
 struct SceneContext {
     const GraphSignature* signature = nullptr;
     const std::map<std::string, Submodule>* submodules = nullptr;
+    // Module grouping: with both set, nodes of collapsed modules become one box per module.
+    const ModuleTree* modules = nullptr;
+    const ExpandedSet* expanded = nullptr;
 };
 
 // Builds the scene of g. With a diff (the last transformation on this graph)

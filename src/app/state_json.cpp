@@ -113,6 +113,7 @@ std::string App::state_json() const {
         node["visible"] = visible;
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
         if (!n.runnable) node["runnable"] = false;
+        if (n.group >= 0) node["group"] = n.members;
         nodes.push_back(node);
     }
     j["nodes"] = nodes;
@@ -131,9 +132,23 @@ std::string App::state_json() const {
     j["selected"] = node_ref(ui_.selected);
     j["hovered"] = node_ref(ui_.hovered_shown);
     json matches = json::array();
-    for (const SceneNode& n : sc.nodes)
-        if (scene_node_matches(n, ui_.search)) matches.push_back(n.name);
+    for (uint32_t id : search_ids())
+        if (const Node* n = ws.node(ui_.view, id)) matches.push_back(n->name());
     j["search"] = {{"query", ui_.search}, {"matches", matches}};
+    json frames = json::array();
+    for (const SceneFrame& f : sc.frames) {
+        LayoutPoint lo = world_to_screen(cam, cr, f.lo), hi = world_to_screen(cam, cr, f.hi);
+        float s = cr.scale > 0 ? cr.scale : 1;
+        frames.push_back({{"path", f.path},
+                          {"type", f.type},
+                          {"x", lo.x / s},
+                          {"y", lo.y / s},
+                          {"w", (hi.x - lo.x) / s},
+                          {"h", (hi.y - lo.y) / s}});
+    }
+    j["modules"] = {{"expand_all", ui_.expand_all[ui_.view == GraphView::Program ? 0 : 1]},
+                    {"frames", frames},
+                    {"groups", modules(ui_.view).groups.size() - 1}};
 
     json undo = json::array(), redo = json::array();
     for (const HistoryEntry& h : ws.undo_history()) undo.push_back(h.label);

@@ -106,6 +106,7 @@ constexpr Shortcut kShortcuts[] = {
     {"N / P", "select the next / previous node in graph order"},
     {"Esc", "clear the selection"},
     {"1 / 2", "show the ExportedProgram / ep.module()"},
+    {"E / C", "expand / collapse every module (click a module box or frame for one)"},
     {"R", "run the graph and check parity"},
     {"Ctrl+Z", "undo"},
     {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
@@ -151,12 +152,14 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_1, false)) app.set_view(GraphView::Program);
     if (ImGui::IsKeyPressed(ImGuiKey_2, false)) app.set_view(GraphView::Module);
     if (ImGui::IsKeyPressed(ImGuiKey_R, false)) run_now(app);
+    if (ImGui::IsKeyPressed(ImGuiKey_E, false)) app.expand_all_modules(true);
+    if (ImGui::IsKeyPressed(ImGuiKey_C, false)) app.expand_all_modules(false);
     bool step = false;
     if (ImGui::IsKeyPressed(ImGuiKey_N)) select_step(app, +1), step = true;
     if (ImGui::IsKeyPressed(ImGuiKey_P)) select_step(app, -1), step = true;
     if (step) {
         const Scene& sc = app.scene(ui.view);
-        reveal_node(cam, sc, ui.canvas, sc.find_id(ui.selected));
+        reveal_node(cam, sc, ui.canvas, sc.find_shown(ui.selected));
     }
 }
 

@@ -31,6 +31,53 @@ std::string diff_text(double v) {
     return buf;
 }
 
+// Row 3, for graphs with modules (nn_module_stack): expand / collapse all and
+// the breadcrumb of where the selection sits; a crumb collapses its module.
+void draw_module_bar(App& app) {
+    UiState& ui = app.ui();
+    const ModuleTree& tree = app.modules(ui.view);
+    bool any = false;
+    for (const ModuleGroup& m : tree.groups) any |= m.collapsible;
+    if (!any) return;
+    if (ImGui::SmallButton("Expand all (E)")) app.expand_all_modules(true);
+    expose(app, "modules:expand all");
+    ImGui::SameLine(0, px(2));
+    if (ImGui::SmallButton("Collapse all (C)")) app.expand_all_modules(false);
+    expose(app, "modules:collapse all");
+    ImGui::SameLine();
+    ImGui::TextDisabled("module:");
+    ImGui::SameLine();
+    int at = 0;
+    const Workspace& ws = *app.workspace();
+    if (ui.selected) {
+        std::vector<Node*> nodes = ws.graph(ui.view).nodes();
+        for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i)
+            if (nodes[i]->id() == ui.selected) at = tree.node_group[i];
+    }
+    if (ImGui::SmallButton("model")) app.expand_all_modules(false);
+    expose(app, "crumb:model");
+    for (int g : tree.chain(at)) {
+        const ModuleGroup& m = tree.groups[static_cast<size_t>(g)];
+        ImGui::SameLine(0, px(3));
+        ImGui::TextDisabled(">");
+        ImGui::SameLine(0, px(3));
+        size_t dot = m.path.find_last_of('.');
+        std::string label =
+            (dot == std::string::npos ? m.path : m.path.substr(dot + 1)) + "##" + m.path;
+        if (!m.collapsible) ImGui::BeginDisabled();
+        if (ImGui::SmallButton(label.c_str())) app.toggle_module(m.path);
+        if (!m.collapsible) ImGui::EndDisabled();
+        expose(app, "crumb:" + m.path);
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+            ImGui::SetTooltip("%s (%s, %d nodes)%s", m.path.c_str(), m.type.c_str(), m.nodes,
+                              m.collapsible ? ": click to collapse" : "");
+    }
+    if (const Node* n = app.selected_node()) {
+        ImGui::SameLine(0, px(3));
+        ImGui::TextDisabled("> %s", n->name().c_str());
+    }
+}
+
 } // namespace
 
 void run_now(App& app) {
@@ -116,10 +163,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     }
     if (ui.search.empty() && ImGui::IsKeyPressed(ImGuiKey_Slash) && !ImGui::GetIO().WantTextInput)
         ImGui::SetKeyboardFocusHere(-1);
-    std::vector<int> matches;
-    for (size_t i = 0; i < sc.nodes.size(); ++i)
-        if (sc.nodes[i].id && scene_node_matches(sc.nodes[i], ui.search))
-            matches.push_back(static_cast<int>(i));
+    const std::vector<uint32_t>& matches = app.search_ids();
     if (!ui.search.empty()) {
         ImGui::SameLine();
         if (matches.empty()) {
@@ -127,10 +171,9 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         } else {
             bool next = enter || ImGui::SmallButton(">");
             if (next) {
+                // A match inside a collapsed module: expand its modules, then select and show it.
                 ui.search_hit = (ui.search_hit + 1) % static_cast<int>(matches.size());
-                int idx = matches[static_cast<size_t>(ui.search_hit)];
-                app.select(sc.nodes[static_cast<size_t>(idx)].id);
-                reveal_node(cam, sc, ui.canvas, idx);
+                app.expand_to(matches[static_cast<size_t>(ui.search_hit)]);
                 if (enter) ImGui::SetKeyboardFocusHere(-1);
             }
             ImGui::SameLine();
@@ -162,6 +205,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             ui.show_diff = true;
         }
     }
+    draw_module_bar(app);
     ImGui::EndGroup();
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + px(2));
 }

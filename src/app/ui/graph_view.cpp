@@ -5,6 +5,7 @@
 #include <imgui_internal.h> // IsMouseDragPastThreshold
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "ui/graph_toolbar.h"
@@ -77,6 +78,83 @@ int hit_test(const Scene& sc, const View& v, ImVec2 p) {
     return -1;
 }
 
+// Frames of expanded modules: outer ones get more room around their boxes.
+float frame_pad(int depth) {
+    return 6.0f + 5.0f * static_cast<float>(std::max(0, 4 - depth));
+}
+constexpr float kFrameHeader = 15; // layout units above a frame's top edge
+
+// The header tab of frame f (screen): click it to collapse the module.
+void frame_header(const SceneFrame& f, const View& v, ImVec2& a, ImVec2& b) {
+    float pad = frame_pad(f.depth);
+    ImVec2 lo = v.screen({f.lo.x - pad, f.lo.y - pad});
+    float w = std::max(60.0f, 7.0f * static_cast<float>(f.path.size() + f.type.size() + 4));
+    a = ImVec2(lo.x, lo.y - kFrameHeader * v.k);
+    b = ImVec2(lo.x + w * v.k, lo.y);
+}
+
+int hit_frame(const Scene& sc, const View& v, ImVec2 p) {
+    for (int i = static_cast<int>(sc.frames.size()) - 1; i >= 0; --i) {
+        ImVec2 a, b;
+        frame_header(sc.frames[static_cast<size_t>(i)], v, a, b);
+        if (p.x >= a.x && p.x <= b.x && p.y >= a.y && p.y <= b.y) return i;
+    }
+    return -1;
+}
+
+// The minimap (large graphs): the whole layout in a corner, the visible part outlined.
+struct Minimap {
+    bool shown = false;
+    ImVec2 a, b; // screen rect
+    float s = 1; // screen pixels per layout unit
+    ImVec2 origin;
+    ImVec2 screen(LayoutPoint p) const { return ImVec2(origin.x + p.x * s, origin.y + p.y * s); }
+    LayoutPoint world(ImVec2 p) const { return {(p.x - origin.x) / s, (p.y - origin.y) / s}; }
+};
+
+Minimap minimap_for(const Scene& sc, const View& v) {
+    Minimap m;
+    float lw = std::max(1.0f, sc.layout.width), lh = std::max(1.0f, sc.layout.height);
+    bool big = sc.nodes.size() > 80 || lw * v.k > v.rect.w * 2.5f || lh * v.k > v.rect.h * 2.5f;
+    if (!big || v.rect.w < 320 * v.rect.scale || v.rect.h < 220 * v.rect.scale) return m;
+    float pad = 6 * v.rect.scale;
+    float max_w = std::min(180 * v.rect.scale, v.rect.w * 0.22f);
+    float max_h = v.rect.h * 0.45f;
+    m.s = std::min(max_w / lw, max_h / lh);
+    float w = lw * m.s, h = lh * m.s;
+    m.b = ImVec2(v.rect.x + v.rect.w - 10 * v.rect.scale, v.rect.y + v.rect.h - 10 * v.rect.scale);
+    m.a = ImVec2(m.b.x - w - 2 * pad, m.b.y - h - 2 * pad);
+    m.origin = ImVec2(m.a.x + pad, m.a.y + pad);
+    m.shown = true;
+    return m;
+}
+
+bool inside(ImVec2 p, ImVec2 a, ImVec2 b) {
+    return p.x >= a.x && p.x <= b.x && p.y >= a.y && p.y <= b.y;
+}
+
+void draw_minimap(ImDrawList* dl, const Minimap& m, const Scene& sc, const View& v) {
+    dl->AddRectFilled(m.a, m.b, colors::rgb(0x0F1115, 230), 4 * v.rect.scale);
+    dl->AddRect(m.a, m.b, colors::rgb(0x3A414D), 4 * v.rect.scale);
+    float dot = std::max(1.0f, 0.6f * v.rect.scale);
+    for (size_t i = 0; i < sc.nodes.size(); ++i) {
+        const SceneNode& n = sc.nodes[i];
+        ImVec2 c = m.screen(sc.layout.center[i]);
+        float hw = std::max(dot, n.size.x * m.s * 0.5f), hh = std::max(dot, n.size.y * m.s * 0.5f);
+        dl->AddRectFilled(ImVec2(c.x - hw, c.y - hh), ImVec2(c.x + hw, c.y + hh),
+                          n.group >= 0 ? colors::code_target : op_color(n.op));
+    }
+    LayoutPoint w0 = screen_to_world(v.cam, v.rect, {v.rect.x, v.rect.y});
+    LayoutPoint w1 = screen_to_world(v.cam, v.rect, {v.rect.x + v.rect.w, v.rect.y + v.rect.h});
+    ImVec2 a = m.screen(w0), b = m.screen(w1);
+    a = ImVec2(std::max(a.x, m.a.x), std::max(a.y, m.a.y));
+    b = ImVec2(std::min(b.x, m.b.x), std::min(b.y, m.b.y));
+    if (a.x < b.x && a.y < b.y) {
+        dl->AddRectFilled(a, b, colors::rgb(0xFFFFFF, 28));
+        dl->AddRect(a, b, colors::rgb(0xFFFFFF, 170), 0, 0, std::max(1.0f, v.rect.scale));
+    }
+}
+
 } // namespace
 
 void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
@@ -142,29 +220,54 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
         fit_camera(cam, sc, ui.canvas);
     cam.epoch = app.graph_epoch();
+    if (ui.reveal) { // a search hit or breadcrumb target, now that its modules are expanded
+        reveal_node(cam, sc, ui.canvas, sc.find_shown(ui.reveal));
+        ui.reveal = 0;
+    }
     View v{cam, ui.canvas, cam.zoom * ui.canvas.scale};
+    Minimap map = minimap_for(sc, v);
 
     ImGui::InvisibleButton("canvas", csize,
                            ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
     bool hovered = ImGui::IsItemHovered();
     ImGuiIO& io = ImGui::GetIO();
-    int under = hovered ? hit_test(sc, v, io.MousePos) : -1;
-    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    static bool map_drag = false; // the press began on the minimap: it steers the camera
+    if (ImGui::IsItemActivated()) map_drag = map.shown && inside(io.MousePos, map.a, map.b);
+    bool on_map = map.shown && inside(io.MousePos, map.a, map.b);
+    int under = hovered && !on_map ? hit_test(sc, v, io.MousePos) : -1;
+    if (ImGui::IsItemActive() && map_drag && map.shown) {
+        LayoutPoint w = map.world(io.MousePos);
+        cam.follow_fit = false;
+        cam.cx = std::clamp(w.x, 0.0f, sc.layout.width);
+        cam.cy = std::clamp(w.y, 0.0f, sc.layout.height);
+    } else if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
         cam.follow_fit = false;
         cam.cx -= io.MouseDelta.x / v.k;
         cam.cy -= io.MouseDelta.y / v.k;
     }
-    if (ImGui::IsItemDeactivated() &&
+    if (ImGui::IsItemDeactivated() && !map_drag &&
         !ImGui::IsMouseDragPastThreshold(ImGuiMouseButton_Left, 2.0f)) {
         int hit = hit_test(sc, v, io.MousePos);
-        app.select(hit >= 0 ? sc.nodes[static_cast<size_t>(hit)].id : 0);
+        int frame = hit < 0 ? hit_frame(sc, v, io.MousePos) : -1;
+        if (hit >= 0 && sc.nodes[static_cast<size_t>(hit)].group >= 0)
+            app.toggle_module(sc.nodes[static_cast<size_t>(hit)].name); // expand it
+        else if (frame >= 0)
+            app.toggle_module(sc.frames[static_cast<size_t>(frame)].path); // collapse it
+        else
+            app.select(hit >= 0 ? sc.nodes[static_cast<size_t>(hit)].id : 0);
     }
     if (hovered && io.MouseWheel != 0)
         zoom_camera(cam, ui.canvas, std::pow(1.15f, io.MouseWheel), {io.MousePos.x, io.MousePos.y});
     v.k = cam.zoom * ui.canvas.scale;
     if (under >= 0) {
-        uint32_t id = sc.nodes[static_cast<size_t>(under)].id;
-        if (id) ui.hovered = id;
+        const SceneNode& n = sc.nodes[static_cast<size_t>(under)];
+        if (n.id) ui.hovered = n.id;
+        if (n.group >= 0)
+            ImGui::SetTooltip("%s (%s): %d nodes\nclick to expand", n.name.c_str(), n.kind.c_str(),
+                              n.members);
+        ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    } else if (hovered && !on_map && hit_frame(sc, v, io.MousePos) >= 0) {
+        ImGui::SetTooltip("click to collapse this module");
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
     }
 
@@ -175,8 +278,8 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
 
     // What is "hot": the hovered node (graph or code view), else the selection.
     int focus = under;
-    if (focus < 0 && ui.hovered_shown) focus = sc.find_id(ui.hovered_shown);
-    if (focus < 0 && ui.selected) focus = sc.find_id(ui.selected);
+    if (focus < 0 && ui.hovered_shown) focus = sc.find_shown(ui.hovered_shown);
+    if (focus < 0 && ui.selected) focus = sc.find_shown(ui.selected);
     std::vector<uint8_t> hot(sc.nodes.size(), 0); // 1 input of focus, 2 user of focus
     if (focus >= 0) {
         for (int i : sc.inputs[static_cast<size_t>(focus)]) hot[static_cast<size_t>(i)] |= 1;
@@ -188,14 +291,45 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     auto node_alpha = [&](int i) {
         return sc.nodes[static_cast<size_t>(i)].mark == DiffMark::Removed ? ghost_alpha : 1.0f;
     };
-    ImVec2 vis_min(cpos.x - 50 * v.k, cpos.y - 50 * v.k);
-    ImVec2 vis_max(cpos.x + csize.x + 50 * v.k, cpos.y + csize.y + 50 * v.k);
+    // Culling in layout units: what lies outside the canvas (plus a margin) is not drawn.
+    LayoutPoint w_lo = screen_to_world(cam, ui.canvas, {cpos.x, cpos.y});
+    LayoutPoint w_hi = screen_to_world(cam, ui.canvas, {cpos.x + csize.x, cpos.y + csize.y});
+    w_lo = {w_lo.x - 60, w_lo.y - 60};
+    w_hi = {w_hi.x + 60, w_hi.y + 60};
+    auto visible = [&](float x0, float y0, float x1, float y1) {
+        return x1 >= w_lo.x && x0 <= w_hi.x && y1 >= w_lo.y && y0 <= w_hi.y;
+    };
+    // Level of detail: text from 5 px glyphs up; below ~7 px boxes, plain blocks
+    // and straight edges (a 10k-node graph fitted to the canvas).
+    float name_px = fonts().ui_size * v.k;
+    bool text = name_px >= 5.0f * ui.canvas.scale;
+    bool coarse = 17 * v.k < 4.0f * ui.canvas.scale;
+
+    // Frames of expanded modules, outermost first.
+    ImFont* ui_font = fonts().ui;
+    for (const SceneFrame& f : sc.frames) {
+        float pad = frame_pad(f.depth);
+        if (!visible(f.lo.x - pad, f.lo.y - pad - kFrameHeader, f.hi.x + pad, f.hi.y + pad))
+            continue;
+        ImVec2 a = v.screen({f.lo.x - pad, f.lo.y - pad}),
+               b = v.screen({f.hi.x + pad, f.hi.y + pad});
+        dl->AddRectFilled(a, b, colors::rgb(0x82AAFF, 10), 6 * v.k);
+        dl->AddRect(a, b, colors::rgb(0x82AAFF, 70), 6 * v.k, 0, std::max(1.0f, v.k));
+        if (!text) continue;
+        ImVec2 ha, hb;
+        frame_header(f, v, ha, hb);
+        dl->AddRectFilled(ha, hb, colors::rgb(0x2A3550), 4 * v.k, ImDrawFlags_RoundCornersTop);
+        std::string label = "- " + f.path + "  " + f.type;
+        dl->AddText(ui_font, name_px * 0.85f, ImVec2(ha.x + 5 * v.k, ha.y + 1.5f * v.k),
+                    colors::code_target, label.c_str());
+    }
 
     // Edges.
     float thick = std::max(1.0f, 1.3f * v.k);
     float arrow = std::clamp(7.0f * v.k, 3.0f * ui.canvas.scale, 12.0f * ui.canvas.scale);
     std::vector<ImVec2> pts;
-    for (const LayoutEdge& e : sc.layout.edges) {
+    for (size_t ei = 0; ei < sc.layout.edges.size(); ++ei) {
+        const LayoutEdge& e = sc.layout.edges[ei];
         bool is_hot = focus >= 0 && (e.src == focus || e.dst == focus);
         const SceneNode& src = sc.nodes[static_cast<size_t>(e.src)];
         const SceneNode& dst = sc.nodes[static_cast<size_t>(e.dst)];
@@ -216,16 +350,15 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
             arrowhead(dl, a, ImVec2(a.x + bulge * 0.5f, a.y - bulge * 0.3f), arrow, colors::bad);
             continue;
         }
+        const std::array<float, 4>& eb = sc.edge_bounds[ei];
+        if (!visible(eb[0], eb[1], eb[2], eb[3])) continue;
         pts.clear();
-        ImVec2 lo(1e30f, 1e30f), hi(-1e30f, -1e30f);
-        for (const LayoutPoint& p : e.points) {
-            ImVec2 s = v.screen(p);
-            pts.push_back(s);
-            lo = ImVec2(std::min(lo.x, s.x), std::min(lo.y, s.y));
-            hi = ImVec2(std::max(hi.x, s.x), std::max(hi.y, s.y));
-        }
-        if (hi.x < vis_min.x || lo.x > vis_max.x || hi.y < vis_min.y || lo.y > vis_max.y) continue;
+        for (const LayoutPoint& p : e.points) pts.push_back(v.screen(p));
         if (e.back) col = is_hot ? colors::edge_hot : colors::warn;
+        if (coarse) { // straight segments, no arrowheads
+            dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, w);
+            continue;
+        }
         draw_route(dl, pts, col, w, e.back);
         ImVec2 tip = pts.back();
         ImVec2 from(tip.x, tip.y + (e.back ? arrow : -arrow));
@@ -233,34 +366,44 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     }
 
     // Nodes.
-    ImFont* ui_font = fonts().ui;
     ImFont* mono_font = fonts().mono;
-    float name_px = fonts().ui_size * v.k;
     float mono_px = fonts().mono_size * 0.92f * v.k;
-    bool text = name_px >= 5.0f * ui.canvas.scale;
     float line_h = 17 * v.k, pad_x = 10 * v.k, pad_y = 6 * v.k;
     float round = 5 * v.k;
+    const std::vector<uint8_t>& matches = app.search_marks();
     for (size_t i = 0; i < sc.nodes.size(); ++i) {
         const SceneNode& n = sc.nodes[i];
-        ImVec2 c = v.screen(sc.layout.center[i]);
+        LayoutPoint wc = sc.layout.center[i];
+        if (!visible(wc.x - n.size.x * 0.5f, wc.y - n.size.y * 0.5f, wc.x + n.size.x * 0.5f,
+                     wc.y + n.size.y * 0.5f))
+            continue;
+        ImVec2 c = v.screen(wc);
         float hw = n.size.x * v.k * 0.5f, hh = n.size.y * v.k * 0.5f;
         ImVec2 a(c.x - hw, c.y - hh), b(c.x + hw, c.y + hh);
-        if (b.x < vis_min.x || a.x > vis_max.x || b.y < vis_min.y || a.y > vis_max.y) continue;
-        float alpha = node_alpha(static_cast<int>(i));
+        bool is_group = n.group >= 0;
+        ImU32 kind = is_group ? colors::code_target : op_color(n.op);
         bool is_sel = n.id && n.id == ui.selected;
+        bool is_match = i < matches.size() && matches[i];
+        if (coarse) { // a block in the node's colour; selection and matches stay visible
+            ImU32 col = is_sel ? colors::select : is_match ? colors::search : kind;
+            dl->AddRectFilled(a, b, with_alpha(col, node_alpha(static_cast<int>(i))));
+            continue;
+        }
+        float alpha = node_alpha(static_cast<int>(i));
         bool is_focus = static_cast<int>(i) == focus;
-        ImU32 kind = op_color(n.op);
+        if (is_group) // a stack of cards: one box standing for many
+            dl->AddRectFilled(ImVec2(a.x + 4 * v.k, a.y + 4 * v.k),
+                              ImVec2(b.x + 4 * v.k, b.y + 4 * v.k), colors::rgb(0x1C2230), round);
         dl->AddRectFilled(
             a, b, with_alpha(is_focus ? colors::node_body_hover : colors::node_body, alpha), round);
         dl->AddRectFilled(a, ImVec2(a.x + 4 * v.k, b.y), with_alpha(kind, alpha), round,
                           ImDrawFlags_RoundCornersLeft);
-        ImU32 border = with_alpha(kind, 0.45f * alpha);
+        ImU32 border = with_alpha(kind, is_group ? 0.8f : 0.45f * alpha);
         float bw = std::max(1.0f, 1.0f * v.k);
         if (hot[i]) border = colors::edge_hot, bw = std::max(1.0f, 1.5f * v.k);
         if (ImU32 dc = diff_color(n.mark))
             border = with_alpha(dc, alpha), bw = std::max(1.5f, 2.2f * v.k);
-        if (scene_node_matches(n, ui.search))
-            border = colors::search, bw = std::max(1.5f, 2.2f * v.k);
+        if (is_match) border = colors::search, bw = std::max(1.5f, 2.2f * v.k);
         if (is_sel) border = colors::select, bw = std::max(2.0f, 2.5f * v.k);
         dl->AddRect(a, b, border, round, 0, bw);
         if (n.mark == DiffMark::Removed) // a cross over the ghost
@@ -271,6 +414,14 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         ImVec4 clip(a.x, a.y, b.x, b.y);
         dl->AddText(ui_font, name_px, ImVec2(x, y), with_alpha(colors::text, alpha), n.name.c_str(),
                     nullptr, 0, &clip);
+        if (is_group) {
+            dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), kind, n.kind.c_str(),
+                        nullptr, 0, &clip);
+            std::string more = "+ " + n.detail;
+            dl->AddText(mono_font, mono_px, ImVec2(x, y + 2 * line_h + 4 * v.k), colors::text_dim,
+                        more.c_str(), nullptr, 0, &clip);
+            continue;
+        }
         // An op the executor cannot run: its target in red and a red right edge.
         ImU32 kind_text = n.runnable ? kind : colors::bad;
         if (!n.runnable)
@@ -296,7 +447,13 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         dl->AddText(ImVec2(cpos.x + px(16), cpos.y + px(16)), colors::text_dim,
                     "This graph has no nodes.");
     }
+    if (map.shown) draw_minimap(dl, map, sc, v);
     dl->PopClipRect();
+    if (map.shown) {
+        float k = ui.canvas.scale;
+        ui.widgets["minimap"] = {map.a.x / k, map.a.y / k, (map.b.x - map.a.x) / k,
+                                 (map.b.y - map.a.y) / k};
+    }
     ImGui::End();
 }
 

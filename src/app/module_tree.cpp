@@ -1,0 +1,128 @@
+// The module tree (see module_tree.h): groups from nn_module_stack paths,
+// weights placed with their users, and which group hides a node.
+#include "module_tree.h"
+
+#include <algorithm>
+
+namespace pt2lab::app {
+namespace {
+
+// "torch.nn.modules.conv.Conv2d" -> "Conv2d"
+std::string short_type(const std::string& t) {
+    size_t dot = t.find_last_of('.');
+    return dot == std::string::npos ? t : t.substr(dot + 1);
+}
+
+bool is_weight(const Node& n, const GraphSignature* sig) {
+    if (n.op() == Op::GetAttr) return true;
+    if (n.op() != Op::Placeholder || !sig) return false;
+    const InputSpec* spec = sig->input_for(n.name());
+    return spec && (spec->kind == InputKind::Parameter || spec->kind == InputKind::Buffer ||
+                    spec->kind == InputKind::ConstantTensor);
+}
+
+} // namespace
+
+int ModuleTree::find(const std::string& path) const {
+    auto it = by_path.find(path);
+    return it == by_path.end() ? -1 : it->second;
+}
+
+std::vector<int> ModuleTree::chain(int g) const {
+    std::vector<int> out;
+    for (int at = g; at > 0; at = groups[static_cast<size_t>(at)].parent) out.push_back(at);
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+int ModuleTree::shown_as(size_t i, const ExpandedSet& expanded) const {
+    int g = node_group[i];
+    if (g <= 0) return -1;
+    // Outermost first: walk up, remembering the last collapsed one met.
+    int hidden = -1;
+    for (int at = g; at > 0; at = groups[static_cast<size_t>(at)].parent) {
+        const ModuleGroup& m = groups[static_cast<size_t>(at)];
+        if (m.collapsible && !expanded.count(m.path)) hidden = at;
+    }
+    return hidden;
+}
+
+ExpandedSet ModuleTree::all_paths() const {
+    ExpandedSet out;
+    for (const ModuleGroup& m : groups)
+        if (m.collapsible) out.insert(m.path);
+    return out;
+}
+
+ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
+    ModuleTree t;
+    t.groups.push_back(ModuleGroup{});
+    t.by_path[""] = 0;
+    std::vector<Node*> nodes = g.nodes();
+    t.node_group.assign(nodes.size(), 0);
+    t.absorbed.assign(nodes.size(), 0);
+    std::unordered_map<const Node*, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
+
+    auto group_of = [&](const std::string& path, const std::string& type, int parent) {
+        auto it = t.by_path.find(path);
+        if (it != t.by_path.end()) return it->second;
+        int id = static_cast<int>(t.groups.size());
+        ModuleGroup m;
+        m.path = path;
+        m.type = short_type(type);
+        m.parent = parent;
+        m.depth = t.groups[static_cast<size_t>(parent)].depth + 1;
+        t.groups.push_back(std::move(m));
+        t.groups[static_cast<size_t>(parent)].children.push_back(id);
+        t.by_path[path] = id;
+        return id;
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const Node& n = *nodes[i];
+        if (is_weight(n, sig)) {
+            t.absorbed[i] = 1;
+            continue;
+        }
+        int at = 0;
+        for (const ModuleStackEntry& e : n.meta.nn_module_stack) {
+            if (e.path.empty()) continue; // the root module
+            at = group_of(e.path, e.type, at);
+        }
+        t.node_group[i] = at;
+    }
+    // A weight joins the innermost group that holds all its users.
+    auto common = [&](int a, int b) {
+        while (a != b) {
+            const ModuleGroup& ga = t.groups[static_cast<size_t>(a)];
+            const ModuleGroup& gb = t.groups[static_cast<size_t>(b)];
+            if (ga.depth >= gb.depth)
+                a = ga.parent;
+            else
+                b = gb.parent;
+        }
+        return a;
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (!t.absorbed[i]) continue;
+        int at = -1;
+        for (const Node* u : nodes[i]->users()) {
+            auto it = index.find(u);
+            if (it == index.end()) continue;
+            int ug = t.node_group[it->second];
+            at = at < 0 ? ug : common(at, ug);
+        }
+        if (at < 0) t.absorbed[i] = 0; // an unused weight stays where it is (the root)
+        t.node_group[i] = std::max(at, 0);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (int at = t.node_group[i]; at >= 0; at = t.groups[static_cast<size_t>(at)].parent) {
+            ModuleGroup& m = t.groups[static_cast<size_t>(at)];
+            ++m.nodes;
+            if (!t.absorbed[i]) ++m.calls;
+        }
+    for (size_t k = 1; k < t.groups.size(); ++k) t.groups[k].collapsible = t.groups[k].calls > 1;
+    return t;
+}
+
+} // namespace pt2lab::app
