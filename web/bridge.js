@@ -91,6 +91,27 @@
     }
   };
 
+  // Page options (docs/EMBEDDING.md): ?file=...&step=...&hide=...; the query
+  // wins over the hash (#file=... is what the page writes itself).
+  pt2lab.option = function (name) {
+    var q = new URLSearchParams(location.search), h = new URLSearchParams(location.hash.replace(/^#/, ""));
+    var v = q.get(name);
+    if (v === null) v = h.get(name);
+    return v === null ? "" : v;
+  };
+
+  // Opens bytes as if the file had been dropped (the benchmark and embedding pages use it).
+  pt2lab.openBytes = function (name, bytes) { deliver(name, bytes, ""); };
+
+  // Benchmark mode (?bench=1): frame and open timings, plus the WebAssembly heap.
+  pt2lab.bench = function () {
+    var M = app();
+    if (!M || !M._pt2lab_bench_json) return null;
+    var b = JSON.parse(M.UTF8ToString(M._pt2lab_bench_json()));
+    b.heap_bytes = M.HEAPU8 ? M.HEAPU8.length : 0;
+    return b;
+  };
+
   pt2lab.setHash = function (hash) {
     var url = location.pathname + location.search + (hash ? "#" + hash : "");
     history.replaceState(null, "", url);

@@ -8,8 +8,8 @@
   var DEFAULT_FILE = "conv_bn_relu_eval.pt2";
 
   function startFileFromHash() {
-    var m = /(?:^#|&)file=([A-Za-z0-9_.-]+\.(?:pt2|json))/.exec(location.hash);
-    return m ? m[1] : DEFAULT_FILE;
+    var f = pt2lab.option("file"); // ?file=... (embedding) or #file=... (the page's own)
+    return /^[A-Za-z0-9_.-]+\.(?:pt2|json)$/.test(f) ? f : DEFAULT_FILE;
   }
 
   function hasWebGL2() {

@@ -53,7 +53,43 @@ std::string base_name(const std::string& path) {
 
 } // namespace
 
+PageOptions parse_page_options(const std::function<std::string(const std::string&)>& option) {
+    PageOptions o;
+    o.bench = option("bench") == "1";
+    o.auto_collapse = option("collapse") != "0";
+    std::string hide = option("hide");
+    size_t at = 0;
+    while (at <= hide.size()) {
+        size_t comma = hide.find(',', at);
+        if (comma == std::string::npos) comma = hide.size();
+        std::string panel = hide.substr(at, comma - at);
+        if (panel == "left" || panel == "file" || panel == "lesson") o.hide_left = true;
+        if (panel == "inspector" || panel == "right") o.hide_inspector = true;
+        if (panel == "dock" || panel == "bottom") o.hide_dock = true;
+        if (panel == "top") o.hide_top = true;
+        at = comma + 1;
+    }
+    o.step = option("step");
+    return o;
+}
+
+void App::record_frame(double build_ms, double loop_ms) {
+    if (bench_.awaiting_draw) {
+        bench_.t_drawn = platform::now_seconds();
+        bench_.awaiting_draw = false;
+    }
+    if (!options_.bench) return;
+    const size_t keep = 2000;
+    if (bench_.build_ms.size() >= keep) {
+        bench_.build_ms.erase(bench_.build_ms.begin(), bench_.build_ms.begin() + keep / 2);
+        bench_.loop_ms.erase(bench_.loop_ms.begin(), bench_.loop_ms.begin() + keep / 2);
+    }
+    bench_.build_ms.push_back(static_cast<float>(build_ms));
+    bench_.loop_ms.push_back(static_cast<float>(loop_ms));
+}
+
 App::App() : lesson_files_(read_lesson_index()) {
+    options_ = parse_page_options(platform::url_option);
     metrics_.text_width = [](const std::string& s, bool mono) {
         return static_cast<float>(s.size()) * (mono ? 8.f : 7.f);
     };
@@ -321,7 +357,11 @@ bool App::take_files() {
             log(LogLine::Kind::Error, ui_.error);
             continue;
         }
-        open(std::move(f.bytes), f.name);
+        bench_.t_arrived = platform::now_seconds();
+        if (open(std::move(f.bytes), f.name)) {
+            bench_.t_opened = platform::now_seconds();
+            bench_.awaiting_draw = true;
+        }
     }
     return !files.empty();
 }
@@ -354,7 +394,7 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     for (size_t vi = 0; vi < 2; ++vi) {
         GraphView v = vi == 0 ? GraphView::Program : GraphView::Module;
         if (v == GraphView::Program && !ws_->has_program()) continue;
-        fresh.expand_all[vi] = ws_->graph(v).size() <= kCollapseAbove;
+        fresh.expand_all[vi] = !options_.auto_collapse || ws_->graph(v).size() <= kCollapseAbove;
     }
     ui_ = std::move(fresh);
     module_requests_.clear();

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,6 +89,24 @@ struct UiState {
     double t_main = 0, t_fonts = 0, t_opened = 0, t_first_frame = 0;
 };
 
+// What the page's URL asks for (docs/EMBEDDING.md), read once at start.
+struct PageOptions {
+    bool bench = false;        // ?bench=1: frame times and open timings for tools/big_bench.js
+    bool auto_collapse = true; // ?collapse=0: never open collapsed to the top-level modules
+    // ?hide=left,inspector,dock,top: panels a course page embedding one step leaves out.
+    bool hide_left = false, hide_inspector = false, hide_dock = false, hide_top = false;
+    std::string step; // ?step=m00-4/3: the lesson step to open (read by the lesson panel)
+};
+PageOptions parse_page_options(const std::function<std::string(const std::string&)>& option);
+
+// Frame and open timings the benchmark mode reports (window.pt2lab.bench()).
+struct BenchLog {
+    std::vector<float> build_ms; // NewFrame -> Render (ImGui and the App), per frame
+    std::vector<float> loop_ms;  // the whole main-loop call, including opening files
+    double t_arrived = 0, t_opened = 0, t_drawn = 0; // seconds: bytes taken, opened, drawn
+    bool awaiting_draw = false;
+};
+
 class App {
 public:
     App();
@@ -95,6 +114,11 @@ public:
 
     // --- reading ------------------------------------------------------------
     const Workspace* workspace() const { return ws_.get(); }
+    const PageOptions& options() const { return options_; }
+    // Benchmark mode: the main loop reports every frame; the first frame drawn after
+    // a file opened ends that open's timing.
+    void record_frame(double build_ms, double loop_ms);
+    std::string bench_json() const;
     UiState& ui() { return ui_; }
     const UiState& ui() const { return ui_; }
     // The lesson graphs shipped with the page (assets/graphs/index.json).
@@ -183,6 +207,8 @@ private:
 
     std::unique_ptr<Workspace> ws_;
     UiState ui_;
+    PageOptions options_;
+    BenchLog bench_;
     std::vector<std::string> lesson_files_;
     std::string file_name_;
     std::vector<Request> requests_;

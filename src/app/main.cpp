@@ -48,6 +48,7 @@ int main() {
     static App app;
     app.set_scene_metrics(ui::scene_metrics());
     platform::set_state_provider([] { return app.state_json(); });
+    platform::set_bench_provider([] { return app.bench_json(); });
     std::string start = platform::start_file();
     std::vector<uint8_t> first = platform::preloaded(start);
     if (!first.empty()) app.open(std::move(first), start);
@@ -57,6 +58,7 @@ int main() {
 
     static int frames_left = 3; // frames to draw before going idle
     platform::run_main_loop([display]() mutable {
+        double t_loop = platform::now_seconds();
         if (platform::poll_display(display)) {
             if (ui::fonts().scale != display.dpr) {
                 ui::load_fonts_and_style(display.dpr);
@@ -69,20 +71,24 @@ int main() {
         if (app.take_files()) frames_left = 3;
         if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
             frames_left = 3;
+        if (app.options().bench) frames_left = 3; // the benchmark measures every frame
         if (frames_left == 0) return;
         --frames_left;
 
+        double t_build = platform::now_seconds();
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
         ImGui::NewFrame();
         ui::draw_frame(app);
         ImGui::Render();
+        double build_ms = (platform::now_seconds() - t_build) * 1000;
         glViewport(0, 0, display.fb_w, display.fb_h);
         glClearColor(0.08f, 0.09f, 0.11f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         // A request (an action, a view switch) changes what the next frames show.
         if (app.end_frame()) frames_left = 3;
+        app.record_frame(build_ms, (platform::now_seconds() - t_loop) * 1000);
         if (++app.ui().frames == 1) {
             app.ui().t_first_frame = platform::now_seconds();
             platform::first_frame_drawn();

@@ -61,6 +61,26 @@ const char* code_form_name(CodeForm f) {
 
 } // namespace
 
+std::string App::bench_json() const {
+    json j;
+    j["frames"] = ui_.frames;
+    j["build_ms"] = bench_.build_ms;
+    j["loop_ms"] = bench_.loop_ms;
+    j["t_arrived"] = bench_.t_arrived * 1000;
+    j["t_opened"] = bench_.t_opened * 1000;
+    j["t_drawn"] = bench_.t_drawn * 1000;
+    if (!ws_) return j.dump();
+    const Scene& sc = scene(ui_.view);
+    j["file"] = file_name_;
+    j["nodes"] = ws_->graph(ui_.view).size();
+    j["shown"] = sc.nodes.size();
+    j["edges"] = sc.edges.size();
+    j["scene_ms"] = scene_ms_;
+    j["layout_ms"] = sc.layout_ms;
+    j["zoom"] = ui_.camera[ui_.view == GraphView::Program ? 0 : 1].zoom;
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string App::state_json() const {
     json j;
     j["ready"] = ws_ != nullptr;
@@ -82,7 +102,14 @@ std::string App::state_json() const {
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
-    j["panels"] = {"top bar", "file", "graph", "inspector", tab_name(ui_.tab)};
+    j["panels"] = json::array();
+    if (!options_.hide_top) j["panels"].push_back("top bar");
+    if (!options_.hide_left) j["panels"].push_back("file");
+    j["panels"].push_back("graph");
+    if (!options_.hide_inspector) j["panels"].push_back("inspector");
+    if (!options_.hide_dock) j["panels"].push_back(tab_name(ui_.tab));
+    j["options"] = {
+        {"bench", options_.bench}, {"collapse", options_.auto_collapse}, {"step", options_.step}};
     if (ui_.show_help) j["panels"].push_back("keyboard shortcuts");
     if (!ws_) return j.dump(-1, ' ', false, json::error_handler_t::replace);
 

@@ -18,6 +18,7 @@ struct NullState {
     std::vector<OpenedFile> arrived;
     std::string clipboard, hash, fatal;
     std::map<std::string, std::string> settings;
+    std::map<std::string, std::string> options; // URL options
     std::function<std::string()> state;
     bool first_frame = false;
 };
@@ -106,6 +107,18 @@ void set_url_hash(const std::string& hash) {
 std::string load_setting(const std::string& key) {
     auto it = st().settings.find(key);
     return it == st().settings.end() ? std::string() : it->second;
+}
+
+std::string url_option(const std::string& name) {
+    auto it = st().options.find(name);
+    return it == st().options.end() ? std::string() : it->second;
+}
+
+void null_platform_set_option(const std::string& name, const std::string& value) {
+    st().options[name] = value;
+}
+
+void set_bench_provider(std::function<std::string()>) {
 }
 
 void save_setting(const std::string& key, const std::string& value) {

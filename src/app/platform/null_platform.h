@@ -11,6 +11,8 @@ void null_platform_reset(const std::string& site_root);
 // preloaded(name) returns the bytes of `path`.
 void null_platform_map(const std::string& name, const std::string& path);
 void null_platform_set_start(const std::string& name);
+// url_option(name) returns value (until the next reset).
+void null_platform_set_option(const std::string& name, const std::string& value);
 const std::string& null_platform_clipboard();
 const std::string& null_platform_hash();
 const std::string& null_platform_fatal();

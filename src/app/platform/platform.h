@@ -47,6 +47,9 @@ void set_clipboard(const std::string& text);
 
 // --- URL hash and localStorage (web_storage.cpp) -----------------------------
 void set_url_hash(const std::string& hash); // without '#'; replaces the history entry
+// A page URL option (?name=value or #name=value; the query wins), "" when absent:
+// file, step, hide, collapse, bench (docs/EMBEDDING.md).
+std::string url_option(const std::string& name);
 std::string load_setting(const std::string& key);
 void save_setting(const std::string& key, const std::string& value);
 
@@ -57,6 +60,8 @@ void run_main_loop(std::function<void()> frame);
 // --- test hook and loader (web_state_hook.cpp) -------------------------------
 // What window.pt2lab.state() returns (JSON text), computed when asked.
 void set_state_provider(std::function<std::string()> provider);
+// What window.pt2lab.bench() returns (small JSON: frame times, open timings).
+void set_bench_provider(std::function<std::string()> provider);
 // Tells the loader the first interactive frame is on screen (hides the loading bar).
 void first_frame_drawn();
 // Replaces the page with a readable error screen (e.g. no WebGL2).

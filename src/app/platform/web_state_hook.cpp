@@ -10,12 +10,22 @@ std::function<std::string()>& provider() {
     static std::function<std::string()> fn;
     return fn;
 }
+std::function<std::string()>& bench_provider() {
+    static std::function<std::string()> fn;
+    return fn;
+}
 } // namespace
 
 // The returned text stays valid until the next call.
 extern "C" EMSCRIPTEN_KEEPALIVE const char* pt2lab_state_json() {
     static std::string text;
     text = provider() ? provider()() : std::string("{}");
+    return text.c_str();
+}
+
+extern "C" EMSCRIPTEN_KEEPALIVE const char* pt2lab_bench_json() {
+    static std::string text;
+    text = bench_provider() ? bench_provider()() : std::string("{}");
     return text.c_str();
 }
 
@@ -27,6 +37,10 @@ namespace pt2lab::app::platform {
 
 void set_state_provider(std::function<std::string()> p) {
     provider() = std::move(p);
+}
+
+void set_bench_provider(std::function<std::string()> p) {
+    bench_provider() = std::move(p);
 }
 
 void first_frame_drawn() {

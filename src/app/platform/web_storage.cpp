@@ -1,5 +1,5 @@
-// The URL hash (so a reload reopens the same lesson graph) and localStorage
-// (panel sizes and tabs), through web/bridge.js.
+// The URL hash (so a reload reopens the same lesson graph), the URL's options
+// and localStorage (panel sizes and tabs), through web/bridge.js.
 #include <emscripten.h>
 
 #include <cstdlib>
@@ -14,6 +14,13 @@ EM_JS(char*, js_load_setting, (const char* key), {
     stringToUTF8(s, p, n);
     return p;
 });
+EM_JS(char*, js_url_option, (const char* name), {
+    var v = window.pt2lab.option(UTF8ToString(name));
+    var n = lengthBytesUTF8(v) + 1;
+    var p = _malloc(n);
+    stringToUTF8(v, p, n);
+    return p;
+});
 EM_JS(void, js_save_setting, (const char* key, const char* value),
       { window.pt2lab.saveSetting(UTF8ToString(key), UTF8ToString(value)); });
 
@@ -25,6 +32,13 @@ void set_url_hash(const std::string& hash) {
 
 std::string load_setting(const std::string& key) {
     char* p = js_load_setting(key.c_str());
+    std::string s = p;
+    std::free(p);
+    return s;
+}
+
+std::string url_option(const std::string& name) {
+    char* p = js_url_option(name.c_str());
     std::string s = p;
     std::free(p);
     return s;

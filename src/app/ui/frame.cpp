@@ -195,12 +195,13 @@ void help_overlay(App& app, ImVec2 display) {
 
 void draw_frame(App& app) {
     UiState& ui = app.ui();
+    const PageOptions& opt = app.options(); // ?hide=...: panels an embedding page leaves out
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
     ui.widgets.clear();
     ImVec2 display = ImGui::GetIO().DisplaySize;
-    float top = top_bar_height();
-    draw_top_bar(app, display.x);
+    float top = opt.hide_top ? 0 : top_bar_height();
+    if (!opt.hide_top) draw_top_bar(app, display.x);
     float banner = error_banner_height(app);
     draw_error_banner(app, top, display.x);
     top += banner;
@@ -208,34 +209,43 @@ void draw_frame(App& app) {
     float W = display.x, H = display.y - top;
     float gap = px(5);
     float min_col = px(180);
-    float left = std::clamp(ui.left_frac * W, min_col, W * 0.45f);
-    float right = std::clamp(ui.right_frac * W, min_col, W * 0.45f);
-    float bottom = std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
-    float centre_x = left + gap;
-    float centre_w = std::max(px(200), W - left - right - 2 * gap);
-    float upper_h = H - bottom - gap;
+    float left = opt.hide_left ? 0 : std::clamp(ui.left_frac * W, min_col, W * 0.45f);
+    float right = opt.hide_inspector ? 0 : std::clamp(ui.right_frac * W, min_col, W * 0.45f);
+    float bottom = opt.hide_dock ? 0 : std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
+    float lgap = opt.hide_left ? 0 : gap, rgap = opt.hide_inspector ? 0 : gap;
+    float bgap = opt.hide_dock ? 0 : gap;
+    float centre_x = left + lgap;
+    float centre_w = std::max(px(200), W - left - right - lgap - rgap);
+    float upper_h = H - bottom - bgap;
 
     auto panel = [&](const char* name, ImVec2 pos, ImVec2 size) {
         float k = fonts().scale;
         ui.widgets[std::string("panel:") + name] = {pos.x / k, pos.y / k, size.x / k, size.y / k};
     };
-    panel("file", ImVec2(0, top), ImVec2(left, H));
+    if (!opt.hide_left) panel("file", ImVec2(0, top), ImVec2(left, H));
     panel("graph", ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
-    panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
-    panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
-    draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
+    if (!opt.hide_inspector)
+        panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
+    if (!opt.hide_dock)
+        panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
+    if (!opt.hide_left) draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
     draw_graph_view(app, ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
-    draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
-    bottom_dock(app, ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
+    if (!opt.hide_inspector)
+        draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
+    if (!opt.hide_dock)
+        bottom_dock(app, ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
 
-    if (float d = splitter("split left", ImVec2(left, top), ImVec2(gap, H), true))
-        ui.left_frac = std::clamp((left + d) / W, 0.12f, 0.45f);
-    if (float d =
-            splitter("split right", ImVec2(centre_x + centre_w, top), ImVec2(gap, upper_h), true))
-        ui.right_frac = std::clamp((right - d) / W, 0.12f, 0.45f);
-    if (float d = splitter("split bottom", ImVec2(centre_x, top + upper_h),
-                           ImVec2(W - centre_x, gap), false))
-        ui.bottom_frac = std::clamp((bottom - d) / H, 0.12f, 0.7f);
+    if (!opt.hide_left)
+        if (float d = splitter("split left", ImVec2(left, top), ImVec2(gap, H), true))
+            ui.left_frac = std::clamp((left + d) / W, 0.12f, 0.45f);
+    if (!opt.hide_inspector)
+        if (float d = splitter("split right", ImVec2(centre_x + centre_w, top),
+                               ImVec2(gap, upper_h), true))
+            ui.right_frac = std::clamp((right - d) / W, 0.12f, 0.45f);
+    if (!opt.hide_dock)
+        if (float d = splitter("split bottom", ImVec2(centre_x, top + upper_h),
+                               ImVec2(W - centre_x, gap), false))
+            ui.bottom_frac = std::clamp((bottom - d) / H, 0.12f, 0.7f);
 
     shortcuts(app);
     help_overlay(app, display);
