@@ -195,10 +195,11 @@ void App::update_search() const {
     const GraphSignature* sig =
         ui_.view == GraphView::Program && ws_->has_program() ? &ws_->program().signature : nullptr;
     SceneNode probe;
+    InputSpecIndex specs = index_inputs(sig);
     for (const Node* n : ws_->graph(ui_.view).nodes()) {
         probe.name = n->name();
         probe.target = n->target();
-        probe.kind = node_kind_label(*n, sig);
+        probe.kind = node_kind_label(*n, sig, specs);
         if (!scene_node_matches(probe, ui_.search)) continue;
         search_.ids.push_back(n->id());
         if (int i = sc.find_shown(n->id()); i >= 0) search_.marks[static_cast<size_t>(i)] = 1;

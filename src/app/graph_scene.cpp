@@ -39,10 +39,23 @@ int Scene::find_name(const std::string& name) const {
     return it == by_name.end() ? -1 : it->second;
 }
 
+InputSpecIndex index_inputs(const GraphSignature* sig) {
+    InputSpecIndex index;
+    if (sig)
+        for (const InputSpec& s : sig->inputs)
+            index.emplace(s.arg, &s); // the first wins, as input_for
+    return index;
+}
+
 std::string node_kind_label(const Node& n, const GraphSignature* sig) {
+    return node_kind_label(n, sig, index_inputs(n.op() == Op::Placeholder ? sig : nullptr));
+}
+
+std::string node_kind_label(const Node& n, const GraphSignature* sig, const InputSpecIndex& index) {
     switch (n.op()) {
     case Op::Placeholder: {
-        const InputSpec* spec = sig ? sig->input_for(n.name()) : nullptr;
+        auto found = sig ? index.find(n.name()) : index.end();
+        const InputSpec* spec = found == index.end() ? nullptr : found->second;
         if (!spec) return "input";
         switch (spec->kind) {
         case InputKind::UserInput: return "input";
@@ -205,6 +218,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         }
     };
     add_ghosts(0);
+    InputSpecIndex spec_index = index_inputs(ctx.signature);
     // Module grouping: which collapsed group hides each node, and where its box
     // goes in the order (at its last call, so its inputs come before it).
     const ModuleTree* tree = ctx.modules && ctx.expanded ? ctx.modules : nullptr;
@@ -247,7 +261,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         sn.id = n.id();
         sn.name = n.name();
         sn.op = n.op();
-        sn.kind = node_kind_label(n, ctx.signature);
+        sn.kind = node_kind_label(n, ctx.signature, spec_index);
         if (n.op() == Op::CallModule && ctx.submodules) {
             auto it = ctx.submodules->find(n.target());
             if (it != ctx.submodules->end() && !it->second.type.empty()) sn.kind = it->second.type;

@@ -80,6 +80,11 @@ struct SceneMetrics {
 // for placeholders (sig: the program's signature, null for a module), the
 // attribute path for get_attr, the submodule for call_module, "output".
 std::string node_kind_label(const Node& n, const GraphSignature* sig);
+// Placeholder name -> its input spec, for labelling many nodes
+// (GraphSignature::input_for searches linearly).
+using InputSpecIndex = std::unordered_map<std::string, const InputSpec*>;
+InputSpecIndex index_inputs(const GraphSignature* sig);
+std::string node_kind_label(const Node& n, const GraphSignature* sig, const InputSpecIndex& index);
 // meta['val'] as print_readable shows it: "f32[2, 8, 16, 16]", "(f32[8], f32[8])", "Sym(s0)".
 std::string node_value_type(const Node& n);
 

@@ -13,10 +13,11 @@ std::string short_type(const std::string& t) {
     return dot == std::string::npos ? t : t.substr(dot + 1);
 }
 
-bool is_weight(const Node& n, const GraphSignature* sig) {
+bool is_weight(const Node& n, const std::unordered_map<std::string, const InputSpec*>& specs) {
     if (n.op() == Op::GetAttr) return true;
-    if (n.op() != Op::Placeholder || !sig) return false;
-    const InputSpec* spec = sig->input_for(n.name());
+    if (n.op() != Op::Placeholder) return false;
+    auto it = specs.find(n.name());
+    const InputSpec* spec = it == specs.end() ? nullptr : it->second;
     return spec && (spec->kind == InputKind::Parameter || spec->kind == InputKind::Buffer ||
                     spec->kind == InputKind::ConstantTensor);
 }
@@ -61,6 +62,9 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
     std::vector<Node*> nodes = g.nodes();
     t.node_group.assign(nodes.size(), 0);
     t.absorbed.assign(nodes.size(), 0);
+    std::unordered_map<std::string, const InputSpec*> specs;
+    if (sig)
+        for (const InputSpec& s : sig->inputs) specs.emplace(s.arg, &s);
     std::unordered_map<const Node*, size_t> index;
     for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
 
@@ -80,7 +84,7 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
     };
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = *nodes[i];
-        if (is_weight(n, sig)) {
+        if (is_weight(n, specs)) {
             t.absorbed[i] = 1;
             continue;
         }

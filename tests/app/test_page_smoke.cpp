@@ -8,6 +8,9 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -225,4 +228,65 @@ TEST_CASE("a bad file is refused and the open one stays", "[page]") {
     CHECK(h.app->file_name() == "conv_relu.pt2");
     CHECK(h.app->workspace()->version() == version);
     CHECK(h.state()["error"].get<std::string>().rfind("truncated_half.pt2: ", 0) == 0);
+}
+
+// Module grouping in the whole UI: a real export with modules opens expanded
+// (small), collapse all / expand all, a click on a module box expands it, and
+// a search for a hidden node expands its modules and selects it.
+TEST_CASE("modules collapse and expand, search reveals a hidden node", "[page]") {
+    Harness& h = harness();
+    h.open_asset("resnet_style.pt2");
+    CHECK(h.state()["modules"]["expand_all"] == true);
+    h.app->expand_all_modules(false);
+    h.frames(2);
+    nlohmann::json s = h.state();
+    CHECK(s["modules"]["expand_all"] == false);
+    CHECK(s["modules"]["frames"].empty());
+    const nlohmann::json* layer1 = nullptr;
+    for (const auto& n : s["nodes"])
+        if (n["name"] == "layer1" && n.contains("group")) layer1 = &n;
+    REQUIRE(layer1);
+    float x = (*layer1)["x"].get<float>(), y = (*layer1)["y"].get<float>();
+    h.click(x, y);
+    s = h.state();
+    REQUIRE(s["modules"]["frames"].size() == 1);
+    CHECK(s["modules"]["frames"][0]["path"] == "layer1");
+    h.app->expand_all_modules(false);
+    h.frames(2);
+    h.app->ui().search = "batch_norm_5";
+    h.frames(1);
+    CHECK(h.state()["search"]["matches"] == nlohmann::json::array({"batch_norm_5"}));
+    h.app->expand_to(h.app->search_ids().at(0));
+    h.frames(3);
+    s = h.state();
+    REQUIRE(s["selected"].is_object());
+    CHECK(s["selected"]["name"] == "batch_norm_5");
+    bool shown = false;
+    for (const auto& n : s["nodes"]) shown |= n["name"] == "batch_norm_5" && n["id"] != 0;
+    CHECK(shown);
+    h.app->ui().search.clear();
+    h.app->expand_all_modules(true);
+    h.frames(2);
+}
+
+// Not run by ctest: frame times of a big graph natively, for profiling
+// (PT2LAB_BIG=build/bench/big_10000.json pt2lab_page_smoke "[.big]").
+TEST_CASE("frames of a big graph", "[.big]") {
+    const char* file = std::getenv("PT2LAB_BIG");
+    if (!file) return;
+    Harness& h = harness();
+    auto bytes = read_file_bytes(file);
+    REQUIRE(bytes.ok());
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(h.app->open(bytes.take(), file));
+    auto t1 = std::chrono::steady_clock::now();
+    h.frames(1);
+    auto t2 = std::chrono::steady_clock::now();
+    h.frames(50);
+    auto t3 = std::chrono::steady_clock::now();
+    auto ms = [](auto a, auto b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    std::printf("open %.1f ms, first frame %.1f ms, frame %.2f ms\n", ms(t0, t1), ms(t1, t2),
+                ms(t2, t3) / 50);
 }

@@ -101,12 +101,25 @@ void draw_code_tab(App& app) {
 
     // The text: line numbers, a node-kind mark per line, coloured tokens.
     ImGui::BeginChild("code", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // Split once per text (a 10k-node graph's code is ~1 MB): keyed by the text,
+    // its size and the graph version.
     static Lines lines;
-    lines.split(*text);
+    static const std::string* split_text = nullptr;
+    static size_t split_size = ~size_t(0);
+    static uint64_t split_version = ~uint64_t(0), split_epoch = ~uint64_t(0);
+    if (split_text != text || split_size != text->size() || split_version != ws.version() ||
+        split_epoch != app.graph_epoch()) {
+        lines.split(*text);
+        split_text = text;
+        split_size = text->size();
+        split_version = ws.version();
+        split_epoch = app.graph_epoch();
+    }
     ImGui::PushFont(fonts().mono);
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(0, 0));
     float line_h = ImGui::GetTextLineHeight() + px(3);
     float gutter = ImGui::CalcTextSize("0000").x + px(14);
+    float char_w = ImGui::CalcTextSize("0").x;
     const Graph& g = ws.graph(ui.view);
     auto line_node = [&](size_t i) -> const Node* {
         if (!linked || i >= cv.line_nodes.size() || cv.line_nodes[i] == 0) return nullptr;
@@ -155,9 +168,16 @@ void draw_code_tab(App& app) {
                                   ImVec2(p.x + gutter - px(5), p.y + line_h - px(2)),
                                   op_color(n->op()));
             float x = p.x + gutter;
+            // Past the right edge, a long line (forward()'s 3000 parameters) is not
+            // drawn: its width is estimated from the mono font's advance.
+            float right = ImGui::GetWindowPos().x + ImGui::GetWindowWidth();
             for (const Token& t : tokenize_python_line(line)) {
                 const char* b = line.data() + t.begin;
                 const char* e = line.data() + t.end;
+                if (x > right) {
+                    x += char_w * static_cast<float>(line.size() - t.begin);
+                    break;
+                }
                 ImU32 col = token_color(t.kind);
                 if (t.kind == TokenKind::Name)
                     if (const Node* named = g.find(std::string(b, e))) col = op_color(named->op());

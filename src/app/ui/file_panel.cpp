@@ -13,9 +13,40 @@
 namespace pt2lab::app::ui {
 namespace {
 
+// What the facts derive from the whole graph (op counts, lint, unsupported ops,
+// inputs): computed once per graph version, not per frame (10k-node graphs).
+struct GraphFacts {
+    const Workspace* ws = nullptr;
+    uint64_t epoch = ~uint64_t(0), version = ~uint64_t(0);
+    GraphView view = GraphView::Program;
+    std::map<Op, int> kinds;
+    std::vector<std::pair<std::string, int>> calls;
+    std::vector<Workspace::UnsupportedOp> unsupported;
+    std::string lint, inputs;
+};
+
+const GraphFacts& graph_facts(const App& app) {
+    static GraphFacts f;
+    const Workspace& ws = *app.workspace();
+    GraphView v = app.ui().view;
+    if (f.ws == &ws && f.epoch == app.graph_epoch() && f.version == ws.version() && f.view == v)
+        return f;
+    f = GraphFacts{&ws, app.graph_epoch(), ws.version(), v};
+    const Graph& g = ws.graph(v);
+    for (const Node* n : g.nodes()) ++f.kinds[n->op()];
+    f.calls = op_counts(g);
+    f.unsupported = ws.unsupported_ops(v);
+    f.lint = ws.lint_message(v);
+    if (ws.has_program()) {
+        const ExportedProgram& ep = ws.original();
+        for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
+            f.inputs += (f.inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
+    }
+    return f;
+}
+
 void file_facts(App& app) {
     const Workspace& ws = *app.workspace();
-    const UiState& ui = app.ui();
     ImGui::PushFont(fonts().heading);
     text_wrapped(app.file_name());
     ImGui::PopFont();
@@ -40,9 +71,7 @@ void file_facts(App& app) {
         }
         fact("signature", std::to_string(params) + " parameters, " + std::to_string(buffers) +
                               " buffers, " + std::to_string(user) + " user inputs");
-        std::string inputs;
-        for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
-            inputs += (inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
+        const std::string& inputs = graph_facts(app).inputs;
         if (!inputs.empty()) fact("inputs", inputs);
         fact("example inputs", ep.example_inputs.empty()
                                    ? "none (runs use seeded inputs)"
@@ -61,10 +90,8 @@ void file_facts(App& app) {
     }
 
     section("Ops");
-    const Graph& g = ws.graph(ui.view);
-    std::map<Op, int> kinds;
-    for (const Node* n : g.nodes()) ++kinds[n->op()];
-    for (const auto& [op, count] : kinds) {
+    const GraphFacts& facts = graph_facts(app);
+    for (const auto& [op, count] : facts.kinds) {
         ImGui::TextColored(to_vec4(op_color(op)), "%s", op_label(op));
         ImGui::SameLine(px(120));
         ImGui::Text("%d", count);
@@ -73,7 +100,7 @@ void file_facts(App& app) {
     if (ImGui::BeginTable("calls", 2, ImGuiTableFlags_SizingFixedFit)) {
         ImGui::TableSetupColumn("count", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
-        for (const auto& [target, count] : op_counts(g)) {
+        for (const auto& [target, count] : facts.calls) {
             std::string t = target;
             if (t.rfind("torch.ops.", 0) == 0) t = t.substr(10);
             ImGui::TableNextRow();
@@ -84,7 +111,7 @@ void file_facts(App& app) {
         }
         ImGui::EndTable();
     }
-    auto unsupported = ws.unsupported_ops(ui.view);
+    const auto& unsupported = facts.unsupported;
     if (!unsupported.empty()) {
         ImGui::Spacing();
         ImGui::TextColored(to_vec4(colors::bad), "The executor cannot run:");
@@ -93,7 +120,7 @@ void file_facts(App& app) {
             if (ImGui::IsItemClicked() && !u.nodes.empty()) app.select(u.nodes.front());
         }
     }
-    std::string lint = ws.lint_message(ui.view);
+    const std::string& lint = facts.lint;
     if (!lint.empty()) {
         ImGui::Spacing();
         ImGui::TextColored(to_vec4(colors::bad), "graph.lint() fails:");

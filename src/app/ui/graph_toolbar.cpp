@@ -47,12 +47,22 @@ void draw_module_bar(App& app) {
     ImGui::SameLine();
     ImGui::TextDisabled("module:");
     ImGui::SameLine();
-    int at = 0;
-    const Workspace& ws = *app.workspace();
-    if (ui.selected) {
-        std::vector<Node*> nodes = ws.graph(ui.view).nodes();
-        for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i)
-            if (nodes[i]->id() == ui.selected) at = tree.node_group[i];
+    // The selection's module, looked up when the selection or the tree changes.
+    static int at = 0;
+    static uint32_t at_id = 0;
+    static const ModuleTree* at_tree = nullptr;
+    static uint64_t at_epoch = ~uint64_t(0);
+    if (at_id != ui.selected || at_tree != &tree || at_epoch != app.graph_epoch() ||
+        at >= static_cast<int>(tree.groups.size())) {
+        at = 0;
+        at_epoch = app.graph_epoch();
+        at_id = ui.selected;
+        at_tree = &tree;
+        if (ui.selected) {
+            std::vector<Node*> nodes = app.workspace()->graph(ui.view).nodes();
+            for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i)
+                if (nodes[i]->id() == ui.selected) at = tree.node_group[i];
+        }
     }
     if (ImGui::SmallButton("model")) app.expand_all_modules(false);
     expose(app, "crumb:model");
@@ -134,8 +144,17 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     ImGui::SameLine();
     badge(ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace", colors::code_target);
     ImGui::SameLine();
-    int calls = 0;
-    for (const Node* n : ws.graph(ui.view).nodes()) calls += n->op() == Op::CallFunction;
+    static int calls = 0; // counted once per graph version (big graphs)
+    static const Workspace* counted_ws = nullptr;
+    static uint64_t counted_version = ~uint64_t(0), counted_epoch = ~uint64_t(0);
+    static GraphView counted_view = GraphView::Program;
+    if (counted_ws != &ws || counted_version != ws.version() ||
+        counted_epoch != app.graph_epoch() || counted_view != ui.view) {
+        calls = 0;
+        for (const Node* n : ws.graph(ui.view).nodes()) calls += n->op() == Op::CallFunction;
+        counted_ws = &ws, counted_version = ws.version();
+        counted_epoch = app.graph_epoch(), counted_view = ui.view;
+    }
     ImGui::TextDisabled("%zu nodes, %d calls", ws.graph(ui.view).size(), calls);
     ImGui::SameLine();
     draw_parity_badge(app);
