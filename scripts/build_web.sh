@@ -29,6 +29,23 @@ with open(os.path.join(folder, "index.json"), "w") as f:
     json.dump(names, f)
     f.write("\n")
 PY
+cp web/manifest.webmanifest "$tmp/"
+# The service worker: this build's version and the files it keeps for offline use.
+/usr/bin/python3 - "$tmp" web/sw.js <<'PY'
+import hashlib, json, os, sys
+root, src = sys.argv[1], sys.argv[2]
+files, digest = [], hashlib.sha256()
+for d, _, names in sorted(os.walk(root)):
+    for n in sorted(names):
+        rel = os.path.relpath(os.path.join(d, n), root)
+        files.append(rel)
+        with open(os.path.join(d, n), "rb") as f:
+            digest.update(rel.encode() + b"\0" + f.read())
+files = ["./"] + sorted(files)
+text = open(src).read().replace("__PT2LAB_VERSION__", digest.hexdigest()[:16])
+with open(os.path.join(root, "sw.js"), "w") as f:
+    f.write(text.replace("__PT2LAB_FILES__", json.dumps(files)))
+PY
 rm -rf "$OUT"
 mv "$tmp" "$OUT"
 echo "[web] wrote $OUT/: $(du -sh "$OUT" | cut -f1), app.wasm $(stat -c %s "$OUT/app.wasm") bytes"

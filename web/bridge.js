@@ -127,6 +127,16 @@
     pt2lab.firstFrameMs = performance.now();
     document.getElementById("loader").hidden = true;
     document.getElementById("canvas").focus();
+    // Offline use: the service worker caches this build's files, after the first
+    // frame so it does not compete with the first download.
+    if ("serviceWorker" in navigator && !pt2lab.option("nosw")) {
+      navigator.serviceWorker.register("sw.js").then(function (reg) {
+        pt2lab.serviceWorker = "registered";
+        var sw = reg.installing || reg.waiting || reg.active;
+        function ready() { if (sw.state === "activated") pt2lab.serviceWorker = "ready"; }
+        if (sw) { ready(); sw.addEventListener("statechange", ready); }
+      }, function (e) { pt2lab.serviceWorker = "failed: " + e.message; });
+    }
   };
 
   pt2lab.fatal = function (message, hint) {

@@ -150,7 +150,9 @@ std::string App::state_json() const {
                    {"y", cr.y / cr.scale},
                    {"w", cr.w / cr.scale},
                    {"h", cr.h / cr.scale},
-                   {"zoom", cam.zoom}};
+                   {"zoom", cam.zoom},
+                   {"center", {cam.cx, cam.cy}},
+                   {"layout", {sc.layout.width, sc.layout.height}}};
     auto node_ref = [&](uint32_t id) -> json {
         const Node* n = id ? ws.node(ui_.view, id) : nullptr;
         if (!n) return nullptr;

@@ -8,7 +8,7 @@
 const fs = require("fs");
 const path = require("path");
 const { ROOT, serve, launch } = require("./lib");
-const tests = require("./page_tests");
+const tests = { list: [...require("./page_tests").list, ...require("./harden_tests").list] };
 
 async function main() {
   const dist = path.resolve(process.argv[2] || path.join(ROOT, "dist"));

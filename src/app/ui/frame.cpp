@@ -209,43 +209,68 @@ void draw_frame(App& app) {
     float W = display.x, H = display.y - top;
     float gap = px(5);
     float min_col = px(180);
-    float left = opt.hide_left ? 0 : std::clamp(ui.left_frac * W, min_col, W * 0.45f);
-    float right = opt.hide_inspector ? 0 : std::clamp(ui.right_frac * W, min_col, W * 0.45f);
-    float bottom = opt.hide_dock ? 0 : std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
-    float lgap = opt.hide_left ? 0 : gap, rgap = opt.hide_inspector ? 0 : gap;
-    float bgap = opt.hide_dock ? 0 : gap;
-    float centre_x = left + lgap;
-    float centre_w = std::max(px(200), W - left - right - lgap - rgap);
-    float upper_h = H - bottom - bgap;
-
-    auto panel = [&](const char* name, ImVec2 pos, ImVec2 size) {
-        float k = fonts().scale;
-        ui.widgets[std::string("panel:") + name] = {pos.x / k, pos.y / k, size.x / k, size.y / k};
+    struct Rect {
+        ImVec2 pos, size;
     };
-    if (!opt.hide_left) panel("file", ImVec2(0, top), ImVec2(left, H));
-    panel("graph", ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
-    if (!opt.hide_inspector)
-        panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
-    if (!opt.hide_dock)
-        panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
-    if (!opt.hide_left) draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
-    draw_graph_view(app, ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
-    if (!opt.hide_inspector)
-        draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
-    if (!opt.hide_dock)
-        bottom_dock(app, ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
+    Rect file{}, graph{}, inspector{}, dock{};
+    // Narrow windows (under 1000 CSS px, e.g. a 768 px tablet): the panels stack,
+    // graph on top, file facts and inspector side by side, the dock below.
+    bool stacked = W < px(1000);
+    if (stacked) {
+        float graph_h = (opt.hide_left && opt.hide_inspector && opt.hide_dock) ? H : H * 0.46f;
+        bool row = !opt.hide_left || !opt.hide_inspector;
+        float row_h = row ? (opt.hide_dock ? H - graph_h - gap : (H - graph_h) * 0.45f) : 0;
+        float dock_h = H - graph_h - (row ? row_h + gap : 0) - gap;
+        graph = {ImVec2(0, top), ImVec2(W, graph_h)};
+        float y = top + graph_h + gap;
+        float half = (!opt.hide_left && !opt.hide_inspector) ? (W - gap) * 0.5f : W;
+        if (!opt.hide_left) file = {ImVec2(0, y), ImVec2(half, row_h)};
+        if (!opt.hide_inspector)
+            inspector = {ImVec2(opt.hide_left ? 0 : half + gap, y), ImVec2(half, row_h)};
+        if (row) y += row_h + gap;
+        if (!opt.hide_dock) dock = {ImVec2(0, y), ImVec2(W, dock_h)};
+    } else {
+        float left = opt.hide_left ? 0 : std::clamp(ui.left_frac * W, min_col, W * 0.45f);
+        float right = opt.hide_inspector ? 0 : std::clamp(ui.right_frac * W, min_col, W * 0.45f);
+        float bottom = opt.hide_dock ? 0 : std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
+        float lgap = opt.hide_left ? 0 : gap, rgap = opt.hide_inspector ? 0 : gap;
+        float bgap = opt.hide_dock ? 0 : gap;
+        float centre_x = left + lgap;
+        float centre_w = std::max(px(200), W - left - right - lgap - rgap);
+        float upper_h = H - bottom - bgap;
+        file = {ImVec2(0, top), ImVec2(left, H)};
+        graph = {ImVec2(centre_x, top), ImVec2(centre_w, upper_h)};
+        inspector = {ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h)};
+        dock = {ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom)};
+    }
 
-    if (!opt.hide_left)
-        if (float d = splitter("split left", ImVec2(left, top), ImVec2(gap, H), true))
-            ui.left_frac = std::clamp((left + d) / W, 0.12f, 0.45f);
-    if (!opt.hide_inspector)
-        if (float d = splitter("split right", ImVec2(centre_x + centre_w, top),
-                               ImVec2(gap, upper_h), true))
-            ui.right_frac = std::clamp((right - d) / W, 0.12f, 0.45f);
-    if (!opt.hide_dock)
-        if (float d = splitter("split bottom", ImVec2(centre_x, top + upper_h),
-                               ImVec2(W - centre_x, gap), false))
-            ui.bottom_frac = std::clamp((bottom - d) / H, 0.12f, 0.7f);
+    auto panel = [&](const char* name, const Rect& r) {
+        float k = fonts().scale;
+        ui.widgets[std::string("panel:") + name] = {r.pos.x / k, r.pos.y / k, r.size.x / k,
+                                                    r.size.y / k};
+    };
+    if (!opt.hide_left) panel("file", file);
+    panel("graph", graph);
+    if (!opt.hide_inspector) panel("inspector", inspector);
+    if (!opt.hide_dock) panel("dock", dock);
+    if (!opt.hide_left) draw_file_panel(app, file.pos, file.size);
+    draw_graph_view(app, graph.pos, graph.size);
+    if (!opt.hide_inspector) draw_inspector(app, inspector.pos, inspector.size);
+    if (!opt.hide_dock) bottom_dock(app, dock.pos, dock.size);
+
+    if (!stacked) {
+        if (!opt.hide_left)
+            if (float d = splitter("split left", ImVec2(file.size.x, top), ImVec2(gap, H), true))
+                ui.left_frac = std::clamp((file.size.x + d) / W, 0.12f, 0.45f);
+        if (!opt.hide_inspector)
+            if (float d = splitter("split right", ImVec2(graph.pos.x + graph.size.x, top),
+                                   ImVec2(gap, graph.size.y), true))
+                ui.right_frac = std::clamp((inspector.size.x - d) / W, 0.12f, 0.45f);
+        if (!opt.hide_dock)
+            if (float d = splitter("split bottom", ImVec2(graph.pos.x, top + graph.size.y),
+                                   ImVec2(W - graph.pos.x, gap), false))
+                ui.bottom_frac = std::clamp((dock.size.y - d) / H, 0.12f, 0.7f);
+    }
 
     shortcuts(app);
     help_overlay(app, display);
