@@ -78,6 +78,10 @@ std::string App::bench_json() const {
     j["scene_ms"] = scene_ms_;
     j["layout_ms"] = sc.layout_ms;
     j["zoom"] = ui_.camera[ui_.view == GraphView::Program ? 0 : 1].zoom;
+    const CanvasRect& cr = ui_.canvas;
+    float s = cr.scale > 0 ? cr.scale : 1;
+    j["canvas"] = {{"x", cr.x / s}, {"y", cr.y / s}, {"w", cr.w / s}, {"h", cr.h / s}};
+    j["expand_all"] = ui_.expand_all[ui_.view == GraphView::Program ? 0 : 1];
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
