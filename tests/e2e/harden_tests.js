@@ -88,7 +88,8 @@ test("a big graph opens collapsed to its modules; click, search and breadcrumb e
   const hit = s.nodes.find((n) => n.name === "conv2d_100" && n.id);
   assert.ok(hit, "the match is shown as its own box");
   assert.ok(s.modules.frames.length >= 2, "its modules are expanded");
-  assert.ok(s.widgets["crumb:" + s.modules.frames[0].path], "the breadcrumb shows where it sits");
+  s = await waitState(page, (st) => st.modules.frames.length &&
+                      st.widgets["crumb:" + st.modules.frames[0].path], "the breadcrumb shows where it sits");
   await page.keyboard.press("Escape");
   await shot(ctx, page, "big-search.png");
   // The breadcrumb's first module collapses everything under it.
