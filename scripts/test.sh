@@ -66,7 +66,7 @@ suite_assets() {
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
         echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
-        echo "  pickle_goldens, pt2e_goldens, lesson_goldens):"
+        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
@@ -83,7 +83,16 @@ suite_assets() {
         "${sid[@]}" tools/gen_builtin_names.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
         "${sid[@]}" tools/lesson_goldens.py --check &&
-        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
+        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check &&
+        "${sid[@]}" tools/zoo_models.py --check &&
+        suite_zoo
+}
+
+suite_zoo() {
+    # The model zoo test on the cache tools/zoo_models.py just wrote (build/zoo, not in git):
+    # required here, where real torch made it.
+    cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab_tests &&
+        PT2LAB_REQUIRE_TORCH=1 build/native/tests/pt2lab_tests "[zoo]"
 }
 
 suite_fuzz() {
