@@ -170,6 +170,7 @@ TEST_CASE("zoo: torchvision and transformer exports print, decompose and run as 
         REQUIRE(prep.ok());
         REQUIRE(q.lint().ok());
         ModuleState state = ModuleState::from_module(q);
+        state.file_size = ep.file_size; // the run budget of the file the module came from
         std::vector<std::vector<Tensor>> batches = {example_inputs(ep)};
         REQUIRE(calibrate(q, state, batches).ok());
         auto conv = convert_pt2e(q, state, true);
@@ -177,6 +178,7 @@ TEST_CASE("zoo: torchvision and transformer exports print, decompose and run as 
         REQUIRE(conv.ok());
         REQUIRE(q.lint().ok());
         ModuleState qs = ModuleState::from_module(q);
+        qs.file_size = ep.file_size;
         RunOptions opt;
         opt.kernels.fast_conv = true;
         opt.keep_values = false;
