@@ -9,6 +9,10 @@ namespace pt2lab {
 
 namespace {
 
+// Not M_SQRT2 / M_PI: those are POSIX extensions some C libraries hide under -std=c++17.
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+
 // y = f(x) elementwise over a float32 tensor; `f` maps double -> double and the
 // result is rounded to float32 once.
 template <class F> Result<Value> unary_float(const CallArgs& a, const KernelOptions& opt, F&& f) {
@@ -128,10 +132,10 @@ Result<Value> kernel_gelu(const CallArgs& a, const KernelOptions& opt) {
     std::string approximate = mode.kind == Value::Kind::String ? mode.s : "none";
     if (approximate == "none")
         return unary_float(a, opt,
-                           [](double v) { return 0.5 * v * (1.0 + std::erf(v / M_SQRT2)); });
+                           [](double v) { return 0.5 * v * (1.0 + std::erf(v * kInvSqrt2)); });
     if (approximate == "tanh")
         return unary_float(a, opt, [](double v) {
-            const double k = std::sqrt(2.0 / M_PI);
+            const double k = kSqrt2OverPi;
             return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
         });
     return kernel_error("aten.gelu.default: approximate argument must be either none or tanh.");
