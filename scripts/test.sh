@@ -15,6 +15,16 @@ SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz browser"
 declare -a RESULTS=()
 FAILED=0
 
+# Making the torch roots is mostly downloading and unpacking: start it now, beside
+# the compiling suites; the assets suite waits for it.
+ROOTS_LOG=$ROOT/build/torch_roots.log
+ROOTS_PID=
+if [[ " $SUITES " == *" assets "* ]] && bash scripts/torch_env.sh can >/dev/null 2>&1; then
+    mkdir -p build
+    bash scripts/torch_env.sh ensure all >"$ROOTS_LOG" 2>&1 &
+    ROOTS_PID=$!
+fi
+
 run_suite() { # name, command...
     local name=$1; shift
     printf '\n=== %s ===\n' "$name"
@@ -66,12 +76,19 @@ suite_assets() {
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
         echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
-        echo "  pickle_goldens, pt2e_goldens, lesson_goldens):"
+        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
     fi
-    bash scripts/torch_env.sh ensure all || return 1
+    if [ -n "$ROOTS_PID" ]; then
+        local rc=0
+        wait "$ROOTS_PID" || rc=$?
+        cat "$ROOTS_LOG"
+        [ $rc -eq 0 ] || return 1
+    else
+        bash scripts/torch_env.sh ensure all || return 1
+    fi
     local sid=(bash scripts/torch_env.sh run sid python3)
     "${sid[@]}" tools/make_assets.py --check &&
         "${sid[@]}" tools/fx_cases.py --check &&
@@ -83,7 +100,16 @@ suite_assets() {
         "${sid[@]}" tools/gen_builtin_names.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
         "${sid[@]}" tools/lesson_goldens.py --check &&
-        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check
+        bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check &&
+        "${sid[@]}" tools/zoo_models.py --check &&
+        suite_zoo
+}
+
+suite_zoo() {
+    # The model zoo test on the cache tools/zoo_models.py just wrote (build/zoo, not in git):
+    # required here, where real torch made it.
+    cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab_tests &&
+        PT2LAB_REQUIRE_TORCH=1 build/native/tests/pt2lab_tests "[zoo]"
 }
 
 suite_fuzz() {

@@ -23,6 +23,39 @@ inline void store4(float* p, f32x4 v) {
     std::memcpy(p, &v, sizeof v);
 }
 
+// One 4 x 8 tile: C[4, 8] (row stride ldc) = a[K][4] (packed) @ b[K][8] (packed) + bias[4].
+// Kept out of line on purpose: the engine's optimizing tier (V8's TurboFan in
+// the browser) replaces a function's code between calls, never inside a running
+// call, so a hot loop in a small function called thousands of times per conv is
+// optimized during a model's first run instead of after it.
+__attribute__((noinline)) void tile_4x8(const float* a, const float* b, int64_t K,
+                                        const float* bias, float* C, int64_t ldc) {
+    f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+          c31 = c00;
+    for (int64_t k = 0; k < K; ++k, a += 4, b += 8) {
+        f32x4 b0 = load4(b), b1 = load4(b + 4);
+        f32x4 w0 = {a[0], a[0], a[0], a[0]};
+        f32x4 w1 = {a[1], a[1], a[1], a[1]};
+        f32x4 w2 = {a[2], a[2], a[2], a[2]};
+        f32x4 w3 = {a[3], a[3], a[3], a[3]};
+        c00 += w0 * b0;
+        c01 += w0 * b1;
+        c10 += w1 * b0;
+        c11 += w1 * b1;
+        c20 += w2 * b0;
+        c21 += w2 * b1;
+        c30 += w3 * b0;
+        c31 += w3 * b1;
+    }
+    f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+    for (int r = 0; r < 4; ++r) {
+        float bv = bias ? bias[r] : 0.0f;
+        f32x4 bb = {bv, bv, bv, bv};
+        store4(C + r * ldc, rows[r][0] + bb);
+        store4(C + r * ldc + 4, rows[r][1] + bb);
+    }
+}
+
 // C[M, N] (row stride ldc) = A[M, K] @ B[K, N] (+ bias[m]); A, B row-major.
 // Loop order: 8-column panels of B outer (packed into [K, 8], it stays in L1),
 // 4-row tiles of A inner (packed into [K, 4], read as broadcasts).
@@ -39,32 +72,8 @@ void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_
         for (int64_t k = 0; k < K; ++k)
             std::memcpy(&bpack[static_cast<size_t>(k * 8)], B + k * N + n, 8 * sizeof(float));
         for (int64_t m = 0; m < M4; m += 4) {
-            f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-                  c30 = c00, c31 = c00;
-            const float* a = apack.data() + m * K;
-            const float* b = bpack.data();
-            for (int64_t k = 0; k < K; ++k, a += 4, b += 8) {
-                f32x4 b0 = load4(b), b1 = load4(b + 4);
-                f32x4 w0 = {a[0], a[0], a[0], a[0]};
-                f32x4 w1 = {a[1], a[1], a[1], a[1]};
-                f32x4 w2 = {a[2], a[2], a[2], a[2]};
-                f32x4 w3 = {a[3], a[3], a[3], a[3]};
-                c00 += w0 * b0;
-                c01 += w0 * b1;
-                c10 += w1 * b0;
-                c11 += w1 * b1;
-                c20 += w2 * b0;
-                c21 += w2 * b1;
-                c30 += w3 * b0;
-                c31 += w3 * b1;
-            }
-            f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-            for (int r = 0; r < 4; ++r) {
-                float bv = bias ? bias[m + r] : 0.0f;
-                f32x4 bb = {bv, bv, bv, bv};
-                store4(C + (m + r) * ldc + n, rows[r][0] + bb);
-                store4(C + (m + r) * ldc + n + 4, rows[r][1] + bb);
-            }
+            tile_4x8(apack.data() + m * K, bpack.data(), K, bias ? bias + m : nullptr,
+                     C + m * ldc + n, ldc);
         }
     }
     // Edges: rows past the last full 4-row tile, columns past the last 8-column panel.

@@ -1,4 +1,4 @@
-// Elementwise kernels: relu, add/sub/mul with broadcasting (and their
+// Elementwise kernels: relu, add/sub/mul/div with broadcasting (and their
 // in-place forms), copy_.
 #include <cmath>
 
@@ -48,7 +48,7 @@ void for_each_broadcast(const std::vector<int64_t>& out, const std::vector<int64
     }
 }
 
-enum class BinOp { Add, Sub, Mul };
+enum class BinOp { Add, Sub, Mul, Div };
 
 // Element k of an integer (or bool) tensor as int64, exactly (no trip through double).
 int64_t get_i64(const Tensor& t, int64_t k) {
@@ -96,6 +96,7 @@ Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, cons
     }
     ScalarType result = is_float(a.dtype) ? a.dtype : (b_is_float ? ScalarType::Float : a.dtype);
     if (bv.is_tensor() && is_float(b->dtype) && !is_float(a.dtype)) result = b->dtype;
+    if (kind == BinOp::Div && !is_float(result)) result = ScalarType::Float; // true division
     if (out_dtype) {
         if (is_float(result) && !is_float(*out_dtype))
             return kernel_error(std::string(op) + ": result type " +
@@ -125,6 +126,7 @@ Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, cons
             case BinOp::Add: o[k] = alpha == 1.0 ? x + y : x + al * y; break;
             case BinOp::Sub: o[k] = alpha == 1.0 ? x - y : x - al * y; break;
             case BinOp::Mul: o[k] = x * y; break;
+            case BinOp::Div: o[k] = x / y; break;
             }
         });
     } else {
@@ -200,6 +202,13 @@ Result<Value> kernel_sub_tensor(const CallArgs& a, const KernelOptions& opt) {
 }
 Result<Value> kernel_mul_tensor(const CallArgs& a, const KernelOptions& opt) {
     return binary_kernel(a, opt, "aten.mul.Tensor", BinOp::Mul, false, false);
+}
+Result<Value> kernel_mul_scalar(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.mul.Scalar", BinOp::Mul, false, false);
+}
+// div.Tensor(self, other): true division (integers divide to float32)
+Result<Value> kernel_div_tensor(const CallArgs& a, const KernelOptions& opt) {
+    return binary_kernel(a, opt, "aten.div.Tensor", BinOp::Div, false, false);
 }
 
 // copy_(self, src, non_blocking=False): src (broadcast, converted) into self; returns self.

@@ -71,10 +71,13 @@ bool all_parts(std::string_view path, bool (*ok)(std::string_view)) {
     }
 }
 
+// A submodule or attribute name: word characters and '-' (torchvision's RegNet
+// names its blocks "block1-0"; codegen prints such a part as getattr(m, "block1-0"),
+// inside quotes, where '-' is harmless).
 bool is_attribute_part(std::string_view s) {
     if (s.empty()) return false;
     for (char c : s)
-        if (!is_word_char(c)) return false;
+        if (!is_word_char(c) && c != '-') return false;
     return true;
 }
 } // namespace
@@ -99,7 +102,7 @@ std::string qualified_name_problem(std::string_view target) {
 std::string attribute_path_problem(std::string_view path) {
     if (all_parts(path, is_attribute_part)) return {};
     return "attribute path " + py_str_repr(path) +
-           " has a part that is not letters, digits and '_' (separated by '.')";
+           " has a part that is not letters, digits, '_' and '-' (separated by '.')";
 }
 
 std::string Namespace::create_name(std::string_view raw) {

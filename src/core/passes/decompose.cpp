@@ -1,10 +1,15 @@
 // The generic decomposition pass and its per-op rules.
 #include "passes/decompose.h"
 
+#include "passes/decomp_context.h"
+
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
+#include "graph/namespace.h"
 #include "graph/op_schema.h"
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -17,147 +22,7 @@ const char* ir_level_name(IrLevel l) {
     return "?";
 }
 
-// What a rule works with: the node being replaced and helpers that keep the
-// graph, the metadata and the graph signature consistent.
-struct DecompContext {
-    ExportedProgram& ep;
-    Graph& g;
-    Node* node;
-    std::vector<Node*> created;
-
-    // A new call_function before `node`, carrying node's metadata (module
-    // stack, torch_fn, stack trace) and the given value metadata.
-    Node* emit(const std::string& target, std::vector<Argument> args, Kwargs kwargs,
-               const std::string& name, MetaVal val) {
-        Node* m;
-        {
-            auto at = g.inserting_before(node);
-            m = g.call_function(target, std::move(args), std::move(kwargs), name);
-        }
-        m->meta = node->meta;
-        m->meta.val = std::move(val);
-        created.push_back(m);
-        return m;
-    }
-    std::vector<Node*> getitems(Node* multi, const std::vector<MetaVal>& vals) {
-        std::vector<Node*> out;
-        for (size_t k = 0; k < vals.size(); ++k)
-            out.push_back(emit("operator.getitem",
-                               {Argument::from_node(multi), Argument::from_int(int64_t(k))}, {},
-                               "getitem", vals[k]));
-        return out;
-    }
-    // Users of `node` read `value` instead; `node` goes.
-    Status replace_with(Node* value) {
-        node->replace_all_uses_with(value);
-        return g.erase_node(node);
-    }
-    // Functionalization of an in-place write: later readers of `mutated` read
-    // `value`; a mutated buffer (or user input) becomes a mutation output.
-    void functionalize(Node* mutated, Node* value) {
-        bool after = false;
-        for (Node* n : g.nodes()) {
-            if (n == value) {
-                after = true;
-                continue;
-            }
-            if (!after || n->op() == Op::Output) continue;
-            if (std::find(created.begin(), created.end(), n) != created.end()) continue;
-            const auto& in = n->input_nodes();
-            if (std::find(in.begin(), in.end(), mutated) != in.end())
-                n->replace_input_with(mutated, value);
-        }
-        if (mutated->op() != Op::Placeholder) return;
-        const InputSpec* is = ep.signature.input_for(mutated->name());
-        if (!is) return;
-        if (is->kind == InputKind::Buffer)
-            add_mutation_output(OutputKind::BufferMutation, is->target, value);
-        else if (is->kind == InputKind::Parameter)
-            add_mutation_output(OutputKind::ParameterMutation, is->target, value);
-        else if (is->kind == InputKind::UserInput)
-            add_mutation_output(OutputKind::UserInputMutation, is->arg, value);
-    }
-
-private:
-    static bool is_mutation(OutputKind k) {
-        return k == OutputKind::BufferMutation || k == OutputKind::ParameterMutation ||
-               k == OutputKind::UserInputMutation;
-    }
-    size_t input_rank(const std::string& target) const {
-        for (size_t k = 0; k < ep.signature.inputs.size(); ++k) {
-            const InputSpec& is = ep.signature.inputs[k];
-            if (is.target == target || (is.kind == InputKind::UserInput && is.arg == target))
-                return k;
-        }
-        return ep.signature.inputs.size();
-    }
-    // Mutation outputs come first, in the order of the inputs they write
-    // (torch: Outputs = [*mutated_inputs, *user_outputs]).
-    void add_mutation_output(OutputKind kind, const std::string& target, Node* value) {
-        Node* out = g.output_node();
-        std::vector<Argument> items = out->args()[0].items;
-        auto& specs = ep.signature.outputs;
-        for (size_t k = 0; k < specs.size(); ++k)
-            if (is_mutation(specs[k].kind) && specs[k].target == target) {
-                specs[k].arg = value->name();
-                items[k] = Argument::from_node(value);
-                out->set_args({Argument::tuple(items)});
-                return;
-            }
-        size_t pos = 0;
-        while (pos < specs.size() && is_mutation(specs[pos].kind) &&
-               input_rank(specs[pos].target) < input_rank(target))
-            ++pos;
-        specs.insert(specs.begin() + static_cast<long>(pos),
-                     OutputSpec{kind, value->name(), target});
-        items.insert(items.begin() + static_cast<long>(pos), Argument::from_node(value));
-        out->set_args({Argument::tuple(items)});
-    }
-};
-
-namespace {
-
-// ---- metadata helpers ----------------------------------------------------------
-
-const TensorMeta* tensor_meta(const Argument& a) {
-    if (!a.is_node() || !a.node->meta.val.is_tensor()) return nullptr;
-    return &a.node->meta.val.tensor;
-}
-
-MetaVal tensor_val(ScalarType dt, std::vector<int64_t> sizes, bool requires_grad = false) {
-    MetaVal v;
-    v.kind = MetaVal::Kind::Tensor;
-    v.tensor.dtype = dt;
-    v.tensor.sizes = std::move(sizes);
-    v.tensor.strides.assign(v.tensor.sizes.size(), 1);
-    for (int k = static_cast<int>(v.tensor.sizes.size()) - 2; k >= 0; --k)
-        v.tensor.strides[static_cast<size_t>(k)] = v.tensor.strides[static_cast<size_t>(k) + 1] *
-                                                   v.tensor.sizes[static_cast<size_t>(k) + 1];
-    v.tensor.requires_grad = requires_grad;
-    return v;
-}
-
-MetaVal tuple_val(std::vector<MetaVal> items) {
-    MetaVal v;
-    v.kind = MetaVal::Kind::Tuple;
-    v.items = std::move(items);
-    return v;
-}
-
-// Argument k of the node, or the schema default when it was dropped.
-Argument arg_or_default(const Node& n, size_t k) {
-    if (k < n.args().size()) return n.args()[k];
-    const OpSchema* s = n.schema();
-    if (s && k < s->arguments.size()) {
-        if (const Argument* kw = kwargs_find(n.kwargs(), s->arguments[k].name)) return *kw;
-        if (s->arguments[k].has_default) return s->arguments[k].default_value;
-    }
-    return Argument::none();
-}
-
-Error rule_error(const Node& n, const std::string& msg) {
-    return make_error("%" + n.name(), msg, "the node keeps its training-IR form");
-}
+using namespace decomp;
 
 // ---- rules -----------------------------------------------------------------------
 
@@ -236,15 +101,16 @@ Status rule_conv2d(DecompContext& c) {
     return c.replace_with(conv);
 }
 
-bool linear_input_is_2d(const Node& n) {
+bool linear_decomposes(const Node& n) {
     const TensorMeta* x = n.args().empty() ? nullptr : tensor_meta(n.args()[0]);
-    return x && x->sizes.size() == 2;
+    return (x && x->sizes.size() == 2) || linear_nd_applies(n);
 }
 
 // linear(x[M, K], w[N, K], b) -> permute(w, [1, 0]) + addmm(b, x, permute); without bias, mm(x,
 // permute)
 Status rule_linear(DecompContext& c) {
     Node& n = *c.node;
+    if (linear_nd_applies(n)) return linear_nd(c);
     Argument x = arg_or_default(n, 0), w = arg_or_default(n, 1), b = arg_or_default(n, 2);
     const TensorMeta* wm = tensor_meta(w);
     if (!wm || wm->sizes.size() != 2)
@@ -299,16 +165,8 @@ Status rule_adaptive_avg_pool2d(DecompContext& c) {
     return c.replace_with(r);
 }
 
-// CompositeImplicit shape ops, lowered already by run_decompositions({}) (torch 2.14):
-// flatten.using_ints -> view(x, <output shape>), reshape -> view(x, <the shape as given,
-// -1 kept>) (contiguous inputs, as every executor tensor is).
-Status rule_reshape(DecompContext& c) {
-    Node& n = *c.node;
-    Node* v =
-        c.emit("torch.ops.aten.view.default", {n.args()[0], n.args()[1]}, {}, "view", n.meta.val);
-    return c.replace_with(v);
-}
-
+// flatten.using_ints / unflatten.int -> view(x, <output shape>) (lowered already by
+// run_decompositions({}) in torch 2.14)
 Status rule_to_view(DecompContext& c) {
     Node& n = *c.node;
     if (!n.meta.val.is_tensor()) return rule_error(n, "no shape metadata to build the view from");
@@ -318,6 +176,7 @@ Status rule_to_view(DecompContext& c) {
     return c.replace_with(v);
 }
 
+namespace {
 // Whether Core ATen keeps the op: a CORE_ATEN row, or a custom op library
 // (quantized_decomposed), which run_decompositions() passes through.
 bool in_core_aten(const Node& n) {
@@ -402,6 +261,70 @@ std::vector<Node*> decomposable_nodes(const ExportedProgram& ep, const DecompTab
     return out;
 }
 
+namespace {
+// Applies n's rule, then the rules of the nodes it created, until none is left
+// (torch decomposes until every op is in the target opset: chunk -> split ->
+// split_with_sizes). `created` gets the surviving new nodes, in graph order.
+Status apply_rules(ExportedProgram& ep, const DecompTable& table, Node* n,
+                   std::vector<Node*>& created, int depth) {
+    const DecompRule* rule = table.find(*n);
+    DecompContext ctx{ep, *ep.graph, n, {}};
+    if (Status s = rule->apply(ctx); !s.ok()) return s;
+    for (Node* m : ctx.created) {
+        // A rule never creates its own op, so the depth only guards against a table bug.
+        if (depth < 8 && table.find(*m)) {
+            if (Status s = apply_rules(ep, table, m, created, depth + 1); !s.ok()) return s;
+        } else {
+            created.push_back(m);
+        }
+    }
+    return {};
+}
+
+// torch's run_decompositions retraces the program, so every call_function node
+// is named afresh, in graph order, after its op (view, view_1, ...; any -> any_1).
+// A multi-output op is unpacked right away into one getitem per output, so its
+// unused outputs still take a name (getitem, [getitem_1, getitem_2], getitem_3).
+std::string op_name_base(const Node& n) {
+    const std::string& t = n.target();
+    if (t.rfind("torch.ops.", 0) == 0) {
+        size_t a = t.find('.', 10), b = a == std::string::npos ? a : t.find('.', a + 1);
+        if (b != std::string::npos) return t.substr(a + 1, b - a - 1);
+    } else if (t.rfind("operator.", 0) == 0) {
+        return t.substr(9);
+    }
+    return n.name();
+}
+
+void retrace_names(Graph& g) {
+    std::map<Node*, std::string> name_of;
+    std::vector<Node*> order;
+    Namespace names;
+    for (Node* n : g.nodes())
+        if (n->op() != Op::CallFunction) names.reserve(n->name());
+    for (Node* n : g.nodes()) {
+        if (n->op() != Op::CallFunction || name_of.count(n)) continue;
+        order.push_back(n);
+        name_of[n] = names.create_name(op_name_base(*n));
+        if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) continue;
+        std::vector<std::string> outputs;
+        for (size_t k = 0; k < n->meta.val.items.size(); ++k)
+            outputs.push_back(names.create_name("getitem"));
+        for (Node* u : n->users()) {
+            if (!u->is(OpId::getitem) || u->args().size() < 2 || name_of.count(u)) continue;
+            const Argument& i = u->args()[1];
+            if (i.kind != ArgKind::Int || i.i < 0 || size_t(i.i) >= outputs.size()) continue;
+            name_of[u] = outputs[static_cast<size_t>(i.i)];
+            order.push_back(u);
+        }
+    }
+    // Two passes: a new name may be another node's old one.
+    for (size_t k = 0; k < order.size(); ++k)
+        PT2LAB_CHECK(g.force_name(order[k], "__retrace_" + std::to_string(k)));
+    for (Node* n : order) PT2LAB_CHECK(g.force_name(n, name_of[n]));
+}
+} // namespace
+
 Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table, Node* n) {
     const DecompRule* rule = table.find(*n);
     if (!rule)
@@ -412,8 +335,8 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
     step.rule = rule->summary;
     auto before = ep.graph->clone();
     GraphSignature sig_before = ep.signature;
-    DecompContext ctx{ep, *ep.graph, n, {}};
-    if (Status s = rule->apply(ctx); !s.ok()) {
+    std::vector<Node*> created;
+    if (Status s = apply_rules(ep, table, n, created, 0); !s.ok()) {
         ep.graph = std::move(before); // leave the program as it was
         ep.signature = sig_before;
         return s.error();
@@ -421,10 +344,10 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
     sync_output_specs(ep);
     // The rule's outputs nobody reads (getitem_1 ...) go, as the retrace's DCE drops them.
     std::vector<std::string> names;
-    for (Node* m : ctx.created) names.push_back(m->name());
-    std::vector<bool> dropped(ctx.created.size(), false);
-    for (size_t k = ctx.created.size(); k-- > 0;) {
-        Node* m = ctx.created[k];
+    for (Node* m : created) names.push_back(m->name());
+    std::vector<bool> dropped(created.size(), false);
+    for (size_t k = created.size(); k-- > 0;) {
+        Node* m = created[k];
         if (m->users().empty() && !is_impure(*m)) {
             Status s = ep.graph->erase_node(m);
             (void)s;
@@ -445,6 +368,10 @@ Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& 
         auto step = decompose_node(ep, table, n);
         if (!step.ok()) return step.error();
         report.steps.push_back(step.take());
+    }
+    if (table.level != IrLevel::Training) {
+        retrace_names(*ep.graph);
+        sync_output_specs(ep);
     }
     for (Node* n : ep.graph->nodes()) {
         if (n->op() != Op::CallFunction) continue;

@@ -1,0 +1,167 @@
+// Activation kernels beyond relu: hardtanh, hardsigmoid, hardswish, sigmoid,
+// silu, gelu, clamp and their in-place forms; dropout (identity in eval, refused
+// in training: pt2lab does not reproduce torch's random masks).
+#include <cmath>
+
+#include "exec/kernels.h"
+
+namespace pt2lab {
+
+namespace {
+
+// Not M_SQRT2 / M_PI: those are POSIX extensions some C libraries hide under -std=c++17.
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+
+// y = f(x) elementwise over a float32 tensor; `f` maps double -> double and the
+// result is rounded to float32 once.
+template <class F> Result<Value> unary_float(const CallArgs& a, const KernelOptions& opt, F&& f) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    const std::string op = a.schema().overload_str();
+    if (x.value()->dtype != ScalarType::Float)
+        return kernel_error(op + ": expected float32, got " + x.value()->type_str());
+    auto yr = new_tensor(opt, ScalarType::Float, x.value()->sizes, op);
+    if (!yr.ok()) return yr.error();
+    const float* xd = x.value()->f32(); // x: [any]
+    float* yd = yr.value().f32();       // y: same shape
+    for (int64_t k = 0; k < yr.value().numel(); ++k) yd[k] = static_cast<float>(f(double(xd[k])));
+    return Value::of(yr.take());
+}
+
+// In place: computes the functional kernel, then writes it into self (the same
+// tensor object, so every alias of self sees the new values) and returns self.
+Result<Value> in_place(const CallArgs& a, Result<Value> y) {
+    if (!y.ok()) return y;
+    a[0].tensor->storage = std::move(y.value().tensor->storage);
+    return a[0];
+}
+
+// clamp(v, lo, hi) with NaN passing through (ATen's clamp/hardtanh).
+double clamp_nan(double v, double lo, double hi) {
+    if (std::isnan(v)) return v;
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+Result<Value> hardtanh_impl(const CallArgs& a, const KernelOptions& opt) {
+    auto lo = a.real(1), hi = a.real(2);
+    if (!lo.ok()) return lo.error();
+    if (!hi.ok()) return hi.error();
+    const float l = static_cast<float>(lo.value()), h = static_cast<float>(hi.value());
+    return unary_float(a, opt, [&](double v) { return clamp_nan(v, l, h); });
+}
+
+double hardsigmoid_of(double v) {
+    return clamp_nan(v + 3.0, 0.0, 6.0) / 6.0;
+}
+
+// float32 as ATen computes it: x * min(max(x + 3, 0), 6) / 6
+double hardswish_of(double v) {
+    float x = static_cast<float>(v);
+    float r = x + 3.0f;
+    r = std::isnan(r) ? r : (r < 0.0f ? 0.0f : (r > 6.0f ? 6.0f : r));
+    return double(x * r / 6.0f);
+}
+
+double sigmoid_of(double v) {
+    return 1.0 / (1.0 + std::exp(-v));
+}
+
+Result<Value> dropout_impl(const CallArgs& a, const KernelOptions& opt, bool inplace) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    auto p = a.real(1);
+    if (!p.ok()) return p.error();
+    auto train = a.boolean(2);
+    if (!train.ok()) return train.error();
+    const std::string op = a.schema().overload_str();
+    if (p.value() < 0.0 || p.value() > 1.0)
+        return kernel_error(op + ": dropout probability has to be between 0 and 1, but got " +
+                            std::to_string(p.value()));
+    if (train.value() && p.value() != 0.0)
+        return kernel_error(
+            op + ": dropout in training mode (train=True, p=" + std::to_string(p.value()) +
+                ") draws a random mask, and pt2lab does not reproduce torch's "
+                "random numbers",
+            "export the model after model.eval(), where dropout is the identity");
+    if (inplace) return a[0]; // the identity, in place: self unchanged
+    auto y = copy_tensor(opt, *x.value(), op);
+    if (!y.ok()) return y.error();
+    return Value::of(y.take());
+}
+
+} // namespace
+
+// hardtanh(self, min_val=-1, max_val=1): clamp to [min_val, max_val] (ReLU6: [0, 6])
+Result<Value> kernel_hardtanh(const CallArgs& a, const KernelOptions& opt) {
+    return hardtanh_impl(a, opt);
+}
+Result<Value> kernel_hardtanh_(const CallArgs& a, const KernelOptions& opt) {
+    return in_place(a, hardtanh_impl(a, opt));
+}
+
+// hardsigmoid(self): relu6(x + 3) / 6
+Result<Value> kernel_hardsigmoid(const CallArgs& a, const KernelOptions& opt) {
+    return unary_float(a, opt, hardsigmoid_of);
+}
+
+// hardswish(self): x * relu6(x + 3) / 6
+Result<Value> kernel_hardswish(const CallArgs& a, const KernelOptions& opt) {
+    return unary_float(a, opt, hardswish_of);
+}
+Result<Value> kernel_hardswish_(const CallArgs& a, const KernelOptions& opt) {
+    return in_place(a, unary_float(a, opt, hardswish_of));
+}
+
+// sigmoid(self): 1 / (1 + exp(-x))
+Result<Value> kernel_sigmoid(const CallArgs& a, const KernelOptions& opt) {
+    return unary_float(a, opt, sigmoid_of);
+}
+
+// silu(self): x * sigmoid(x)
+Result<Value> kernel_silu(const CallArgs& a, const KernelOptions& opt) {
+    return unary_float(a, opt, [](double v) { return v * sigmoid_of(v); });
+}
+Result<Value> kernel_silu_(const CallArgs& a, const KernelOptions& opt) {
+    return in_place(a, kernel_silu(a, opt));
+}
+
+// gelu(self, *, approximate="none"): x * Phi(x) with the exact erf, or the tanh form
+Result<Value> kernel_gelu(const CallArgs& a, const KernelOptions& opt) {
+    const Value& mode = a[1];
+    std::string approximate = mode.kind == Value::Kind::String ? mode.s : "none";
+    if (approximate == "none")
+        return unary_float(a, opt,
+                           [](double v) { return 0.5 * v * (1.0 + std::erf(v * kInvSqrt2)); });
+    if (approximate == "tanh")
+        return unary_float(a, opt, [](double v) {
+            const double k = kSqrt2OverPi;
+            return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+        });
+    return kernel_error("aten.gelu.default: approximate argument must be either none or tanh.");
+}
+
+// clamp(self, min=None, max=None); at least one bound
+Result<Value> kernel_clamp(const CallArgs& a, const KernelOptions& opt) {
+    const bool has_lo = a[1].is_number(), has_hi = a[2].is_number();
+    if (!has_lo && !has_hi)
+        return kernel_error("aten.clamp.default: At least one of 'min' or 'max' must not be None");
+    const double lo = has_lo ? double(static_cast<float>(a[1].number())) : -INFINITY;
+    const double hi = has_hi ? double(static_cast<float>(a[2].number())) : INFINITY;
+    // torch: min then max, so max wins when min > max
+    return unary_float(a, opt, [&](double v) {
+        if (std::isnan(v)) return v;
+        double r = v < lo ? lo : v;
+        return r > hi ? hi : r;
+    });
+}
+
+// dropout(input, p, train): the identity when not training
+Result<Value> kernel_dropout(const CallArgs& a, const KernelOptions& opt) {
+    return dropout_impl(a, opt, false);
+}
+Result<Value> kernel_dropout_(const CallArgs& a, const KernelOptions& opt) {
+    return dropout_impl(a, opt, true);
+}
+
+} // namespace pt2lab

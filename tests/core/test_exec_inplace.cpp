@@ -1,0 +1,86 @@
+// In-place kernels and dropout as PyTorch runs them: an in-place op writes its
+// `self` (every reader of that value afterwards sees the new values, as aliases
+// of one tensor do in eager PyTorch) and returns it; dropout is the identity in
+// eval and refused in training (pt2lab does not reproduce torch's random masks).
+#include <catch2/catch.hpp>
+
+#include "exec/interpreter.h"
+
+using namespace pt2lab;
+
+namespace {
+
+Tensor ramp(std::vector<int64_t> sizes, float start, float step) {
+    Tensor t = Tensor::empty(ScalarType::Float, std::move(sizes));
+    for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = start + step * float(k);
+    return t;
+}
+
+} // namespace
+
+TEST_CASE("in-place activations write self: later readers of self see the new values", "[exec]") {
+    // y = hardtanh_(x * 1, 0, 6); z = add(m, y) where m is the value hardtanh_ wrote:
+    // eager PyTorch gives z = 2 * clamp(x, 0, 6), and hardtanh_'s output is m itself.
+    for (const char* op : {"torch.ops.aten.hardtanh_.default", "torch.ops.aten.silu_.default",
+                           "torch.ops.aten.hardswish_.default", "torch.ops.aten.relu_.default"}) {
+        Graph g;
+        Node* x = g.placeholder("x");
+        Node* m = g.call_function("torch.ops.aten.mul.Tensor",
+                                  {Argument::from_node(x), Argument::from_int(1)});
+        std::vector<Argument> args = {Argument::from_node(m)};
+        if (std::string(op).find("hardtanh_") != std::string::npos) {
+            args.push_back(Argument::from_int(0));
+            args.push_back(Argument::from_int(6));
+        }
+        Node* y = g.call_function(op, args);
+        Node* z = g.call_function("torch.ops.aten.add.Tensor",
+                                  {Argument::from_node(m), Argument::from_node(y)});
+        g.output(Argument::tuple({Argument::from_node(z), Argument::from_node(x)}));
+        ModuleState state;
+        Tensor in = ramp({2, 8}, -4.0f, 0.75f);
+        auto r = run_graph(g, {Value::of(in)}, state);
+        INFO(op << ": " << (r.ok() ? "" : r.error().str()));
+        REQUIRE(r.ok());
+        const RunResult& res = r.value();
+        // the in-place op returns self: the same tensor object as %mul's value
+        CHECK(res.values.at(y->name()).tensor == res.values.at(m->name()).tensor);
+        const Tensor& out = *res.outputs[0].tensor;
+        const Tensor& written = *res.values.at(y->name()).tensor;
+        for (int64_t k = 0; k < out.numel(); ++k) CHECK(out.f32()[k] == 2.0f * written.f32()[k]);
+        // the graph input itself is untouched (mul made a new tensor)
+        for (int64_t k = 0; k < in.numel(); ++k)
+            CHECK(res.outputs[1].tensor->f32()[k] == in.f32()[k]);
+        if (std::string(op).find("hardtanh_") != std::string::npos)
+            for (int64_t k = 0; k < in.numel(); ++k)
+                CHECK(written.f32()[k] == std::min(6.0f, std::max(0.0f, in.f32()[k])));
+    }
+}
+
+TEST_CASE("dropout: the identity in eval, refused in training with a reason", "[exec]") {
+    for (bool train : {false, true})
+        for (const char* op :
+             {"torch.ops.aten.dropout.default", "torch.ops.aten.dropout_.default"}) {
+            Graph g;
+            Node* x = g.placeholder("x");
+            Node* d = g.call_function(op, {Argument::from_node(x), Argument::from_float(0.5),
+                                           Argument::from_bool(train)});
+            g.output(Argument::from_node(d));
+            ModuleState state;
+            Tensor in = ramp({3, 4}, -1.0f, 0.25f);
+            auto r = run_graph(g, {Value::of(in)}, state);
+            INFO(op << " train=" << train);
+            if (!train) {
+                REQUIRE(r.ok());
+                const Tensor& out = *r.value().outputs[0].tensor;
+                REQUIRE(out.sizes == in.sizes);
+                for (int64_t k = 0; k < in.numel(); ++k) CHECK(out.f32()[k] == in.f32()[k]);
+                continue;
+            }
+            REQUIRE_FALSE(r.ok());
+            const std::string msg = r.error().str();
+            INFO(msg);
+            CHECK(msg.find("while executing %" + d->name()) != std::string::npos);
+            CHECK(msg.find("training mode") != std::string::npos);
+            CHECK(msg.find("model.eval()") != std::string::npos);
+        }
+}

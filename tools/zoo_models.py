@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The model zoo: torchvision classifiers and transformer layers exported by
+torch 2.14.1, with what torch prints for them and their eager outputs, for
+pt2lab's zoo test (tests/core/test_zoo.cpp, docs/FORMATS.md section 12).
+
+    bash scripts/torch_env.sh run sid python3 tools/zoo_models.py          # cache + manifest
+    bash scripts/torch_env.sh run sid python3 tools/zoo_models.py --check  # cache, compare manifest
+
+The models' weights (tens of MB each) stay out of git: every run writes them
+to the cache folder build/zoo/ (inside the clone, so the sid root sees it),
+one folder per model:
+
+    <name>/model.pt2       torch.export.export(model.eval(), (x,)) + torch.export.save
+    <name>/inference.pt2   ep.run_decompositions({}), saved
+    <name>/core_aten.pt2   ep.run_decompositions(), saved
+    <name>/texts.json      {"export"|"inference"|"core_aten": {"graph", "code",
+                           "readable", "module_code"}} as torch prints them
+    <name>/output.npy      model(x), eager, x = the archive's own sample input
+
+and tests/golden/zoo/manifest.json (committed) records, per model, the
+SHA-256 of every text, of the weights' bytes and of the sample input, and the
+output's sum and largest magnitude. --check regenerates the cache and compares
+the manifest it would write with the committed one (texts and bytes exactly,
+output figures within 1e-4), so the cache the test reads is torch's output.
+
+weights=None (torchvision's own initialisation) under torch.manual_seed, eval
+mode, batch 1; vision models at 64x64 so the whole zoo runs in seconds.
+"""
+
+import os
+import sys
+
+# Seeded data depends on the CPU kernels torch picks; pin them before torch loads.
+os.environ["ATEN_CPU_CAPABILITY"] = "default"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import zlib  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torchvision  # noqa: E402
+
+import assetlib  # noqa: E402
+import make_assets  # noqa: E402
+
+SCRIPT = "tools/zoo_models.py"
+FORMAT = "pt2lab.zoo"
+VERSION = 1
+CACHE_DIR = os.path.join(assetlib.REPO_ROOT, "build", "zoo")
+MANIFEST = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "zoo", "manifest.json")
+LEVELS = {"inference": {}, "core_aten": None}  # run_decompositions argument (None: default)
+OUTPUT_TOLERANCE = 1e-4
+VISION_INPUT = (1, 3, 64, 64)
+
+
+class SelfAttention(nn.Module):
+    """nn.MultiheadAttention called as self-attention (query = key = value),
+    returning both its outputs (the head-averaged weights too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x):
+        out, weights = self.attn(x, x, x)
+        return out, weights
+
+
+def encoder(**kwargs):
+    return lambda: nn.TransformerEncoderLayer(32, 4, 64, **kwargs)
+
+
+V = torchvision.models
+# name -> (builder, input shape)
+MODELS = {
+    "resnet18": (V.resnet18, VISION_INPUT),
+    "mobilenet_v2": (V.mobilenet_v2, VISION_INPUT),
+    "mobilenet_v3_small": (V.mobilenet_v3_small, VISION_INPUT),
+    "efficientnet_b0": (V.efficientnet_b0, VISION_INPUT),
+    "squeezenet1_1": (V.squeezenet1_1, VISION_INPUT),
+    "shufflenet_v2_x0_5": (V.shufflenet_v2_x0_5, VISION_INPUT),
+    "regnet_y_400mf": (V.regnet_y_400mf, VISION_INPUT),
+    "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
+    "transformer_encoder_gelu_norm_first": (
+        encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
+    "multihead_attention": (SelfAttention, (1, 10, 32)),
+}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def program_texts(ep) -> dict:
+    module = ep.module()
+    return {
+        "graph": str(ep.graph),
+        "code": ep.graph_module.code,
+        "readable": ep.graph_module.print_readable(print_output=False),
+        "module_code": module.code,
+    }
+
+
+def weights_digest(ep) -> str:
+    h = hashlib.sha256()
+    for fqn, t in sorted(ep.state_dict.items()):
+        h.update(fqn.encode("utf-8") + b"\0")
+        h.update(t.detach().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def build_one(name: str, folder: str) -> dict:
+    builder, shape = MODELS[name]
+    torch.manual_seed(zlib.crc32(name.encode("utf-8")))
+    model = builder().eval()
+    g = torch.Generator()
+    g.manual_seed(zlib.crc32(f"{name}/input".encode("utf-8")))
+    x = torch.randn(shape, generator=g)
+    ep = torch.export.export(model, (x,))
+    with torch.no_grad():
+        out = model(x)
+    outputs = list(out) if isinstance(out, tuple) else [out]
+    programs = {"export": ep}
+    for level, table in LEVELS.items():
+        programs[level] = ep.run_decompositions({}) if table is not None else \
+            ep.run_decompositions()
+    files = {"export": "model.pt2", "inference": "inference.pt2", "core_aten": "core_aten.pt2"}
+    for level, program in programs.items():
+        make_assets.write_named_archive(os.path.join(folder, files[level]),
+                                        lambda p, prog=program: torch.export.save(prog, p))
+    texts = {level: program_texts(p) for level, p in programs.items()}
+    assetlib.write_bytes_atomic(os.path.join(folder, "texts.json"),
+                                assetlib.json_text(texts).encode("utf-8"))
+    for i, o in enumerate(outputs):
+        assetlib.write_bytes_atomic(os.path.join(folder, f"output_{i}.npy"),
+                                    assetlib.npy_bytes(o.detach().numpy()))
+    return {
+        "name": name,
+        "input_shape": list(shape),
+        "files": files,
+        "texts": {level: {k: sha256(v.encode("utf-8")) for k, v in t.items()}
+                  for level, t in texts.items()},
+        "weights": weights_digest(ep),
+        "weight_bytes": sum(t.numel() * t.element_size() for t in ep.state_dict.values()),
+        "input": sha256(x.numpy().tobytes()),
+        "outputs": [{"shape": list(o.shape), "sum": round(float(o.double().sum()), 4),
+                     "max_abs": round(float(o.abs().max()), 5)} for o in outputs],
+    }
+
+
+def build(cache_dir: str) -> dict:
+    assetlib.require_torch(torch.__version__, assetlib.SID_TORCH, SCRIPT)
+    torch.set_num_threads(1)
+    models = []
+    for name in MODELS:
+        models.append(build_one(name, os.path.join(cache_dir, name)))
+    doc = {"format": FORMAT, "version": VERSION, "torch_version": str(torch.__version__),
+           "torchvision_version": str(torchvision.__version__), "script": SCRIPT,
+           "cache": assetlib.rel(cache_dir) if cache_dir.startswith(assetlib.REPO_ROOT)
+           else cache_dir, "models": models}
+    assetlib.write_bytes_atomic(os.path.join(cache_dir, "manifest.json"),
+                                assetlib.json_text(doc, inline_depth=3).encode("utf-8"))
+    return doc
+
+
+def generate(cache_dir: str) -> None:
+    doc = build(cache_dir)
+    assetlib.write_bytes_atomic(MANIFEST, assetlib.json_text(doc, inline_depth=3).encode("utf-8"))
+    print(f"wrote    {assetlib.rel(MANIFEST)} and {len(doc['models'])} models in {doc['cache']}")
+
+
+def _outputs_difference(want, got):
+    if len(want) != len(got):
+        return f"expected {len(want)} outputs, got {len(got)}"
+    for k, (w, g) in enumerate(zip(want, got)):
+        if w["shape"] != g["shape"]:
+            return f"output {k}: shape {w['shape']} vs {g['shape']}"
+        for key in ("sum", "max_abs"):
+            if abs(w[key] - g[key]) > OUTPUT_TOLERANCE * max(1.0, abs(w[key])):
+                return f"output {k}: {key} {w[key]} vs {g[key]}"
+    return None
+
+
+def check(cache_dir: str) -> int:
+    if not os.path.exists(MANIFEST):
+        print(assetlib.report_line("MISSING", assetlib.rel(MANIFEST), "not committed"))
+        return 1
+    with open(MANIFEST, encoding="utf-8") as f:
+        committed = json.load(f)
+    fresh = build(cache_dir)
+    failures = 0
+    head = {k: v for k, v in committed.items() if k not in ("models", "cache")}
+    fresh_head = {k: v for k, v in fresh.items() if k not in ("models", "cache")}
+    results = [("manifest", assetlib.json_difference(head, fresh_head))]
+    old = {m["name"]: m for m in committed.get("models", [])}
+    for m in fresh["models"]:
+        want = old.get(m["name"])
+        if want is None:
+            results.append((m["name"], "not in the committed manifest"))
+            continue
+        exact = {k: v for k, v in want.items() if k != "outputs"}
+        diff = assetlib.json_difference(exact, {k: v for k, v in m.items() if k != "outputs"})
+        results.append((m["name"], diff or _outputs_difference(want["outputs"], m["outputs"])))
+    for name in sorted(set(old) - set(MODELS)):
+        results.append((name, "committed but no longer generated"))
+    for label, diff in results:
+        print(assetlib.report_line("DIFF" if diff else "ok", f"zoo/{label}", diff))
+        failures += diff is not None
+    return assetlib.finish_check(failures, "model(s)", SCRIPT)
+
+
+def main(argv=None):
+    return assetlib.generator_main(__doc__, CACHE_DIR, generate, check,
+                                   check_help="regenerate the cache and compare with the "
+                                   "committed manifest",
+                                   out_help="the cache folder (default build/zoo)", argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
