@@ -266,8 +266,12 @@ void App::apply_module(const ModuleRequest& r) {
     case ModuleRequest::Kind::All:
         ui_.expand_all[vi] = true;
         ex.clear();
+        ui_.camera[vi].fitted = false; // a new layout: show all of it
         break;
-    case ModuleRequest::Kind::None: ex.clear(); break;
+    case ModuleRequest::Kind::None:
+        ex.clear();
+        ui_.camera[vi].fitted = false;
+        break;
     case ModuleRequest::Kind::Reveal: {
         std::vector<Node*> nodes = ws_->graph(ui_.view).nodes();
         for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i) {
