@@ -7,6 +7,7 @@
 
 #include "graph/printer.h"
 #include "passes/decompose.h"
+#include "ui/lesson_panel.h"
 #include "ui/theme.h"
 #include "ui/widgets.h"
 
@@ -141,6 +142,7 @@ void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::Begin("File", nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
+    lesson_list(app);
     if (app.workspace()) {
         file_facts(app);
         history(app);

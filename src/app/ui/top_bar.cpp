@@ -38,6 +38,8 @@ void draw_top_bar(App& app, float width) {
         ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
     const Workspace* ws = app.workspace();
     if (ws) {
+        // In a lesson only its steps change the graphs (so they stay the engine's).
+        ImGui::BeginDisabled(app.lesson() != nullptr);
         ImGui::SameLine(0, px(18));
         ImGui::BeginDisabled(!ws->has_program());
         if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
@@ -110,6 +112,7 @@ void draw_top_bar(App& app, float width) {
         ImGui::EndDisabled();
         if (!redo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip("redo %s (Ctrl+Shift+Z)", redo.front().label.c_str());
+        ImGui::EndDisabled();
     }
     float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine(width - help_w - px(12));
