@@ -225,11 +225,12 @@ private:
     // Lessons (app_lesson.cpp).
     void load_lessons();
     void apply_lesson(const Request& r);
-    // A downloaded lesson graph ("lesson-asset:<path>"): kept for the runner; false for other files.
+    // A downloaded lesson graph ("lesson-asset:<path>"): kept for the runner; false for other
+    // files.
     bool take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
                           const std::string& error);
     void start_pending_lesson();
-    void enter_step(); // after the runner moved: view, selection, highlights, hash, text view
+    void enter_step();      // after the runner moved: view, selection, highlights, hash, text view
     void enter_step_text(); // the step's text (after a move or a language switch)
     void after_perform(const LessonStepReport& rep);
     void save_progress();

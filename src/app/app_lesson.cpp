@@ -75,7 +75,8 @@ void App::load_lessons() {
             lp.done.erase(std::unique(lp.done.begin(), lp.done.end()), lp.done.end());
             if (auto a = v.find("answers"); a != v.end() && a->is_object())
                 for (const auto& [step, opt] : a->items())
-                    if (opt.is_number_integer()) lp.answers[std::atoi(step.c_str())] = opt.get<int>();
+                    if (opt.is_number_integer())
+                        lp.answers[std::atoi(step.c_str())] = opt.get<int>();
         }
 
     // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched.
@@ -103,7 +104,8 @@ void App::load_lessons() {
         return;
     }
     catalog_ = cat.take();
-    log(LogLine::Kind::Info, "lessons: " + std::to_string(catalog_.entries.size()) + " in " + lang_);
+    log(LogLine::Kind::Info,
+        "lessons: " + std::to_string(catalog_.entries.size()) + " in " + lang_);
     follow_hash(platform::url_hash());
 }
 
@@ -274,9 +276,9 @@ void App::apply_lesson(const Request& r) {
             }
         }
         if (k == from + 1 && had_button && !was_performed)
-            log(LogLine::Kind::Info,
-                "step " + std::to_string(from) + "'s button ran on the way (steps before the one "
-                "shown are always done)");
+            log(LogLine::Kind::Info, "step " + std::to_string(from) +
+                                         "'s button ran on the way (steps before the one "
+                                         "shown are always done)");
         if (Status s = lesson_->go_to(k); !s.ok()) {
             ui_.error = s.error().str();
             log(LogLine::Kind::Error, ui_.error);
@@ -327,8 +329,9 @@ void App::after_perform(const LessonStepReport& rep) {
         while (!s.empty() && s.back() == '\n') s.pop_back();
         log(LogLine::Kind::Action, a.graph + ": " + a.kind + ": " + s);
         if (!a.torch_error.empty())
-            torch = "torch raises " + (a.torch_error_type.empty() ? "an error" : a.torch_error_type) +
-                    ": " + a.torch_error;
+            torch = "torch raises " +
+                    (a.torch_error_type.empty() ? "an error" : a.torch_error_type) + ": " +
+                    a.torch_error;
     }
     enter_step();
     if (!torch.empty()) {
@@ -388,9 +391,8 @@ std::vector<App::CompareGraph> App::compare_graphs() const {
     for (const std::string& key : lesson_->current().compare) {
         const Workspace* w = lesson_->workspace(key);
         if (!w) continue;
-        GraphView v = lesson_->current().view == "program" && w->has_program()
-                          ? GraphView::Program
-                          : GraphView::Module;
+        GraphView v = lesson_->current().view == "program" && w->has_program() ? GraphView::Program
+                                                                               : GraphView::Module;
         out.push_back({key, w, v});
     }
     return out;

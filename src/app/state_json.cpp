@@ -89,18 +89,12 @@ nlohmann::json App::lessons_json() const {
             if (const Node* n = w.node(view, id)) out.push_back(n->name());
         return out;
     };
-    json cur = {{"id", r.lesson().id},
-                {"title", r.lesson().title},
-                {"file", r.lesson().file},
-                {"step", r.step()},
-                {"steps", r.step_count()},
-                {"step_title", st.title},
-                {"graph", st.graph},
-                {"view", graph_view_name(v)},
-                {"button", st.button},
-                {"performed", r.performed()},
-                {"quiz", st.is_quiz},
-                {"highlight", names(ws, v, ui_.highlight)},
+    json cur = {{"id", r.lesson().id},     {"title", r.lesson().title},
+                {"file", r.lesson().file}, {"step", r.step()},
+                {"steps", r.step_count()}, {"step_title", st.title},
+                {"graph", st.graph},       {"view", graph_view_name(v)},
+                {"button", st.button},     {"performed", r.performed()},
+                {"quiz", st.is_quiz},      {"highlight", names(ws, v, ui_.highlight)},
                 {"answer", ui_.answer}};
     if (!st.check.options.empty()) {
         cur["options"] = st.check.options.size();
@@ -196,7 +190,8 @@ std::string App::state_json() const {
         node["visible"] = visible;
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
         if (!n.runnable) node["runnable"] = false;
-        if (n.id && std::find(ui_.highlight.begin(), ui_.highlight.end(), n.id) != ui_.highlight.end())
+        if (n.id &&
+            std::find(ui_.highlight.begin(), ui_.highlight.end(), n.id) != ui_.highlight.end())
             node["highlight"] = true;
         nodes.push_back(node);
     }

@@ -285,7 +285,8 @@ void check_same_as_engine(Harness& h, const LessonRunner& engine) {
         const Workspace& b = *engine.workspace(g.key);
         CHECK(node_names(a.graph(GraphView::Module)) == node_names(b.graph(GraphView::Module)));
         CHECK(a.code(GraphView::Module).text == b.code(GraphView::Module).text);
-        if (a.has_program()) CHECK(a.code(GraphView::Program).text == b.code(GraphView::Program).text);
+        if (a.has_program())
+            CHECK(a.code(GraphView::Program).text == b.code(GraphView::Program).text);
         CHECK(a.lint_message(GraphView::Module) == b.lint_message(GraphView::Module));
     }
     // What the graph view shows: the step's graph in the step's view.
@@ -335,7 +336,8 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
             h.frames(2);
             REQUIRE(h.app->lesson());
             REQUIRE(h.app->lesson()->lesson().id == e.id);
-            // Reset: step 1 of freshly opened graphs, the progress of the other language's walk gone.
+            // Reset: step 1 of freshly opened graphs, the progress of the other language's walk
+            // gone.
             h.click_widget("lesson:reset");
             REQUIRE(h.app->lesson()->step() == 1);
             CHECK(h.app->progress(e.id).done.empty());

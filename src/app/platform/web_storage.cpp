@@ -8,7 +8,7 @@
 
 EM_JS(void, js_set_hash, (const char* hash), { window.pt2lab.setHash(UTF8ToString(hash)); });
 EM_JS(char*, js_hash, (int take), {
-    var s = take ? window.pt2lab.takeHashChange() : location.hash.replace(/^#/, "");
+    var s = take ? window.pt2lab.takeHashChange() : location.hash.replace(/ ^# /, "");
     var n = lengthBytesUTF8(s) + 1;
     var p = _malloc(n);
     stringToUTF8(s, p, n);

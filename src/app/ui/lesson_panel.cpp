@@ -225,8 +225,9 @@ void footer(App& app, const LessonRunner& r) {
     if (ImGui::SmallButton(tr(app, "Text view", "文字檢視"))) platform::toggle_text_view();
     expose(app, "lesson:textview");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr(app, "this step as HTML text beside the canvas (screen "
-                                        "readers, find, copy)",
+        ImGui::SetTooltip("%s", tr(app,
+                                   "this step as HTML text beside the canvas (screen "
+                                   "readers, find, copy)",
                                    "在畫布旁以 HTML 文字顯示這一步（螢幕閱讀器、搜尋、複製）"));
     ImGui::SameLine();
     if (ImGui::SmallButton(tr(app, "Leave lesson", "離開課程"))) app.leave_lesson();
@@ -255,7 +256,8 @@ void lesson_list(App& app) {
         ImGui::TextDisabled("%s", progress_label(app, e.id, l->steps.size()).c_str());
         ImGui::PopID();
     }
-    if (!app.lesson_pending().empty()) ImGui::TextDisabled("%s", tr(app, "Loading...", "載入中..."));
+    if (!app.lesson_pending().empty())
+        ImGui::TextDisabled("%s", tr(app, "Loading...", "載入中..."));
 }
 
 void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
