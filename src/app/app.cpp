@@ -270,7 +270,12 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
                                  std::to_string(ws_->graph(ui_.view).size()) + " nodes)");
     bool lesson = false;
     for (const std::string& f : lesson_files_) lesson |= f == file_name_;
-    if (pending_id_.empty() && !lesson_) platform::set_url_hash(lesson ? "file=" + file_name_ : "");
+    // A deep link the page was opened with stays until its lesson is there.
+    std::string id;
+    int step = 0;
+    bool deep_link = first && LessonRunner::parse_deep_link(platform::url_hash(), id, step);
+    if (pending_id_.empty() && !lesson_ && !deep_link)
+        platform::set_url_hash(lesson ? "file=" + file_name_ : "");
     return true;
 }
 

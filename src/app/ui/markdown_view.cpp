@@ -50,8 +50,9 @@ std::vector<Span> inline_spans(const std::string& s) {
     return out;
 }
 
+// Code in the mono font; the rest in the current one (the heading font in headings).
 ImFont* font_of(int style) {
-    return style == 1 ? fonts().mono : fonts().ui;
+    return style == 1 ? fonts().mono : ImGui::GetFont();
 }
 
 ImU32 color_of(int style, ImU32 plain) {
