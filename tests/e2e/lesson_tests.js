@@ -32,6 +32,12 @@ function goldenNames(text) {
   return [...text.matchAll(/^\s+%(\w+) :/gm)].map((m) => m[1]).concat(["output"]);
 }
 const pageNames = (s) => s.nodes.filter((n) => n.id).map((n) => n.name);
+// A graph as torch left it after step k: the golden records the graphs a step
+// shows or touches, so the latest record at or before k (null: never recorded).
+function goldenGraphAt(g, key, k) {
+  for (let i = k; i >= 1; i--) if (g.steps[i - 1].graphs[key]) return g.steps[i - 1].graphs[key];
+  return null;
+}
 
 // After step k (performed): the shown graph, the compare graphs, lint and every
 // action's parity and torch error, each against what torch did (golden step k).
@@ -49,7 +55,7 @@ function checkAgainstGolden(s, g, k, what) {
     assert.deepEqual(c.nodes, goldenNames(gs.graphs[c.key][f]), `${what}: nodes of compare graph ${c.key}`);
   }
   for (const [gk, gg] of Object.entries(gs.graphs)) {
-    if (!(gk in cur.lint)) continue;
+    if (!(gk in cur.lint) || gg.lint === undefined) continue; // symbolic_trace graphs: no lint recorded
     if (gg.lint === "ok") assert.equal(cur.lint[gk], "", `${what}: lint of ${gk} passes`);
     else assert.equal(cur.lint[gk], gg.lint, `${what}: lint of ${gk} fails as torch's does`);
   }
@@ -72,11 +78,26 @@ function checkAgainstGolden(s, g, k, what) {
   });
 }
 
+// The state once a widget was drawn at the same place on two frames: the hook's
+// widget rectangles are those of the last frame drawn, which may predate the
+// last request (the step's text grows when its button ran).
+async function settled(page, name) {
+  let last = null;
+  for (let i = 0; i < 60; i++) {
+    const s = await waitState(page, (st) => st.widgets[name] && st.widgets["lesson:prev"], `widget ${name}`);
+    if (last && last.frames !== s.frames && JSON.stringify(last.widgets[name]) === JSON.stringify(s.widgets[name])) return s;
+    if (last && last.frames === s.frames && JSON.stringify(last.widgets[name]) === JSON.stringify(s.widgets[name]) && i > 3) return s;
+    last = s;
+    await page.waitForTimeout(40);
+  }
+  throw new Error(`widget ${name} does not settle`);
+}
+
 // Scrolls the lesson panel (mouse wheel over it) until a widget is inside it
 // and above the footer; returns its rectangle.
 async function reveal(page, name) {
   for (let i = 0; i < 40; i++) {
-    const s = await waitState(page, (st) => st.widgets[name] && st.widgets["lesson:prev"], `widget ${name}`);
+    const s = await settled(page, name);
     const r = s.widgets[name], panel = s.widgets["panel:lesson"];
     const bottom = (s.widgets["lesson:perform"] || s.widgets["lesson:prev"]).y - 8;
     const top = s.widgets["lesson:counter"].y + 40;
@@ -96,8 +117,22 @@ async function clickRevealed(page, name) {
 
 async function openLessonFromList(page, id) {
   const s = await state(page);
-  if (s.lessons.current) await clickWidget(page, "lesson:select"); // the combo in the lesson panel
-  await clickWidget(page, "lesson:open:" + id);
+  const name = "lesson:open:" + id;
+  if (s.lessons.current) {
+    // The combo in the lesson panel: its popup is placed on the frame after it
+    // appears, so wait until the entry stays put.
+    await clickWidget(page, "lesson:select");
+    let last = null;
+    for (let i = 0; i < 40; i++) {
+      const r = (await waitState(page, (st) => st.widgets[name], name)).widgets[name];
+      if (last && JSON.stringify(last) === JSON.stringify(r)) break;
+      last = r;
+      await page.waitForTimeout(80);
+    }
+    await clickAt(page, last.x + last.w / 2, last.y + last.h / 2);
+  } else {
+    await clickWidget(page, name);
+  }
   await waitState(page, (st) => st.lessons.current && st.lessons.current.id === id, `lesson ${id} open`);
 }
 
@@ -125,8 +160,9 @@ test("lessons: every step of every lesson in both languages, against the goldens
       const file = lessonFile(id, lang);
       await openLessonFromList(page, id);
       await clickWidget(page, "lesson:reset");
-      let s = await waitState(page, (st) => st.lessons.current.step === 1 && !st.lessons.current.performed, "reset");
-      assert.equal(s.lessons.list.find((l) => l.id === id).done.length, 0, "reset forgets the progress");
+      // Reset forgets the progress (of the other language's walk) and reopens the graphs.
+      let s = await waitState(page, (st) => st.lessons.current.step === 1 && !st.lessons.current.performed &&
+        st.lessons.list.find((l) => l.id === id).done.length === 0, "reset");
       for (let k = 1; k <= file.steps.length; k++) {
         const what = `${lang} #${id}/${k}`;
         const st = file.steps[k - 1];
@@ -139,10 +175,13 @@ test("lessons: every step of every lesson in both languages, against the goldens
           s = await waitState(page, (x) => x.lessons.current.performed && x.lessons.current.step === k, `${what} performed`);
         }
         checkAgainstGolden(s, g, k, what);
-        // The check: a wrong option, then the right one, by click; feedback each time.
-        const wrong = st.check.answer === 0 ? 1 : 0;
-        await clickRevealed(page, "lesson:option:" + wrong);
-        await waitState(page, (x) => x.lessons.current.answer === wrong && x.lessons.current.correct === false, `${what} wrong answer`);
+        // The check by click: in the first language a wrong option first (the native
+        // smoke test does both in both languages), then the right one.
+        if (lang === LANGS[0]) {
+          const wrong = st.check.answer === 0 ? 1 : 0;
+          await clickRevealed(page, "lesson:option:" + wrong);
+          await waitState(page, (x) => x.lessons.current.answer === wrong && x.lessons.current.correct === false, `${what} wrong answer`);
+        }
         await clickRevealed(page, "lesson:option:" + st.check.answer);
         s = await waitState(page, (x) => x.lessons.current.correct === true, `${what} right answer`);
         await reveal(page, "lesson:feedback");
@@ -172,7 +211,7 @@ test("lessons: deep links on load, on hashchange and across a reload; progress a
   assert.equal(s.lessons.current.performed, false);
   // Standing at step 3 means steps 1 and 2 done: golden step 2's graph.
   const g4 = golden("m00-4");
-  assert.deepEqual(pageNames(s), goldenNames(g4.steps[1].graphs.main.module_graph), "#m00-4/3: the graph after step 2");
+  assert.deepEqual(pageNames(s), goldenNames(goldenGraphAt(g4, "main", 2).module_graph), "#m00-4/3: the graph after step 2");
   assert.equal(await page.evaluate(() => location.hash), "#m00-4/3");
   // hashchange (a link inside the page, the address bar).
   await page.evaluate(() => { location.hash = "#m00-2/4"; });
@@ -180,7 +219,7 @@ test("lessons: deep links on load, on hashchange and across a reload; progress a
   const g2 = golden("m00-2");
   const cur = s.lessons.current;
   const form = cur.view === "ExportedProgram" ? "program_graph" : "module_graph";
-  assert.deepEqual(pageNames(s), goldenNames(g2.steps[2].graphs[cur.graph][form]), "#m00-2/4: the graph after step 3");
+  assert.deepEqual(pageNames(s), goldenNames(goldenGraphAt(g2, cur.graph, 3)[form]), "#m00-2/4: the graph after step 3");
   assert.equal(cur.compare.length, 1, "the step's compare graph beside it");
   await stepShot(ctx, page, "deep-link-m00-2-4.png");
   // Keys: back a step, the hash follows; answer, switch language, reload.

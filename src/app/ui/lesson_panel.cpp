@@ -174,7 +174,7 @@ void header(App& app, const LessonRunner& r) {
     ImGui::SameLine();
     language_switch(app);
     ImGui::Spacing();
-    ImGui::TextDisabled("%s", l.summary.c_str());
+    text_wrapped(l.summary, colors::text_dim);
     ImGui::Spacing();
     char buf[64];
     std::snprintf(buf, sizeof buf, tr(app, "Step %d / %d", "第 %d / %d 步"), r.step(),
