@@ -171,6 +171,7 @@ void header(App& app, const LessonRunner& r) {
         ImGui::EndCombo();
     }
     expose(app, "lesson:select");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.title.c_str());
     ImGui::SameLine();
     language_switch(app);
     ImGui::Spacing();
@@ -216,12 +217,20 @@ void footer(App& app, const LessonRunner& r) {
     ImGui::PopStyleColor();
     expose(app, "lesson:next");
     ImGui::EndDisabled();
+    // Small buttons side by side while they fit, else on the next line.
+    auto same_line_if_fits = [](const char* label) {
+        float w = ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
+        float spacing = ImGui::GetStyle().ItemSpacing.x;
+        float right = ImGui::GetItemRectMax().x + spacing + w;
+        if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+            ImGui::SameLine();
+    };
     if (ImGui::SmallButton(tr(app, "Reset lesson", "重設本課"))) app.lesson_reset();
     expose(app, "lesson:reset");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%s", tr(app, "reopen the lesson's graphs and forget its progress",
                                    "重新開啟本課的圖，並清除本課的進度"));
-    ImGui::SameLine();
+    same_line_if_fits(tr(app, "Text view", "文字檢視"));
     if (ImGui::SmallButton(tr(app, "Text view", "文字檢視"))) platform::toggle_text_view();
     expose(app, "lesson:textview");
     if (ImGui::IsItemHovered())
@@ -229,7 +238,7 @@ void footer(App& app, const LessonRunner& r) {
                                    "this step as HTML text beside the canvas (screen "
                                    "readers, find, copy)",
                                    "在畫布旁以 HTML 文字顯示這一步（螢幕閱讀器、搜尋、複製）"));
-    ImGui::SameLine();
+    same_line_if_fits(tr(app, "Leave lesson", "離開課程"));
     if (ImGui::SmallButton(tr(app, "Leave lesson", "離開課程"))) app.leave_lesson();
     expose(app, "lesson:leave");
 }
@@ -277,7 +286,13 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     header(app, r);
     ImGui::Separator();
 
-    float footer_h = ImGui::GetFrameHeightWithSpacing() * (st.button.empty() ? 2 : 3) + px(16);
+    float row = ImGui::GetFrameHeightWithSpacing();
+    float small_w = ImGui::CalcTextSize(tr(app, "Reset lesson Text view Leave lesson",
+                                           "重設本課 文字檢視 離開課程"))
+                        .x +
+                    6 * ImGui::GetStyle().FramePadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
+    int small_rows = small_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
+    float footer_h = row * static_cast<float>((st.button.empty() ? 1 : 2) + small_rows) + px(16);
     ImGui::BeginChild("step", ImVec2(0, -footer_h), false);
     // The child scrolls back to the top when the step changes.
     static std::string shown;

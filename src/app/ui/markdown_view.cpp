@@ -199,26 +199,26 @@ void markdown_view(App& app, const std::vector<MdBlock>& blocks, const char* id)
         case MdBlock::Kind::Code: {
             std::string text;
             for (const std::string& l : b.items) text += l + "\n";
-            ImGui::PushFont(fonts().mono);
+            // A header line (the language, Copy), then the code at the full width.
             float w = ImGui::GetContentRegionAvail().x;
             float pad = px(8);
-            float copy_w = ImGui::CalcTextSize("Copy").x + px(12);
             ImDrawList* dl = ImGui::GetWindowDrawList();
             ImVec2 pos = ImGui::GetCursorScreenPos();
             dl->ChannelsSplit(2);
             dl->ChannelsSetCurrent(1);
             ImGui::Indent(pad);
-            ImGui::Dummy(ImVec2(0, px(2)));
+            ImGui::Dummy(ImVec2(0, px(1)));
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextDisabled("%s", b.lang.empty() ? "code" : b.lang.c_str());
+            ImGui::SameLine(w - pad - ImGui::CalcTextSize("Copy").x - px(10));
+            if (ImGui::SmallButton("Copy")) app.copy(text, "lesson code");
+            ImGui::PushFont(fonts().mono);
             for (const std::string& l : b.items)
-                text_wrapped(l.empty() ? " " : l, colors::code_string, w - 2 * pad - copy_w);
+                text_wrapped(l.empty() ? " " : l, colors::code_string, w - 2 * pad);
+            ImGui::PopFont();
             ImGui::Dummy(ImVec2(0, px(2)));
             ImGui::Unindent(pad);
             ImVec2 end = ImGui::GetCursorScreenPos();
-            ImGui::PopFont();
-            ImVec2 keep = ImGui::GetCursorPos();
-            ImGui::SetCursorScreenPos(ImVec2(pos.x + w - copy_w, pos.y + px(3)));
-            if (ImGui::SmallButton("Copy")) app.copy(text, "lesson code");
-            ImGui::SetCursorPos(keep);
             dl->ChannelsSetCurrent(0);
             dl->AddRectFilled(pos, ImVec2(pos.x + w, end.y), colors::rgb(0x1B1F26), px(4));
             dl->ChannelsMerge();
