@@ -15,6 +15,16 @@ SUITES=${PT2LAB_SUITES:-"format native asan wasm crossbuild assets fuzz browser"
 declare -a RESULTS=()
 FAILED=0
 
+# Making the torch roots is mostly downloading and unpacking: start it now, beside
+# the compiling suites; the assets suite waits for it.
+ROOTS_LOG=$ROOT/build/torch_roots.log
+ROOTS_PID=
+if [[ " $SUITES " == *" assets "* ]] && bash scripts/torch_env.sh can >/dev/null 2>&1; then
+    mkdir -p build
+    bash scripts/torch_env.sh ensure all >"$ROOTS_LOG" 2>&1 &
+    ROOTS_PID=$!
+fi
+
 run_suite() { # name, command...
     local name=$1; shift
     printf '\n=== %s ===\n' "$name"
@@ -71,7 +81,14 @@ suite_assets() {
         python3 tools/make_corpus.py --check
         return
     fi
-    bash scripts/torch_env.sh ensure all || return 1
+    if [ -n "$ROOTS_PID" ]; then
+        local rc=0
+        wait "$ROOTS_PID" || rc=$?
+        cat "$ROOTS_LOG"
+        [ $rc -eq 0 ] || return 1
+    else
+        bash scripts/torch_env.sh ensure all || return 1
+    fi
     local sid=(bash scripts/torch_env.sh run sid python3)
     "${sid[@]}" tools/make_assets.py --check &&
         "${sid[@]}" tools/fx_cases.py --check &&

@@ -341,7 +341,7 @@ def apply_action(g, a):
     rec = {"kind": kind}
     graph = g.gm.graph if isinstance(g, ExportGraph) else None
     if kind == "run":
-        assert a.get("inputs", "auto") in ("auto", "example"), "goldens run on the example input"
+        assert a.get("inputs", "auto") in ("auto", "sample"), "goldens run on the sample input"
         with torch.no_grad():
             for _ in range(a.get("repeat", 1)):
                 outs = flat_outputs(g.gm(*g.inputs))

@@ -100,7 +100,6 @@ TEST_CASE("a failing action leaves the workspace byte-identical", "[workspace]")
         expect_refused(s, R"({"kind": "calibrate"})", "no observers to calibrate");
         apply_ok(s, R"({"kind": "prepare"})");
         expect_refused(s, R"({"kind": "convert"})", "has recorded no data");
-        expect_refused(s, R"({"kind": "run", "inputs": "sample"})", "no sample inputs");
     }
     SECTION("fold_conv_bn that fails after changing the graph changes nothing") {
         // An eps that is not a number makes fold_conv_bn fail on that batch norm.
@@ -111,7 +110,7 @@ TEST_CASE("a failing action leaves the workspace byte-identical", "[workspace]")
     }
     SECTION("convert that fails midway changes nothing") {
         apply_ok(s, R"({"kind": "prepare"})");
-        apply_ok(s, R"({"kind": "calibrate", "inputs": "example"})");
+        apply_ok(s, R"({"kind": "calibrate", "inputs": "sample"})");
         // The last observer gets a second input: convert converts the others first, then fails.
         std::string last;
         for (const Node* n : s.module().graph->nodes())
@@ -141,6 +140,22 @@ TEST_CASE("a symbolic_trace module has no program to decompose", "[workspace]") 
     CHECK_FALSE(ws.value()->has_program());
     expect_refused(*ws.value(), R"({"kind": "decompose", "level": "core"})",
                    "symbolic_trace graph, not an ExportedProgram");
+    expect_refused(*ws.value(), R"({"kind": "run", "inputs": "sample"})", "no sample inputs");
+}
+
+TEST_CASE("sample inputs are torch's data/sample_inputs/model.pt", "[workspace]") {
+    auto ws = open_asset("conv_relu");
+    REQUIRE(ws->original().example_inputs.size() == 1);
+    auto sample = ws->apply(action(R"({"kind": "run", "inputs": "sample"})"));
+    REQUIRE(sample.ok());
+    REQUIRE(sample.value().run);
+    CHECK(sample.value().run->inputs_label == "sample inputs (data/sample_inputs/model.pt)");
+    // The eager outputs torch wrote beside them (extra/pt2lab) are what a run reproduces.
+    REQUIRE(sample.value().run->reference);
+    CHECK(sample.value().run->reference->max_abs() <= 1e-5);
+    auto own = ws->apply(action(R"({"kind": "run", "inputs": "auto"})"));
+    REQUIRE(own.ok());
+    CHECK(own.value().run->inputs_label == sample.value().run->inputs_label);
 }
 
 TEST_CASE("undo and redo round-trip every action", "[workspace]") {
@@ -274,7 +289,7 @@ TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it
     CHECK(out.summary.find("module change(s) made before are not in it") != std::string::npos);
     CHECK(ws->find(GraphView::Module, "activation_post_process_0") == nullptr);
     CHECK(ws->find(GraphView::Program, "_native_batch_norm_legit_no_training") != nullptr);
-    auto run = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    auto run = apply_ok(*ws, R"({"kind": "run", "inputs": "sample"})");
     REQUIRE(run.run);
     CHECK(run.run->parity.allclose());
     REQUIRE(run.run->reference);
@@ -291,11 +306,11 @@ TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace
     const double c0 = count();
     const auto mean0 = ws->state().tensors.at("bn.running_mean")->storage;
     const auto var0 = ws->state().tensors.at("bn.running_var")->storage;
-    auto first = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    auto first = apply_ok(*ws, R"({"kind": "run", "inputs": "sample"})");
     CHECK(first.changed);
     CHECK(ws->undo_history().size() == 1);
     CHECK(count() == c0 + 1);
-    apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    apply_ok(*ws, R"({"kind": "run", "inputs": "sample"})");
     CHECK(count() == c0 + 2);
     REQUIRE(ws->undo().ok());
     CHECK(count() == c0 + 1);
@@ -310,7 +325,7 @@ TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace
 TEST_CASE("a run that writes nothing makes no history entry; train()/eval() refuse as torch does",
           "[workspace]") {
     auto ws = open_asset("conv_bn_relu_eval"); // eval batch_norm reads its running stats only
-    auto out = apply_ok(*ws, R"({"kind": "run", "inputs": "example"})");
+    auto out = apply_ok(*ws, R"({"kind": "run", "inputs": "sample"})");
     CHECK_FALSE(out.changed);
     CHECK(ws->undo_history().empty());
     REQUIRE(ws->last_run());
@@ -334,7 +349,7 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
     auto ws = open_asset("conv_relu");
     Workspace& s = *ws;
     auto run = [&]() {
-        auto out = apply_ok(s, R"({"kind": "run", "inputs": "example"})");
+        auto out = apply_ok(s, R"({"kind": "run", "inputs": "sample"})");
         REQUIRE(out.run);
         return out.run->parity;
     };

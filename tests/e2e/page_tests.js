@@ -403,7 +403,7 @@ test("run: outputs equal the CLI's, parity against PyTorch eager", async (ctx) =
   const expected = cli.runOutputs(file);
   assert.equal(s.run.outputs.length, expected.length);
   assert.deepEqual(s.run.outputs[0].first, expected[0].data.slice(0, 8), "the same executor values");
-  assert.match(s.run.inputs, /example inputs/);
+  assert.match(s.run.inputs, /^sample inputs \(data\/sample_inputs\/model\.pt\)$/);
   assert.equal(s.run.reference.allclose, true, "within PyTorch's tolerance of eager");
   await shot(ctx, page, "panel-run.png", "dock");
   // Seeded inputs: SeededRng(3).normal(), the same as `pt2lab run --seed 3`.

@@ -45,9 +45,9 @@ void file_facts(App& app) {
         for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
             inputs += (inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
         if (!inputs.empty()) fact("inputs", inputs);
-        fact("example inputs", ep.example_inputs.empty()
-                                   ? "none (runs use seeded inputs)"
-                                   : std::to_string(ep.example_inputs.size()) + " (extra/pt2lab)");
+        fact("sample inputs", ep.example_inputs.empty() ? "none (runs use seeded inputs)"
+                                                        : std::to_string(ep.example_inputs.size()) +
+                                                              " (data/sample_inputs/model.pt)");
         if (!ep.reference_outputs.empty())
             fact("reference", "PyTorch eager outputs (extra/pt2lab)");
         for (const std::string& w : ep.warnings) fact("warning", w, colors::warn);

@@ -75,13 +75,12 @@ void draw_run_tab(App& app) {
     UiState& ui = app.ui();
     ImGui::TextDisabled("inputs:");
     ImGui::SameLine();
-    const char* kinds[] = {"the file's own", "example inputs", "sample inputs", "seeded"};
-    const char* tips[] = {("example inputs (extra/pt2lab) if the file has them, else the sample "
-                           "inputs of a torch.export.save archive, else seeded"),
-                          "extra/pt2lab/inputs of pt2lab's lesson assets",
-                          "data/sample_inputs/model.pt of a real torch.export.save archive",
+    const char* kinds[] = {"the file's own", "sample inputs", "seeded"};
+    const char* tips[] = {"the file's sample inputs if it has them, else seeded",
+                          "data/sample_inputs/model.pt: the example inputs torch.export.save "
+                          "keeps in the archive",
                           "SeededRng(seed).normal(), shaped by the graph's inputs"};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 3; ++i) {
         if (i) ImGui::SameLine(0, px(2));
         bool active = static_cast<int>(ui.run_inputs.kind) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));

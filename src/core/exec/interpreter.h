@@ -68,7 +68,7 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt = {});
 
-// The program's example inputs (extra/pt2lab), as executor tensors.
+// The program's example inputs (data/sample_inputs/model.pt), as executor tensors.
 std::vector<Tensor> example_inputs(const ExportedProgram& ep);
 // One tensor per user input, shaped by the graph's metadata, filled from
 // pt2lab's documented generator: one SeededRng(seed), inputs in order, normal().

@@ -125,14 +125,12 @@ Result<InputSource> inputs_from_json(const JsonAt& a) {
     std::string kind = a.str_or("inputs", "auto");
     if (kind == "auto")
         src.kind = InputSource::Kind::Auto;
-    else if (kind == "example")
-        src.kind = InputSource::Kind::Example;
     else if (kind == "sample")
         src.kind = InputSource::Kind::Sample;
     else if (kind == "seeded")
         src.kind = InputSource::Kind::Seeded;
     else
-        return a.get("inputs").error("expected \"auto\", \"example\", \"sample\" or \"seeded\"");
+        return a.get("inputs").error("expected \"auto\", \"sample\" or \"seeded\"");
     if (JsonAt seed = a.get("seed"); seed.v) {
         auto v = seed.as_int();
         if (!v.ok()) return v.error();

@@ -40,10 +40,10 @@ const char* graph_view_name(GraphView v); // "ExportedProgram", "ep.module()"
 // Where a run's inputs come from.
 struct InputSource {
     enum class Kind {
-        Auto,    // the file's own: example inputs (extra/pt2lab), else sample inputs, else Seeded
-        Example, // extra/pt2lab/inputs (pt2lab's lesson assets)
-        Sample,  // data/sample_inputs/model.pt of a real torch.export.save archive
-        Seeded,  // pt2lab's documented generator, SeededRng(seed).normal(), shaped by the graph
+        Auto,   // the file's sample inputs if it has them, else Seeded
+        Sample, // data/sample_inputs/model.pt: torch.export.save writes export()'s
+                // example args and kwargs there (the program's example_inputs)
+        Seeded, // pt2lab's documented generator, SeededRng(seed).normal(), shaped by the graph
     } kind = Kind::Auto;
     uint64_t seed = 0; // Seeded
 };
@@ -93,9 +93,10 @@ const char* action_kind_name(Action::Kind k); // "decompose", "prepare", ...
 
 // What one run produced and how it compares with the file as loaded.
 struct RunReport {
-    uint64_t version = 0;     // the workspace version it ran at
-    std::string inputs_label; // "example inputs (extra/pt2lab)", "SeededRng(0).normal()", ...
-    RunResult result;         // the last repetition's outputs and per-node values
+    uint64_t version = 0; // the workspace version it ran at
+    std::string
+        inputs_label; // "sample inputs (data/sample_inputs/model.pt)", "SeededRng(0).normal()"
+    RunResult result; // the last repetition's outputs and per-node values
     // The module's forward was stale: the graph changed since its last
     // recompile(), so (as in torch) the run used the code of that recompile.
     bool stale = false;

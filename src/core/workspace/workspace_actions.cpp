@@ -148,6 +148,9 @@ std::string edit_summary(const ActionResult& r) {
     return out;
 }
 
+// The file's own inputs: torch's eager outputs on them (extra/pt2lab) are a run's reference.
+const char* const kSampleInputsLabel = "sample inputs (data/sample_inputs/model.pt)";
+
 } // namespace
 
 Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
@@ -155,19 +158,18 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
     const ExportedProgram* ep = original_.get();
     InputSource::Kind kind = src.kind;
     if (kind == InputSource::Kind::Auto)
-        kind = ep && !ep->example_inputs.empty() ? InputSource::Kind::Example
+        kind = ep && !ep->example_inputs.empty() ? InputSource::Kind::Sample
                                                  : InputSource::Kind::Seeded;
     switch (kind) {
-    case InputSource::Kind::Example:
-        if (!ep || ep->example_inputs.empty())
-            return make_error("inputs", "this file carries no example inputs (extra/pt2lab/inputs)",
-                              "run it on seeded inputs instead");
-        label = "example inputs (extra/pt2lab)";
-        return example_inputs(*ep);
     case InputSource::Kind::Sample:
-        return make_error("inputs",
-                          "this file carries no sample inputs (data/sample_inputs/model.pt)",
-                          "run it on seeded inputs instead");
+        if (!ep || ep->example_inputs.empty())
+            return make_error("inputs",
+                              ep ? "this file carries no sample inputs pt2lab can read "
+                                   "(data/sample_inputs/model.pt)"
+                                 : "a symbolic_trace graph carries no sample inputs",
+                              "run it on seeded inputs instead");
+        label = kSampleInputsLabel;
+        return example_inputs(*ep);
     case InputSource::Kind::Seeded:
     case InputSource::Kind::Auto: break;
     }
@@ -376,7 +378,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         rep.stale = gm.stale();
         rep.parity = compare_runs(r.value(), base.value());
         if (a.inputs.kind != InputSource::Kind::Seeded && original_ &&
-            !original_->reference_outputs.empty() && label.rfind("example", 0) == 0)
+            !original_->reference_outputs.empty() && label == kSampleInputsLabel)
             rep.reference = compare_with_reference(r.value(), original_->reference_outputs);
         rep.result = r.take();
         out.summary = "ran on " + label + (a.repeat > 1 ? " x" + std::to_string(a.repeat) : "") +
