@@ -240,9 +240,11 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     }
     // The first file is the page's backdrop: a deep link's lesson still opens over it.
     bool first = ws_ == nullptr;
-    if (!first) {
+    if (!first && (lesson_ || !pending_id_.empty())) {
         lesson_.reset();
         pending_id_.clear();
+        ui_.highlight.clear();
+        platform::set_text_view("");
     }
     ws_ = ws.take();
     file_name_ = base_name(name);
