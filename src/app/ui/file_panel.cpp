@@ -1,6 +1,6 @@
 // The left column with a file open: the file's facts (how it was made, what
 // it holds, op counts, ops the executor cannot run), the lesson graphs to
-// open, and the undo / redo history.
+// open, the undo / redo history and the lessons.
 #include "ui/file_panel.h"
 
 #include <map>
@@ -142,12 +142,12 @@ void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::Begin("File", nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
-    lesson_list(app);
     if (app.workspace()) {
         file_facts(app);
         history(app);
     }
     lesson_graphs(app);
+    lesson_list(app);
     ImGui::End();
 }
 
