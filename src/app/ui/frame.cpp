@@ -5,10 +5,12 @@
 #include <algorithm>
 
 #include "ui/code_panel.h"
+#include "ui/compare_view.h"
 #include "ui/file_panel.h"
 #include "ui/graph_toolbar.h"
 #include "ui/graph_view.h"
 #include "ui/inspector.h"
+#include "ui/lesson_panel.h"
 #include "ui/log_panel.h"
 #include "ui/observers_panel.h"
 #include "ui/program_panel.h"
@@ -109,6 +111,7 @@ constexpr Shortcut kShortcuts[] = {
     {"R", "run the graph and check parity"},
     {"Ctrl+Z", "undo"},
     {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+    {"Left / Right", "previous / next lesson step"},
     {"?", "this list"},
 };
 
@@ -137,6 +140,12 @@ void shortcuts(App& app) {
             ui.show_help = false;
         else
             app.select(0);
+    }
+    if (const LessonRunner* r = app.lesson()) {
+        if (ImGui::IsKeyPressed(ImGuiKey_RightArrow, false) && r->step() < r->step_count())
+            app.lesson_go(r->step() + 1);
+        if (ImGui::IsKeyPressed(ImGuiKey_LeftArrow, false) && r->step() > 1)
+            app.lesson_go(r->step() - 1);
     }
     if (!app.workspace()) return;
     Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
@@ -216,12 +225,26 @@ void draw_frame(App& app) {
         float k = fonts().scale;
         ui.widgets[std::string("panel:") + name] = {pos.x / k, pos.y / k, size.x / k, size.y / k};
     };
-    panel("file", ImVec2(0, top), ImVec2(left, H));
-    panel("graph", ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
+    bool in_lesson = app.lesson() || !app.lesson_pending().empty();
+    std::vector<App::CompareGraph> compare = app.compare_graphs();
+    // The step's own graph on the left, its `compare` graphs to its right.
+    float pane_w = compare.empty() ? centre_w
+                                   : (centre_w - gap * static_cast<float>(compare.size())) /
+                                         static_cast<float>(compare.size() + 1);
+    panel(in_lesson ? "lesson" : "file", ImVec2(0, top), ImVec2(left, H));
+    panel("graph", ImVec2(centre_x, top), ImVec2(pane_w, upper_h));
     panel("inspector", ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
     panel("dock", ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
-    draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
-    draw_graph_view(app, ImVec2(centre_x, top), ImVec2(centre_w, upper_h));
+    if (in_lesson)
+        draw_lesson_panel(app, ImVec2(0, top), ImVec2(left, H));
+    else
+        draw_file_panel(app, ImVec2(0, top), ImVec2(left, H));
+    draw_graph_view(app, ImVec2(centre_x, top), ImVec2(pane_w, upper_h));
+    for (size_t i = 0; i < compare.size(); ++i) {
+        ImVec2 p(centre_x + static_cast<float>(i + 1) * (pane_w + gap), top);
+        panel(("compare " + std::to_string(i)).c_str(), p, ImVec2(pane_w, upper_h));
+        draw_compare_view(app, i, p, ImVec2(pane_w, upper_h));
+    }
     draw_inspector(app, ImVec2(centre_x + centre_w + gap, top), ImVec2(right, upper_h));
     bottom_dock(app, ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom));
 
