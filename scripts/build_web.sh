@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the page into a self-contained dist/ (or $PT2LAB_DIST): index.html and
 # its scripts from web/, app.js + app.wasm from the `wasm` preset (src/app),
-# the fonts subset to the page's text (tools/subset_fonts.py), and the lesson
-# graphs with their index. Every URL in it is relative: copy it anywhere.
+# the fonts subset to the page's text (tools/subset_fonts.py), the lesson
+# graphs with their index, the lessons (assets/lessons) and their fx graphs.
+# Every URL in it is relative: copy it anywhere.
 # Needs the packages of scripts/deps.sh; fetches the Dear ImGui source if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,15 +17,27 @@ cmake --build --preset wasm -j"$JOBS" --target pt2lab_page
 
 tmp="$OUT.tmp"
 rm -rf "$tmp"
-mkdir -p "$tmp/fonts" "$tmp/assets/graphs"
-cp web/index.html web/style.css web/loader.js web/bridge.js web/favicon.svg "$tmp/"
+mkdir -p "$tmp/fonts" "$tmp/assets/graphs" "$tmp/assets/lessons" "$tmp/assets/fx"
+cp web/index.html web/style.css web/loader.js web/bridge.js web/text_view.js web/favicon.svg "$tmp/"
 cp build/wasm/src/app/app.js build/wasm/src/app/app.wasm "$tmp/"
 /usr/bin/python3 tools/subset_fonts.py --out "$tmp/fonts"
 cp assets/graphs/*.pt2 "$tmp/assets/graphs/"
+# The lessons (the loader fetches every file assets/lessons/index.json names)
+# and the symbolic_trace graphs they show beside the exported ones.
+cp assets/lessons/*.md "$tmp/assets/lessons/"
+cp assets/fx/*.json "$tmp/assets/fx/"
 /usr/bin/python3 - "$tmp/assets/graphs" <<'PY'
 import json, os, sys
 folder = sys.argv[1]
 names = sorted(n for n in os.listdir(folder) if n.endswith((".pt2", ".json")) and n != "index.json")
+with open(os.path.join(folder, "index.json"), "w") as f:
+    json.dump(names, f)
+    f.write("\n")
+PY
+/usr/bin/python3 - "$tmp/assets/lessons" <<'PY'
+import json, os, sys
+folder = sys.argv[1]
+names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
 with open(os.path.join(folder, "index.json"), "w") as f:
     json.dump(names, f)
     f.write("\n")

@@ -17,12 +17,15 @@ FAILED=0
 
 # Making the torch roots is mostly downloading and unpacking: start it now, beside
 # the compiling suites; the assets suite waits for it.
+# (Each suite runs in a subshell, which cannot `wait` for this job: it leaves its exit
+# status in $ROOTS_LOG.rc.)
 ROOTS_LOG=$ROOT/build/torch_roots.log
-ROOTS_PID=
+ROOTS_STARTED=
+rm -f "$ROOTS_LOG.rc"
 if [[ " $SUITES " == *" assets "* ]] && bash scripts/torch_env.sh can >/dev/null 2>&1; then
     mkdir -p build
-    bash scripts/torch_env.sh ensure all >"$ROOTS_LOG" 2>&1 &
-    ROOTS_PID=$!
+    (bash scripts/torch_env.sh ensure all >"$ROOTS_LOG" 2>&1; echo $? >"$ROOTS_LOG.rc") &
+    ROOTS_STARTED=1
 fi
 
 run_suite() { # name, command...
@@ -81,11 +84,10 @@ suite_assets() {
         python3 tools/make_corpus.py --check
         return
     fi
-    if [ -n "$ROOTS_PID" ]; then
-        local rc=0
-        wait "$ROOTS_PID" || rc=$?
+    if [ -n "$ROOTS_STARTED" ]; then
+        while [ ! -s "$ROOTS_LOG.rc" ]; do sleep 2; done
         cat "$ROOTS_LOG"
-        [ $rc -eq 0 ] || return 1
+        [ "$(cat "$ROOTS_LOG.rc")" = 0 ] || return 1
     else
         bash scripts/torch_env.sh ensure all || return 1
     fi

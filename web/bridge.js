@@ -1,6 +1,6 @@
 // pt2lab's browser bridges, called from the WebAssembly app (src/app/platform/web_*.cpp):
 // files (picker, drag and drop, fetching the site's graphs), clipboard, URL
-// hash, localStorage, the first-frame signal and the error screen; and the
+// hash and hashchange, localStorage, the first-frame signal and the error screen; and the
 // read-only test hook window.pt2lab.state().
 (function () {
   "use strict";
@@ -116,6 +116,11 @@
     var url = location.pathname + location.search + (hash ? "#" + hash : "");
     history.replaceState(null, "", url);
   };
+  // hashchange (a link, the address bar, back / forward): the app takes it on its next frame.
+  // setHash's replaceState fires no hashchange, so the app's own changes do not come back.
+  var hashChange = "";
+  window.addEventListener("hashchange", function () { hashChange = location.hash.replace(/^#/, "") || "#"; });
+  pt2lab.takeHashChange = function () { var h = hashChange; hashChange = ""; return h; };
   pt2lab.loadSetting = function (key) {
     try { return localStorage.getItem("pt2lab." + key) || ""; } catch (e) { return ""; }
   };

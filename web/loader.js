@@ -1,5 +1,5 @@
-// pt2lab's loader: checks WebGL2, fetches the WebAssembly app, its fonts and
-// the first graph with a progress bar, then starts the app. Every URL is
+// pt2lab's loader: checks WebGL2, fetches the WebAssembly app, its fonts, the
+// lesson texts and the first graph with a progress bar, then starts the app. Every URL is
 // relative, so the folder works under any path. A missing WebGL2 or a failed
 // download shows a readable error screen instead of a blank canvas.
 (function () {
@@ -79,9 +79,21 @@
     { url: "assets/graphs/index.json", guess: 300, name: "assets/graphs/index.json" },
     { url: "assets/graphs/" + pt2lab.startFile, guess: 50000, name: pt2lab.startFile }
   ];
+  // The lesson texts (assets/lessons/index.json names them) come with the first
+  // download too: the lesson list and a deep link (#m00-4/3) need them at once.
+  var lessons = fetch("assets/lessons/index.json").then(function (res) {
+    if (!res.ok) throw new Error("assets/lessons/index.json: the server answered " + res.status);
+    return res.text();
+  }).then(function (text) {
+    var names = JSON.parse(text);
+    pt2lab.preloaded["assets/lessons/index.json"] = new TextEncoder().encode(text);
+    names.forEach(function (n) {
+      files.push({ url: "assets/lessons/" + n, guess: 12000, name: "assets/lessons/" + n });
+    });
+  });
   // app.js loads while the files download; the runtime starts (main()) only
   // once all of them are here, through emscripten's instantiateWasm hook.
-  var all = fetchAll(files).then(function (list) {
+  var all = lessons.then(function () { return fetchAll(files); }).then(function (list) {
     files.forEach(function (f, i) { if (f.name) pt2lab.preloaded[f.name] = list[i]; });
     label.textContent = "Starting...";
     return list[0];

@@ -94,6 +94,11 @@ App::App() : lesson_files_(read_lesson_index()) {
         return static_cast<float>(s.size()) * (mono ? 8.f : 7.f);
     };
     load_settings();
+    load_lessons();
+}
+
+const Workspace* App::workspace() const {
+    return lesson_ ? &lesson_->step_workspace() : ws_.get();
 }
 
 void App::load_settings() {
@@ -143,38 +148,39 @@ void App::set_scene_metrics(SceneMetrics m) {
 }
 
 const Scene& App::scene(GraphView v) const {
+    const Workspace* ws = workspace();
     SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
     const std::optional<ActionOutcome>& out = last_change_;
     bool diff = ui_.show_diff && out && out->view == v && !out->diff.empty();
-    if (c.valid && c.ws == ws_.get() && c.epoch == graph_epoch_ && c.diff == diff &&
+    if (c.valid && c.ws == ws && c.epoch == graph_epoch_ && c.diff == diff &&
         c.modules_rev == modules_rev_)
         return c.scene;
-    if (!c.valid || c.ws != ws_.get() || c.epoch != graph_epoch_)
-        c.tree = build_module_tree(ws_->graph(v), v == GraphView::Program && ws_->has_program()
-                                                      ? &ws_->program().signature
-                                                      : nullptr);
+    if (!c.valid || c.ws != ws || c.epoch != graph_epoch_)
+        c.tree = build_module_tree(ws->graph(v), v == GraphView::Program && ws->has_program()
+                                                     ? &ws->program().signature
+                                                     : nullptr);
     size_t vi = v == GraphView::Program ? 0 : 1;
     ExpandedSet all;
     if (ui_.expand_all[vi]) all = c.tree.all_paths();
-    if (c.ws != ws_.get())
+    if (c.ws != ws)
         c.before = Scene{};
     else if (c.epoch != graph_epoch_ && c.valid)
         c.before = std::move(c.scene);
     SceneContext ctx;
-    if (v == GraphView::Program && ws_->has_program()) ctx.signature = &ws_->program().signature;
-    if (v == GraphView::Module) ctx.submodules = &ws_->module().submodules;
+    if (v == GraphView::Program && ws->has_program()) ctx.signature = &ws->program().signature;
+    if (v == GraphView::Module) ctx.submodules = &ws->module().submodules;
     ctx.modules = &c.tree;
     ctx.expanded = ui_.expand_all[vi] ? &all : &ui_.expanded[vi];
     double t0 = platform::now_seconds();
-    c.scene = build_scene(ws_->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
+    c.scene = build_scene(ws->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
     scene_ms_ = (platform::now_seconds() - t0) * 1000;
     ++scene_builds_;
-    for (const Workspace::UnsupportedOp& u : ws_->unsupported_ops(v))
+    for (const Workspace::UnsupportedOp& u : ws->unsupported_ops(v))
         for (uint32_t id : u.nodes)
             if (int i = c.scene.find_id(id); i >= 0)
                 c.scene.nodes[static_cast<size_t>(i)].runnable = false;
-    c.ws = ws_.get();
+    c.ws = ws;
     c.epoch = graph_epoch_;
     c.diff = diff;
     c.modules_rev = modules_rev_;
@@ -192,11 +198,12 @@ void App::update_search() const {
     search_.ids.clear();
     search_.marks.assign(sc.nodes.size(), 0);
     if (ui_.search.empty()) return;
+    const Workspace* ws = workspace();
     const GraphSignature* sig =
-        ui_.view == GraphView::Program && ws_->has_program() ? &ws_->program().signature : nullptr;
+        ui_.view == GraphView::Program && ws->has_program() ? &ws->program().signature : nullptr;
     SceneNode probe;
     InputSpecIndex specs = index_inputs(sig);
-    for (const Node* n : ws_->graph(ui_.view).nodes()) {
+    for (const Node* n : ws->graph(ui_.view).nodes()) {
         probe.name = n->name();
         probe.target = n->target();
         probe.kind = node_kind_label(*n, sig, specs);
@@ -238,7 +245,8 @@ void App::expand_to(uint32_t id) {
 }
 
 void App::apply_module(const ModuleRequest& r) {
-    if (!ws_) return;
+    const Workspace* ws = workspace();
+    if (!ws) return;
     size_t vi = ui_.view == GraphView::Program ? 0 : 1;
     const ModuleTree& tree = modules(ui_.view);
     ExpandedSet& ex = ui_.expanded[vi];
@@ -273,7 +281,7 @@ void App::apply_module(const ModuleRequest& r) {
         ui_.camera[vi].fitted = false;
         break;
     case ModuleRequest::Kind::Reveal: {
-        std::vector<Node*> nodes = ws_->graph(ui_.view).nodes();
+        std::vector<Node*> nodes = ws->graph(ui_.view).nodes();
         for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i) {
             if (nodes[i]->id() != r.id) continue;
             for (int g : tree.chain(tree.node_group[i]))
@@ -288,26 +296,28 @@ void App::apply_module(const ModuleRequest& r) {
 }
 
 const Node* App::selected_node() const {
-    if (!ws_ || ui_.selected == 0) return nullptr;
-    return ws_->node(ui_.view, ui_.selected);
+    const Workspace* ws = workspace();
+    if (!ws || ui_.selected == 0) return nullptr;
+    return ws->node(ui_.view, ui_.selected);
 }
 
 bool App::run_changes_state() const {
-    if (!ws_) return false;
+    const Workspace* ws = workspace();
+    if (!ws) return false;
     // What Workspace counts as a state-changing run: observers, or ops that may write buffers.
-    return !ws_->state().observers.empty() || !attrs_written_in_place(*ws_->module().graph).empty();
+    return !ws->state().observers.empty() || !attrs_written_in_place(*ws->module().graph).empty();
 }
 
 void App::post(Action a) {
-    requests_.push_back({Request::Kind::Apply, std::move(a)});
+    requests_.push_back({Request::Kind::Apply, std::move(a), {}, 0});
 }
 
 void App::post_undo() {
-    requests_.push_back({Request::Kind::Undo, {}});
+    requests_.push_back({Request::Kind::Undo, {}, {}, 0});
 }
 
 void App::post_redo() {
-    requests_.push_back({Request::Kind::Redo, {}});
+    requests_.push_back({Request::Kind::Redo, {}, {}, 0});
 }
 
 void App::select(uint32_t id) {
@@ -316,15 +326,16 @@ void App::select(uint32_t id) {
 }
 
 void App::set_view(GraphView v) {
-    if (v == GraphView::Program && (!ws_ || !ws_->has_program())) return;
+    const Workspace* ws = workspace();
+    if (v == GraphView::Program && (!ws || !ws->has_program())) return;
     if (v == ui_.view) return;
     // Keep the selection when the other graph has a node of the same name
     // (conv2d is in both; p_conv_weight becomes the get_attr conv_weight only by meaning).
     const Node* sel = selected_node();
     ui_.view = v;
     ui_.selected = 0;
-    if (sel && ws_)
-        if (const Node* same = ws_->find(v, sel->name())) ui_.selected = same->id();
+    if (sel)
+        if (const Node* same = ws->find(v, sel->name())) ui_.selected = same->id();
 }
 
 void App::open_asset(const std::string& file) {
@@ -356,7 +367,12 @@ void App::show_tab(Tab t) {
 
 bool App::take_files() {
     std::vector<platform::OpenedFile> files = platform::take_opened();
+    bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
+        if (take_lesson_file(f.name, f.bytes, f.error)) {
+            lesson_files = true;
+            continue;
+        }
         if (!f.error.empty()) {
             ui_.error = f.name + ": " + f.error;
             log(LogLine::Kind::Error, ui_.error);
@@ -368,7 +384,10 @@ bool App::take_files() {
             bench_.awaiting_draw = true;
         }
     }
-    return !files.empty();
+    if (lesson_files) start_pending_lesson();
+    std::string hash = platform::take_hash_change();
+    if (!hash.empty()) follow_hash(hash);
+    return !files.empty() || !hash.empty();
 }
 
 bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
@@ -378,6 +397,14 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
         ui_.error = ws.error().str();
         log(LogLine::Kind::Error, "could not open " + ui_.error);
         return false;
+    }
+    // The first file is the page's backdrop: a deep link's lesson still opens over it.
+    bool first = ws_ == nullptr;
+    if (!first && (lesson_ || !pending_id_.empty())) {
+        lesson_.reset();
+        pending_id_.clear();
+        ui_.highlight.clear();
+        platform::set_text_view("");
     }
     ws_ = ws.take();
     file_name_ = base_name(name);
@@ -396,14 +423,8 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     fresh.t_opened = ui_.t_opened;
     fresh.t_first_frame = ui_.t_first_frame;
     fresh.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
-    for (size_t vi = 0; vi < 2; ++vi) {
-        GraphView v = vi == 0 ? GraphView::Program : GraphView::Module;
-        if (v == GraphView::Program && !ws_->has_program()) continue;
-        fresh.expand_all[vi] = !options_.auto_collapse || ws_->graph(v).size() <= kCollapseAbove;
-    }
     ui_ = std::move(fresh);
-    module_requests_.clear();
-    ++modules_rev_;
+    reset_modules();
     for (SceneCache& c : scenes_) c = SceneCache{};
     diff_since_ = -1;
     last_change_.reset();
@@ -412,8 +433,25 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
                                  std::to_string(ws_->graph(ui_.view).size()) + " nodes)");
     bool lesson = false;
     for (const std::string& f : lesson_files_) lesson |= f == file_name_;
-    platform::set_url_hash(lesson ? "file=" + file_name_ : "");
+    // A deep link the page was opened with stays until its lesson is there.
+    std::string id;
+    int step = 0;
+    bool deep_link = first && LessonRunner::parse_deep_link(start_link(), id, step);
+    if (pending_id_.empty() && !lesson_ && !deep_link)
+        platform::set_url_hash(lesson ? "file=" + file_name_ : "");
     return true;
+}
+
+void App::reset_modules() {
+    const Workspace* ws = workspace();
+    for (size_t vi = 0; vi < 2; ++vi) {
+        GraphView v = vi == 0 ? GraphView::Program : GraphView::Module;
+        ui_.expanded[vi].clear();
+        ui_.expand_all[vi] = !ws || (v == GraphView::Program && !ws->has_program()) ||
+                             !options_.auto_collapse || ws->graph(v).size() <= kCollapseAbove;
+    }
+    module_requests_.clear();
+    ++modules_rev_;
 }
 
 bool App::end_frame() {
@@ -428,6 +466,17 @@ bool App::end_frame() {
 }
 
 void App::apply(const Request& r) {
+    if (r.kind >= Request::Kind::LessonOpen) {
+        apply_lesson(r);
+        return;
+    }
+    if (lesson_) {
+        // The lesson's graphs change only through its steps, so they stay the engine's.
+        ui_.error = "In a lesson the step's button changes the graph. To edit it yourself, leave "
+                    "the lesson (\"Leave lesson\" in the lesson panel).";
+        log(LogLine::Kind::Warning, ui_.error);
+        return;
+    }
     if (!ws_) return;
     if (r.kind != Request::Kind::Apply) {
         bool undo = r.kind == Request::Kind::Undo;

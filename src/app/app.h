@@ -9,10 +9,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "graph_scene.h"
+#include "lesson/catalog.h"
+#include "lesson/markdown.h"
+#include "lesson/runner.h"
 #include "workspace/workspace.h"
 
 namespace pt2lab::app {
@@ -52,6 +58,14 @@ struct CanvasRect {
 LayoutPoint world_to_screen(const Camera& c, const CanvasRect& r, LayoutPoint p);
 LayoutPoint screen_to_world(const Camera& c, const CanvasRect& r, LayoutPoint p);
 
+// What a learner did in one lesson (kept in localStorage): steps whose button
+// ran or that were read to the end, and the option chosen per check.
+struct LessonProgress {
+    std::vector<int> done;      // 1-based step numbers, sorted
+    std::map<int, int> answers; // step -> option index chosen last
+    bool is_done(int step) const;
+};
+
 struct UiState {
     GraphView view = GraphView::Program;
     uint32_t selected = 0;      // node id in `view`'s graph; 0 = none
@@ -83,6 +97,11 @@ struct UiState {
     // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
     // pixels {x, y, w, h}: the browser tests click them through the state hook.
     std::map<std::string, std::array<float, 4>> widgets;
+    // Lesson mode: the current step's highlights (node ids in the shown graph)
+    // and the option chosen for its check (-1: none yet).
+    std::vector<uint32_t> highlight;
+    int answer = -1;
+    Camera compare_camera[4]; // the step's `compare` graphs, left to right
     uint64_t frames = 0;
     // Start-up milestones (platform::now_seconds): main() entered, fonts
     // rasterized, first file opened, first frame on screen.
@@ -113,7 +132,8 @@ public:
     ~App();
 
     // --- reading ------------------------------------------------------------
-    const Workspace* workspace() const { return ws_.get(); }
+    // The workspace the panels show: the current lesson step's graph, else the open file.
+    const Workspace* workspace() const;
     const PageOptions& options() const { return options_; }
     // Benchmark mode: the main loop reports every frame; the first frame drawn after
     // a file opened ends that open's timing.
@@ -165,6 +185,41 @@ public:
     // Graphs with more nodes open collapsed to their top-level modules.
     static constexpr size_t kCollapseAbove = 400;
 
+    // --- lessons (app_lesson.cpp) ----------------------------------------------
+    // The lessons the page ships (assets/lessons, fetched by the loader).
+    const LessonCatalog& lessons() const { return catalog_; }
+    const std::string& lessons_error() const { return catalog_error_; }
+    const std::string& lesson_lang() const { return lang_; } // "zh-TW" | "en"
+    // The lesson being followed, or null (a file of one's own, or still loading).
+    const LessonRunner* lesson() const { return lesson_.get(); }
+    // A lesson waiting for its graphs to download ("" when none).
+    const std::string& lesson_pending() const { return pending_id_; }
+    const LessonProgress& progress(const std::string& id) const;
+    // The step's `compare` graphs shown beside the step's own: (key, workspace, view).
+    struct CompareGraph {
+        std::string key;
+        const Workspace* ws = nullptr;
+        GraphView view = GraphView::Module;
+    };
+    std::vector<CompareGraph> compare_graphs() const;
+    // The scene of any lesson graph (no diff overlay): the compare panes.
+    const Scene& compare_scene(size_t index) const;
+    // Requests (applied by end_frame, like every change).
+    void open_lesson(const std::string& id, int step = 1); // 1-based step
+    void lesson_go(int step);
+    void lesson_perform(); // the step's button
+    void lesson_answer(int option);
+    void lesson_reset();
+    void set_lesson_lang(const std::string& lang);
+    void leave_lesson(); // back to the file the page had open before
+    // The current step's prose as Markdown blocks (the intro too on step 1), parsed once per step.
+    struct StepText {
+        std::vector<MdBlock> intro, prose, after;
+    };
+    const StepText& step_text() const { return step_text_; }
+    // The current step for the HTML text view (platform::set_text_view); "" without a lesson.
+    std::string text_view_json() const;
+
     // --- frame ----------------------------------------------------------------
     // Opens files that arrived (picked, dropped, fetched). True if any did.
     bool take_files();
@@ -180,8 +235,21 @@ public:
 
 private:
     struct Request {
-        enum class Kind { Apply, Undo, Redo } kind = Kind::Apply;
+        enum class Kind {
+            Apply,
+            Undo,
+            Redo,
+            LessonOpen,
+            LessonGo,
+            LessonPerform,
+            LessonAnswer,
+            LessonReset,
+            LessonLang,
+            LessonLeave
+        } kind = Kind::Apply;
         Action action;
+        std::string text; // LessonOpen: the id; LessonLang: the language
+        int number = 0;   // LessonOpen / LessonGo: the step; LessonAnswer: the option
     };
     struct ModuleRequest {
         enum class Kind { Toggle, All, None, Reveal } kind = Kind::Toggle;
@@ -189,6 +257,9 @@ private:
         uint32_t id = 0;
     };
     void apply_module(const ModuleRequest& r);
+    // Every module expanded, or (a graph over kCollapseAbove nodes, unless the page
+    // says otherwise) collapsed to the top level: for a workspace newly shown.
+    void reset_modules();
     struct SceneCache {
         const Workspace* ws = nullptr;
         uint64_t epoch = 0;
@@ -200,10 +271,26 @@ private:
         Scene before; // the scene of the previous version (ghosts come from it)
     };
     void apply(const Request& r);
+    nlohmann::json lessons_json() const; // the test hook's "lessons" (state_json.cpp)
     // Panel sizes, tab, code form and auto-run, kept in localStorage between visits.
     void load_settings();
     void save_settings();
     void after_change(const ActionOutcome& out, bool user_action);
+    // Lessons (app_lesson.cpp).
+    void load_lessons();
+    void apply_lesson(const Request& r);
+    // A downloaded lesson graph ("lesson-asset:<path>"): kept for the runner; false for other
+    // files.
+    bool take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
+                          const std::string& error);
+    void start_pending_lesson();
+    void enter_step();      // after the runner moved: view, selection, highlights, hash, text view
+    void enter_step_text(); // the step's text (after a move or a language switch)
+    void after_perform(const LessonStepReport& rep);
+    void save_progress();
+    // The lesson link the page opened with: the `step` URL option, else the hash.
+    std::string start_link() const;
+    void follow_hash(const std::string& hash);
 
     std::unique_ptr<Workspace> ws_;
     UiState ui_;
@@ -231,6 +318,18 @@ private:
     std::string saved_settings_;
     std::optional<ActionOutcome> last_change_;
     uint64_t graph_epoch_ = 0;
+
+    LessonCatalog catalog_;
+    std::string catalog_error_;
+    std::string lang_;
+    std::unique_ptr<LessonRunner> lesson_;
+    std::map<std::string, std::vector<uint8_t>> lesson_bytes_; // lesson graph path -> bytes
+    std::set<std::string> requested_;                          // lesson graphs being fetched
+    std::string pending_id_;                                   // waiting for its graphs
+    int pending_step_ = 1;
+    std::map<std::string, LessonProgress> progress_;
+    mutable std::vector<SceneCache> compare_scenes_;
+    StepText step_text_;
 };
 
 } // namespace pt2lab::app

@@ -1,5 +1,7 @@
 // The page's read-only test hook (window.pt2lab.state()): file, view, nodes
 // with their boxes on screen in CSS pixels, selection, code, runs, history.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "app.h"
@@ -69,10 +71,11 @@ std::string App::bench_json() const {
     j["t_arrived"] = bench_.t_arrived * 1000;
     j["t_opened"] = bench_.t_opened * 1000;
     j["t_drawn"] = bench_.t_drawn * 1000;
-    if (!ws_) return j.dump();
+    const Workspace* ws = workspace();
+    if (!ws) return j.dump();
     const Scene& sc = scene(ui_.view);
     j["file"] = file_name_;
-    j["nodes"] = ws_->graph(ui_.view).size();
+    j["nodes"] = ws->graph(ui_.view).size();
     j["shown"] = sc.nodes.size();
     j["edges"] = sc.edges.size();
     j["scene_ms"] = scene_ms_;
@@ -83,6 +86,78 @@ std::string App::bench_json() const {
     j["canvas"] = {{"x", cr.x / s}, {"y", cr.y / s}, {"w", cr.w / s}, {"h", cr.h / s}};
     j["expand_all"] = ui_.expand_all[ui_.view == GraphView::Program ? 0 : 1];
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+nlohmann::json App::lessons_json() const {
+    json j = {{"lang", lang_}, {"error", catalog_error_}, {"pending", pending_id_}};
+    json list = json::array();
+    for (const LessonCatalog::Entry& e : catalog_.entries) {
+        const Lesson* l = catalog_.find(e.id, lang_);
+        const LessonProgress& p = progress(e.id);
+        json answers = json::object();
+        for (const auto& [step, opt] : p.answers) answers[std::to_string(step)] = opt;
+        list.push_back({{"id", e.id},
+                        {"title", l ? l->title : ""},
+                        {"steps", l ? l->steps.size() : 0},
+                        {"done", p.done},
+                        {"answers", answers}});
+    }
+    j["list"] = list;
+    if (!lesson_) return j;
+    const LessonRunner& r = *lesson_;
+    const LessonStep& st = r.current();
+    const Workspace& ws = r.step_workspace();
+    GraphView v = r.step_view();
+    auto names = [](const Workspace& w, GraphView view, const std::vector<uint32_t>& ids) {
+        json out = json::array();
+        for (uint32_t id : ids)
+            if (const Node* n = w.node(view, id)) out.push_back(n->name());
+        return out;
+    };
+    json cur = {{"id", r.lesson().id},     {"title", r.lesson().title},
+                {"file", r.lesson().file}, {"step", r.step()},
+                {"steps", r.step_count()}, {"step_title", st.title},
+                {"graph", st.graph},       {"view", graph_view_name(v)},
+                {"button", st.button},     {"performed", r.performed()},
+                {"quiz", st.is_quiz},      {"highlight", names(ws, v, ui_.highlight)},
+                {"answer", ui_.answer}};
+    if (!st.check.options.empty()) {
+        cur["options"] = st.check.options.size();
+        if (ui_.answer >= 0) cur["correct"] = r.check_answer(ui_.answer).correct;
+    }
+    json compare = json::array();
+    for (const CompareGraph& g : compare_graphs()) {
+        json nodes = json::array();
+        for (const Node* n : g.ws->graph(g.view).nodes()) nodes.push_back(n->name());
+        compare.push_back({{"key", g.key}, {"view", graph_view_name(g.view)}, {"nodes", nodes}});
+    }
+    cur["compare"] = compare;
+    if (const auto& rep = r.report()) {
+        json actions = json::array();
+        for (const LessonActionReport& a : rep->actions) {
+            json o = {{"graph", a.graph},
+                      {"kind", a.kind},
+                      {"changed", a.changed},
+                      {"torch_error_type", a.torch_error_type}};
+            if (a.run) {
+                json par = json::array();
+                for (const TensorParity& t : a.run->parity.outputs)
+                    par.push_back({{"bit_identical", t.bit_identical}, {"max_abs", t.max_abs}});
+                o["parity"] = par;
+            }
+            actions.push_back(o);
+        }
+        cur["report"] = {{"changed", rep->changed}, {"actions", actions}};
+    }
+    // Every lesson graph's lint verdict in the step's view ("" = ok).
+    json lint = json::object();
+    for (const LessonGraph& g : r.lesson().graphs)
+        if (const Workspace* w = r.workspace(g.key))
+            lint[g.key] = w->lint_message(
+                st.view == "program" && w->has_program() ? GraphView::Program : GraphView::Module);
+    cur["lint"] = lint;
+    j["current"] = cur;
+    return j;
 }
 
 std::string App::state_json() const {
@@ -108,16 +183,19 @@ std::string App::state_json() const {
     j["widgets"] = widgets;
     j["panels"] = json::array();
     if (!options_.hide_top) j["panels"].push_back("top bar");
-    if (!options_.hide_left) j["panels"].push_back("file");
+    if (!options_.hide_left) j["panels"].push_back(lesson_ ? "lesson" : "file");
     j["panels"].push_back("graph");
     if (!options_.hide_inspector) j["panels"].push_back("inspector");
     if (!options_.hide_dock) j["panels"].push_back(tab_name(ui_.tab));
     j["options"] = {
         {"bench", options_.bench}, {"collapse", options_.auto_collapse}, {"step", options_.step}};
     if (ui_.show_help) j["panels"].push_back("keyboard shortcuts");
-    if (!ws_) return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (!workspace()) {
+        j["lessons"] = lessons_json();
+        return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
 
-    const Workspace& ws = *ws_;
+    const Workspace& ws = *workspace();
     j["file"] = file_name_;
     j["version"] = ws.version();
     j["has_program"] = ws.has_program();
@@ -145,6 +223,9 @@ std::string App::state_json() const {
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
         if (!n.runnable) node["runnable"] = false;
         if (n.group >= 0) node["group"] = n.members;
+        if (n.id &&
+            std::find(ui_.highlight.begin(), ui_.highlight.end(), n.id) != ui_.highlight.end())
+            node["highlight"] = true;
         nodes.push_back(node);
     }
     j["nodes"] = nodes;
@@ -210,6 +291,8 @@ std::string App::state_json() const {
     }
     j["observers"] = observers;
     j["auto_run"] = ui_.auto_run;
+    j["lint"] = ws.lint_message(ui_.view);
+    j["lessons"] = lessons_json();
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

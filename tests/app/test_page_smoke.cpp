@@ -45,6 +45,25 @@ std::string write_lesson_index() {
     return path;
 }
 
+// assets/lessons/index.json as scripts/build_web.sh writes it, and every lesson
+// file mapped as the loader's preloaded texts.
+void map_lessons() {
+    std::vector<std::string> names;
+    if (DIR* d = opendir((kSite + "/assets/lessons").c_str())) {
+        while (dirent* e = readdir(d)) {
+            std::string n = e->d_name;
+            if (n.size() > 3 && n.compare(n.size() - 3, 3, ".md") == 0) names.push_back(n);
+        }
+        closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    std::string path = std::string(PT2LAB_TEST_TMP) + "/lessons_index.json";
+    std::ofstream(path) << nlohmann::json(names).dump();
+    platform::null_platform_map("assets/lessons/index.json", path);
+    for (const std::string& n : names)
+        platform::null_platform_map("assets/lessons/" + n, kSite + "/assets/lessons/" + n);
+}
+
 // One ImGui context with the page's fonts (the system's, unsubset: the test
 // needs no build step) and one App, for the whole run.
 struct Harness {
@@ -55,6 +74,7 @@ struct Harness {
         platform::null_platform_map(
             "fonts/mono.ttf", "/usr/share/fonts/truetype/jetbrains-mono/JetBrainsMono-Regular.ttf");
         platform::null_platform_map("assets/graphs/index.json", write_lesson_index());
+        map_lessons();
         ImGui::CreateContext();
         ImGuiIO& io = ImGui::GetIO();
         io.IniFilename = nullptr;
@@ -95,6 +115,23 @@ struct Harness {
         io.AddMouseButtonEvent(0, true);
         frame();
         io.AddMouseButtonEvent(0, false);
+        frames(2);
+    }
+    // Clicks a widget the panels exposed (UiState::widgets, CSS = device pixels here).
+    void click_widget(const std::string& name) {
+        frame();
+        auto it = app->ui().widgets.find(name);
+        INFO(name);
+        REQUIRE(it != app->ui().widgets.end());
+        const auto& r = it->second;
+        REQUIRE(r[1] + r[3] <= ImGui::GetIO().DisplaySize.y);
+        click(r[0] + r[2] / 2, r[1] + r[3] / 2);
+    }
+    void key(ImGuiKey k) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.AddKeyEvent(k, true);
+        frame();
+        io.AddKeyEvent(k, false);
         frames(2);
     }
     void open_asset(const std::string& name) {
@@ -293,4 +330,185 @@ TEST_CASE("frames of a big graph", "[.big]") {
     };
     std::printf("open %.1f ms, first frame %.1f ms, frame %.2f ms\n", ms(t0, t1), ms(t1, t2),
                 ms(t2, t3) / 50);
+}
+
+namespace {
+
+std::vector<std::string> node_names(const Graph& g) {
+    std::vector<std::string> out;
+    for (const Node* n : g.nodes()) out.push_back(n->name());
+    return out;
+}
+
+// The page's lesson graph is exactly the engine's: a LessonRunner of its own,
+// at the same step with the same steps performed, shows the same nodes and code.
+void check_same_as_engine(Harness& h, const LessonRunner& engine) {
+    const LessonRunner* page = h.app->lesson();
+    REQUIRE(page);
+    REQUIRE(page->step() == engine.step());
+    REQUIRE(page->performed() == engine.performed());
+    for (const LessonGraph& g : engine.lesson().graphs) {
+        INFO(g.key);
+        const Workspace& a = *page->workspace(g.key);
+        const Workspace& b = *engine.workspace(g.key);
+        CHECK(node_names(a.graph(GraphView::Module)) == node_names(b.graph(GraphView::Module)));
+        CHECK(a.code(GraphView::Module).text == b.code(GraphView::Module).text);
+        if (a.has_program())
+            CHECK(a.code(GraphView::Program).text == b.code(GraphView::Program).text);
+        CHECK(a.lint_message(GraphView::Module) == b.lint_message(GraphView::Module));
+    }
+    // What the graph view shows: the step's graph in the step's view.
+    nlohmann::json s = h.state();
+    std::vector<std::string> shown;
+    for (const auto& n : s["nodes"])
+        if (n["id"].get<uint32_t>() != 0) shown.push_back(n["name"]);
+    CHECK(shown == node_names(engine.step_workspace().graph(engine.step_view())));
+    std::vector<std::string> hl;
+    for (uint32_t id : engine.highlight_ids())
+        hl.push_back(engine.step_workspace().node(engine.step_view(), id)->name());
+    CHECK(s["lessons"]["current"]["highlight"] == nlohmann::json(hl));
+    CHECK(s["lessons"]["current"]["step"] == engine.step());
+    CHECK(platform::null_platform_hash() == engine.deep_link().substr(1));
+}
+
+struct TallDisplay { // every step's text, button and options on screen at once
+    TallDisplay() { ImGui::GetIO().DisplaySize = ImVec2(1600, 3200); }
+    ~TallDisplay() { ImGui::GetIO().DisplaySize = ImVec2(1280, 800); }
+};
+
+} // namespace
+
+TEST_CASE("every step of every lesson in both languages through the lesson panel", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    REQUIRE(h.app->lessons_error() == "");
+    const LessonCatalog& cat = h.app->lessons();
+    REQUIRE(cat.entries.size() == 5);
+    int steps_walked = 0;
+    for (const char* lang : {"zh-TW", "en"}) {
+        h.app->set_lesson_lang(lang);
+        h.frames(2);
+        REQUIRE(h.app->lesson_lang() == lang);
+        for (const LessonCatalog::Entry& e : cat.entries) {
+            INFO(lang << " " << e.id);
+            const Lesson& lesson = *cat.find(e.id, lang);
+            auto engine = LessonRunner::open(lesson, LessonRunner::files_under(kSite));
+            REQUIRE(engine.ok());
+            LessonRunner& en = *engine.value();
+            // Open it from the lesson list (the file panel, or the panel's combo in a lesson).
+            if (h.app->lesson()) {
+                h.click_widget("lesson:select");
+            }
+            h.click_widget("lesson:open:" + e.id);
+            h.frames(2);
+            REQUIRE(h.app->lesson());
+            REQUIRE(h.app->lesson()->lesson().id == e.id);
+            // Reset: step 1 of freshly opened graphs, the progress of the other language's walk
+            // gone.
+            h.click_widget("lesson:reset");
+            REQUIRE(h.app->lesson()->step() == 1);
+            CHECK(h.app->progress(e.id).done.empty());
+            REQUIRE(h.app->lesson()->lesson().lang == lang);
+            for (int k = 1; k <= en.step_count(); ++k) {
+                INFO("step " << k);
+                const LessonStep& st = lesson.steps[static_cast<size_t>(k - 1)];
+                check_same_as_engine(h, en);
+                if (!st.actions.empty()) {
+                    h.click_widget("lesson:perform");
+                    REQUIRE(en.perform().ok());
+                    check_same_as_engine(h, en);
+                }
+                // A wrong answer (when there is one) and then the right one, by click.
+                const Check& c = st.check;
+                REQUIRE(!c.options.empty());
+                int wrong = c.answer == 0 ? 1 : 0;
+                h.click_widget("lesson:option:" + std::to_string(wrong));
+                CHECK(h.state()["lessons"]["current"]["correct"] == false);
+                CHECK_FALSE(h.app->progress(e.id).is_done(k));
+                h.click_widget("lesson:option:" + std::to_string(c.answer));
+                CHECK(h.state()["lessons"]["current"]["correct"] == true);
+                CHECK(h.app->progress(e.id).answers.at(k) == c.answer);
+                CHECK(h.app->progress(e.id).is_done(k));
+                nlohmann::json tv = nlohmann::json::parse(platform::null_platform_text_view());
+                CHECK(tv["step"] == k);
+                CHECK(tv["step_title"] == st.title);
+                CHECK(tv["check"]["feedback"] == c.options[static_cast<size_t>(c.answer)].feedback);
+                ++steps_walked;
+                if (k == en.step_count()) break;
+                // Next: by the button on odd steps, by the arrow key on even ones.
+                if (k % 2)
+                    h.click_widget("lesson:next");
+                else
+                    h.key(ImGuiKey_RightArrow);
+                REQUIRE(en.next().ok());
+            }
+            // Back with the arrow key: the state is replayed from the files.
+            h.key(ImGuiKey_LeftArrow);
+            REQUIRE(en.previous().ok());
+            check_same_as_engine(h, en);
+            CHECK(nlohmann::json::parse(platform::load_setting("lesson_progress"))[e.id]["done"]
+                      .size() == lesson.steps.size());
+        }
+    }
+    CHECK(steps_walked == 76); // 38 steps per language
+    CHECK(h.state()["error"] == "");
+}
+
+TEST_CASE("deep links, language switch, reset and leaving a lesson", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    h.app->set_lesson_lang("zh-TW");
+    platform::null_platform_change_hash("m00-4/3");
+    h.frames(3);
+    REQUIRE(h.app->lesson());
+    const Lesson& zh = *h.app->lessons().find("m00-4", "zh-TW");
+    auto engine = LessonRunner::open(zh, LessonRunner::files_under(kSite));
+    REQUIRE(engine.ok());
+    REQUIRE(engine.value()->go_to(3).ok());
+    check_same_as_engine(h, *engine.value());
+    // Another step of another lesson by hashchange.
+    platform::null_platform_change_hash("m00-2/4");
+    h.frames(3);
+    REQUIRE(h.app->lesson()->lesson().id == "m00-2");
+    auto e2 = LessonRunner::open(*h.app->lessons().find("m00-2", "zh-TW"),
+                                 LessonRunner::files_under(kSite));
+    REQUIRE(e2.ok());
+    REQUIRE(e2.value()->go_to(4).ok());
+    check_same_as_engine(h, *e2.value());
+    CHECK(h.state()["lessons"]["current"]["compare"].size() == 1);
+    // The language switch keeps the step and the graphs.
+    uint64_t version = h.app->workspace()->version();
+    h.click_widget("lesson:lang:en");
+    CHECK(h.app->lesson_lang() == "en");
+    CHECK(h.app->lesson()->lesson().lang == "en");
+    CHECK(h.app->lesson()->step() == 4);
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(platform::load_setting("lesson_lang") == "en");
+    CHECK(nlohmann::json::parse(platform::null_platform_text_view())["lang"] == "en");
+    // Free edits are refused in a lesson: the graphs stay the engine's.
+    ui::post_prepare(*h.app);
+    h.frames(2);
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(h.state()["error"].get<std::string>().find("lesson") != std::string::npos);
+    // A hash that is no lesson is ignored; a step past the end lands on the last.
+    platform::null_platform_change_hash("m99/1");
+    h.frames(2);
+    CHECK(h.app->lesson()->lesson().id == "m00-2");
+    platform::null_platform_change_hash("m00-2/99");
+    h.frames(2);
+    CHECK(h.app->lesson()->step() == h.app->lesson()->step_count());
+    h.click_widget("lesson:reset");
+    CHECK(h.app->lesson()->step() == 1);
+    CHECK(h.app->progress("m00-2").done.empty());
+    h.click_widget("lesson:textview");
+    CHECK(platform::null_platform_text_view_shown());
+    h.click_widget("lesson:leave");
+    CHECK_FALSE(h.app->lesson());
+    CHECK(h.app->file_name() == "conv_relu.pt2");
+    CHECK(platform::null_platform_hash() == "file=conv_relu.pt2");
+    CHECK(platform::null_platform_text_view().empty());
+    h.app->set_lesson_lang("zh-TW");
+    h.frames(2);
 }

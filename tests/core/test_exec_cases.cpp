@@ -285,6 +285,31 @@ TEST_CASE("an observer that never ran returns torch's defaults (1.0, 0)", "[exec
                     .ok()); // must include 0
 }
 
+TEST_CASE("a histogram over a range near FLT_MAX bins every value (found by the drop fuzzer)",
+          "[exec]") {
+    // (v - min) * bins overflows float32 here; each value must still land in its bin.
+    const float x[] = {-3e38f, 0.0f, 3e38f, 3e38f};
+    std::vector<float> h = histc(x, 4, 2048, -3e38f, 3e38f);
+    REQUIRE(h.size() == 2048);
+    CHECK(h[0] == 1.0f);
+    CHECK(h[1024] == 1.0f);
+    CHECK(h[2047] == 2.0f);
+    float mass = 0.0f;
+    for (float v : h) mass += v;
+    CHECK(mass == 4.0f);
+
+    ObserverConfig cfg;
+    cfg.kind = ObserverKind::Histogram;
+    HistogramObserver obs(cfg);
+    Tensor t = Tensor::zeros(ScalarType::Float, {4});
+    std::copy(x, x + 4, t.f32());
+    REQUIRE(obs.observe(t).ok());
+    REQUIRE(obs.observe(t).ok());
+    auto q = obs.calculate_qparams();
+    REQUIRE(q.ok());
+    CHECK(q.value().observed);
+}
+
 TEST_CASE("multi-step model runs follow PyTorch (train: running stats and counter)", "[exec]") {
     json all = cases();
     REQUIRE(all["model_runs"].size() >= 2);

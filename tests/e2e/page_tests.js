@@ -492,4 +492,4 @@ test("the folder works under any sub-path", async (ctx) => {
   }
 });
 
-module.exports = { list };
+module.exports = { list, openPage, clickAt, clickWidget, noErrors };

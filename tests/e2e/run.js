@@ -2,13 +2,19 @@
 // Chromium headless (WebGL2 via SwiftShader) driven by playwright-core, real
 // input (mouse, keys, drops, the file picker), and assertions on the page's
 // state hook against what the pt2lab CLI says about the same files.
-// Screenshots of every panel go to build/e2e/.
+// Screenshots of every panel go to build/e2e/, one per lesson step to build/e2e/lessons/.
 //   node tests/e2e/run.js [dist] [name-filter]
 "use strict";
 const fs = require("fs");
 const path = require("path");
 const { ROOT, serve, launch } = require("./lib");
-const tests = { list: [...require("./page_tests").list, ...require("./harden_tests").list] };
+const tests = {
+  list: [
+    ...require("./page_tests").list,
+    ...require("./lesson_tests").list,
+    ...require("./harden_tests").list,
+  ],
+};
 
 async function main() {
   const dist = path.resolve(process.argv[2] || path.join(ROOT, "dist"));

@@ -17,6 +17,8 @@ struct NullState {
     std::string start;
     std::vector<OpenedFile> arrived;
     std::string clipboard, hash, fatal;
+    std::string hash_change, text_view;
+    bool text_view_shown = false;
     std::map<std::string, std::string> settings;
     std::map<std::string, std::string> options; // URL options
     std::function<std::string()> state;
@@ -50,6 +52,16 @@ const std::string& null_platform_clipboard() {
 }
 const std::string& null_platform_hash() {
     return st().hash;
+}
+void null_platform_change_hash(const std::string& hash) {
+    st().hash = hash;
+    st().hash_change = hash;
+}
+const std::string& null_platform_text_view() {
+    return st().text_view;
+}
+bool null_platform_text_view_shown() {
+    return st().text_view_shown;
 }
 const std::string& null_platform_fatal() {
     return st().fatal;
@@ -102,6 +114,24 @@ void set_clipboard(const std::string& text) {
 
 void set_url_hash(const std::string& hash) {
     st().hash = hash;
+}
+
+std::string url_hash() {
+    return st().hash;
+}
+
+std::string take_hash_change() {
+    std::string h;
+    h.swap(st().hash_change);
+    return h;
+}
+
+void set_text_view(const std::string& json) {
+    st().text_view = json;
+}
+
+void toggle_text_view() {
+    st().text_view_shown = !st().text_view_shown;
 }
 
 std::string load_setting(const std::string& key) {

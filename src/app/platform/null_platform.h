@@ -15,6 +15,11 @@ void null_platform_set_start(const std::string& name);
 void null_platform_set_option(const std::string& name, const std::string& value);
 const std::string& null_platform_clipboard();
 const std::string& null_platform_hash();
+// The learner changes the URL hash (a hashchange event).
+void null_platform_change_hash(const std::string& hash);
+// What the app last gave the text view, and whether it is shown.
+const std::string& null_platform_text_view();
+bool null_platform_text_view_shown();
 const std::string& null_platform_fatal();
 bool null_platform_first_frame();
 // What the app's state provider returns now.

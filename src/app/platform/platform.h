@@ -47,11 +47,24 @@ void set_clipboard(const std::string& text);
 
 // --- URL hash and localStorage (web_storage.cpp) -----------------------------
 void set_url_hash(const std::string& hash); // without '#'; replaces the history entry
+// The URL hash without '#' ("m00-4/3"), as the page was opened.
+std::string url_hash();
+// The new hash when the learner changed it (a link, the address bar, back) since
+// the last call, else "". set_url_hash's own changes do not count.
+std::string take_hash_change();
 // A page URL option (?name=value or #name=value; the query wins), "" when absent:
 // file, step, hide, collapse, bench (docs/EMBEDDING.md).
 std::string url_option(const std::string& name);
 std::string load_setting(const std::string& key);
 void save_setting(const std::string& key, const std::string& value);
+
+// --- lesson text view (web_text_view.cpp) ------------------------------------
+// The current lesson step as real HTML text beside the canvas (web/text_view.js),
+// for screen readers, find and copy: `json` is the step (title, blocks, check,
+// feedback; App::text_view_json), "" when no lesson is open.
+void set_text_view(const std::string& json);
+// Shows or hides the text view (its own HTML button does the same).
+void toggle_text_view();
 
 // --- main loop (web_main_loop.cpp) -------------------------------------------
 // Calls frame() once per display refresh, forever; returns only in native builds.

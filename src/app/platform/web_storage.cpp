@@ -1,5 +1,6 @@
-// The URL hash (so a reload reopens the same lesson graph), the URL's options
-// and localStorage (panel sizes and tabs), through web/bridge.js.
+// The URL hash (so a reload reopens the same lesson step or graph; hashchange
+// events), the URL's options and localStorage (panel sizes, tabs, lesson
+// progress), through web/bridge.js.
 #include <emscripten.h>
 
 #include <cstdlib>
@@ -7,6 +8,13 @@
 #include "platform/platform.h"
 
 EM_JS(void, js_set_hash, (const char* hash), { window.pt2lab.setHash(UTF8ToString(hash)); });
+EM_JS(char*, js_hash, (int take), {
+    var s = take ? window.pt2lab.takeHashChange() : location.hash.substring(1);
+    var n = lengthBytesUTF8(s) + 1;
+    var p = _malloc(n);
+    stringToUTF8(s, p, n);
+    return p;
+});
 EM_JS(char*, js_load_setting, (const char* key), {
     var s = window.pt2lab.loadSetting(UTF8ToString(key));
     var n = lengthBytesUTF8(s) + 1;
@@ -28,6 +36,23 @@ namespace pt2lab::app::platform {
 
 void set_url_hash(const std::string& hash) {
     js_set_hash(hash.c_str());
+}
+
+namespace {
+std::string hash(int take) {
+    char* p = js_hash(take);
+    std::string s = p;
+    std::free(p);
+    return s;
+}
+} // namespace
+
+std::string url_hash() {
+    return hash(0);
+}
+
+std::string take_hash_change() {
+    return hash(1);
 }
 
 std::string load_setting(const std::string& key) {

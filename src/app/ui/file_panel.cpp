@@ -1,12 +1,13 @@
 // The left column with a file open: the file's facts (how it was made, what
 // it holds, op counts, ops the executor cannot run), the lesson graphs to
-// open, and the undo / redo history.
+// open, the undo / redo history and the lessons.
 #include "ui/file_panel.h"
 
 #include <map>
 
 #include "graph/printer.h"
 #include "passes/decompose.h"
+#include "ui/lesson_panel.h"
 #include "ui/theme.h"
 #include "ui/widgets.h"
 
@@ -173,6 +174,7 @@ void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
         history(app);
     }
     lesson_graphs(app);
+    lesson_list(app);
     ImGui::End();
 }
 

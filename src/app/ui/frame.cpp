@@ -5,10 +5,12 @@
 #include <algorithm>
 
 #include "ui/code_panel.h"
+#include "ui/compare_view.h"
 #include "ui/file_panel.h"
 #include "ui/graph_toolbar.h"
 #include "ui/graph_view.h"
 #include "ui/inspector.h"
+#include "ui/lesson_panel.h"
 #include "ui/log_panel.h"
 #include "ui/observers_panel.h"
 #include "ui/program_panel.h"
@@ -110,6 +112,7 @@ constexpr Shortcut kShortcuts[] = {
     {"R", "run the graph and check parity"},
     {"Ctrl+Z", "undo"},
     {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+    {"Left / Right", "previous / next lesson step"},
     {"?", "this list"},
 };
 
@@ -138,6 +141,12 @@ void shortcuts(App& app) {
             ui.show_help = false;
         else
             app.select(0);
+    }
+    if (const LessonRunner* r = app.lesson()) {
+        if (ImGui::IsKeyPressed(ImGuiKey_RightArrow, false) && r->step() < r->step_count())
+            app.lesson_go(r->step() + 1);
+        if (ImGui::IsKeyPressed(ImGuiKey_LeftArrow, false) && r->step() > 1)
+            app.lesson_go(r->step() - 1);
     }
     if (!app.workspace()) return;
     Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
@@ -244,17 +253,33 @@ void draw_frame(App& app) {
         dock = {ImVec2(centre_x, top + upper_h + gap), ImVec2(W - centre_x, bottom)};
     }
 
-    auto panel = [&](const char* name, const Rect& r) {
+    auto panel = [&](const std::string& name, const Rect& r) {
         float k = fonts().scale;
-        ui.widgets[std::string("panel:") + name] = {r.pos.x / k, r.pos.y / k, r.size.x / k,
-                                                    r.size.y / k};
+        ui.widgets["panel:" + name] = {r.pos.x / k, r.pos.y / k, r.size.x / k, r.size.y / k};
     };
-    if (!opt.hide_left) panel("file", file);
-    panel("graph", graph);
+    bool in_lesson = app.lesson() || !app.lesson_pending().empty();
+    // The step's own graph on the left of the graph area, its `compare` graphs to its right.
+    std::vector<App::CompareGraph> compare = app.compare_graphs();
+    float panes = static_cast<float>(compare.size() + 1);
+    Rect own = graph;
+    own.size.x = (graph.size.x - gap * (panes - 1)) / panes;
+    if (!opt.hide_left) panel(in_lesson ? "lesson" : "file", file);
+    panel("graph", own);
     if (!opt.hide_inspector) panel("inspector", inspector);
     if (!opt.hide_dock) panel("dock", dock);
-    if (!opt.hide_left) draw_file_panel(app, file.pos, file.size);
-    draw_graph_view(app, graph.pos, graph.size);
+    if (!opt.hide_left) {
+        if (in_lesson)
+            draw_lesson_panel(app, file.pos, file.size);
+        else
+            draw_file_panel(app, file.pos, file.size);
+    }
+    draw_graph_view(app, own.pos, own.size);
+    for (size_t i = 0; i < compare.size(); ++i) {
+        Rect pane = own;
+        pane.pos.x += static_cast<float>(i + 1) * (own.size.x + gap);
+        panel("compare " + std::to_string(i), pane);
+        draw_compare_view(app, i, pane.pos, pane.size);
+    }
     if (!opt.hide_inspector) draw_inspector(app, inspector.pos, inspector.size);
     if (!opt.hide_dock) bottom_dock(app, dock.pos, dock.size);
 

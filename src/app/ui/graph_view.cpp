@@ -405,6 +405,13 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
             border = with_alpha(dc, alpha), bw = std::max(1.5f, 2.2f * v.k);
         if (is_match) border = colors::search, bw = std::max(1.5f, 2.2f * v.k);
         if (is_sel) border = colors::select, bw = std::max(2.0f, 2.5f * v.k);
+        // A lesson step's highlight: a halo outside the box, so diff and selection stay readable.
+        if (n.id &&
+            std::find(ui.highlight.begin(), ui.highlight.end(), n.id) != ui.highlight.end()) {
+            float o = std::max(3.0f, 4.0f * v.k);
+            dl->AddRect(ImVec2(a.x - o, a.y - o), ImVec2(b.x + o, b.y + o), colors::highlight,
+                        round + o, 0, std::max(2.0f, 2.5f * v.k));
+        }
         dl->AddRect(a, b, border, round, 0, bw);
         if (n.mark == DiffMark::Removed) // a cross over the ghost
             dl->AddLine(ImVec2(a.x + round, b.y - round), ImVec2(b.x - round, a.y + round),

@@ -27,6 +27,7 @@ inline const ImU32 edge = rgb(0x59606E);
 inline const ImU32 edge_hot = rgb(0xE6EAF0);
 inline const ImU32 select = rgb(0xFFFFFF);
 inline const ImU32 search = rgb(0x4FC3F7);
+inline const ImU32 highlight = rgb(0xFFD54F); // a lesson step's highlighted nodes
 inline const ImU32 added = rgb(0x3FB950);
 inline const ImU32 removed = rgb(0xF85149);
 inline const ImU32 rewired = rgb(0xE3B341);

@@ -1,10 +1,12 @@
 // The top bar: product name, Open file, the transformations (decompose,
-// fold, prepare, calibrate, convert, dead code, recompile), undo / redo, "?";
-// and under it the banner of the last error (e.g. a bad file), until dismissed.
+// fold, prepare, calibrate, convert, dead code, recompile), undo / redo, the
+// lessons, "?"; and under it the banner of the last error (e.g. a bad file),
+// until dismissed.
 #include "ui/top_bar.h"
 
 #include <algorithm>
 
+#include "ui/lesson_panel.h"
 #include "ui/theme.h"
 #include "ui/transforms.h"
 #include "ui/widgets.h"
@@ -38,6 +40,8 @@ void draw_top_bar(App& app, float width) {
         ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
     const Workspace* ws = app.workspace();
     if (ws) {
+        // In a lesson only its steps change the graphs (so they stay the engine's).
+        ImGui::BeginDisabled(app.lesson() != nullptr);
         ImGui::SameLine(0, px(18));
         ImGui::BeginDisabled(!ws->has_program());
         if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
@@ -110,7 +114,26 @@ void draw_top_bar(App& app, float width) {
         ImGui::EndDisabled();
         if (!redo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
             ImGui::SetTooltip("redo %s (Ctrl+Shift+Z)", redo.front().label.c_str());
+        ImGui::EndDisabled();
     }
+    // The lessons, with their progress (also listed in the left column).
+    ImGui::SameLine(0, px(18));
+    const LessonRunner* lesson = app.lesson();
+    ImGui::SetNextItemWidth(px(220));
+    std::string preview = lesson ? lesson->lesson().title : tr(app, "Lessons", "課程");
+    if (ImGui::BeginCombo("##lessons", preview.c_str())) {
+        for (const LessonCatalog::Entry& e : app.lessons().entries) {
+            const Lesson* l = app.lessons().find(e.id, app.lesson_lang());
+            if (!l) continue;
+            std::string item = l->title + "   " + std::to_string(app.progress(e.id).done.size()) +
+                               " / " + std::to_string(l->steps.size());
+            if (ImGui::Selectable(item.c_str(), lesson && lesson->lesson().id == e.id))
+                app.open_lesson(e.id, 1);
+            expose(app, "top:lesson:" + e.id);
+        }
+        ImGui::EndCombo();
+    }
+    expose(app, "top:lessons");
     float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine(width - help_w - px(12));
     if (ImGui::Button("?")) app.ui().show_help = !app.ui().show_help;

@@ -109,8 +109,13 @@ std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, floa
     for (int64_t k = 0; k < n; ++k) {
         const float v = x[k];
         if (!(v >= lo && v <= hi)) continue; // NaN and values outside the range
-        int64_t pos = static_cast<int64_t>((v - lo) * static_cast<float>(bins) / width);
-        if (pos == bins) pos -= 1; // the right edge belongs to the last bin
+        // torch's float expression; a range near FLT_MAX overflows it to inf or NaN,
+        // which cannot become an index, so such values take the quotient in double.
+        float at = (v - lo) * static_cast<float>(bins) / width;
+        if (!std::isfinite(at))
+            at = static_cast<float>((static_cast<double>(v) - lo) * static_cast<double>(bins) /
+                                    (static_cast<double>(hi) - lo));
+        int64_t pos = std::min(std::max<int64_t>(static_cast<int64_t>(at), 0), bins - 1);
         h[static_cast<size_t>(pos)] += 1.0f;
     }
     return h;

@@ -1,0 +1,455 @@
+// App's lessons: the catalog the loader fetched, a LessonRunner over the
+// lesson's graphs (downloaded on demand), steps, answers, language, progress
+// in localStorage, the deep link in the URL hash and the HTML text view.
+// Every graph change goes through the runner, so the page shows the engine's state.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "app.h"
+#include "platform/platform.h"
+#include "util/check.h"
+
+namespace pt2lab::app {
+namespace {
+
+using nlohmann::json;
+
+const char kLessonAsset[] = "lesson-asset:"; // fetch name prefix of a lesson graph
+
+bool known_lang(const std::string& lang) {
+    for (const char* const* l = kLessonLangs; *l; ++l)
+        if (lang == *l) return true;
+    return false;
+}
+
+json blocks_json(const std::vector<MdBlock>& blocks) {
+    json out = json::array();
+    for (const MdBlock& b : blocks) {
+        json o;
+        switch (b.kind) {
+        case MdBlock::Kind::Heading: o = {{"kind", "heading"}, {"text", b.text}}; break;
+        case MdBlock::Kind::Paragraph: o = {{"kind", "paragraph"}, {"text", b.text}}; break;
+        case MdBlock::Kind::Bullets: o = {{"kind", "bullets"}, {"items", b.items}}; break;
+        case MdBlock::Kind::Numbered: o = {{"kind", "numbered"}, {"items", b.items}}; break;
+        case MdBlock::Kind::Table: o = {{"kind", "table"}, {"rows", b.rows}}; break;
+        case MdBlock::Kind::Code:
+            o = {{"kind", "code"}, {"lang", b.lang}, {"lines", b.items}};
+            break;
+        }
+        out.push_back(o);
+    }
+    return out;
+}
+
+// The panel a step's `show` list points at first, as a dock tab.
+std::optional<Tab> tab_for(const std::vector<std::string>& show) {
+    for (const std::string& s : show) {
+        if (s == "code") return Tab::Code;
+        if (s == "run" || s == "parity") return Tab::Run;
+        if (s == "observers") return Tab::Observers;
+        if (s == "signature" || s == "weights" || s == "state") return Tab::Program;
+        if (s == "history" || s == "torch_error") return Tab::Log;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+bool LessonProgress::is_done(int step) const {
+    return std::binary_search(done.begin(), done.end(), step);
+}
+
+void App::load_lessons() {
+    lang_ = platform::load_setting("lesson_lang");
+    if (!known_lang(lang_)) lang_ = kLessonLangs[0];
+    json p = json::parse(platform::load_setting("lesson_progress"), nullptr, false);
+    if (p.is_object())
+        for (const auto& [id, v] : p.items()) {
+            if (!v.is_object()) continue;
+            LessonProgress& lp = progress_[id];
+            if (auto d = v.find("done"); d != v.end() && d->is_array())
+                for (const auto& k : *d)
+                    if (k.is_number_integer()) lp.done.push_back(k.get<int>());
+            std::sort(lp.done.begin(), lp.done.end());
+            lp.done.erase(std::unique(lp.done.begin(), lp.done.end()), lp.done.end());
+            if (auto a = v.find("answers"); a != v.end() && a->is_object())
+                for (const auto& [step, opt] : a->items())
+                    if (opt.is_number_integer())
+                        lp.answers[std::atoi(step.c_str())] = opt.get<int>();
+        }
+
+    // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched.
+    std::vector<uint8_t> index = platform::preloaded("assets/lessons/index.json");
+    json names = json::parse(index.begin(), index.end(), nullptr, false);
+    if (!names.is_array()) {
+        catalog_error_ = "assets/lessons/index.json is missing or not a JSON list";
+        return;
+    }
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& n : names) {
+        if (!n.is_string()) continue;
+        std::string path = "assets/lessons/" + n.get<std::string>();
+        std::vector<uint8_t> text = platform::preloaded(path);
+        if (text.empty()) {
+            catalog_error_ = path + ": not downloaded";
+            return;
+        }
+        files.emplace_back(path, std::string(text.begin(), text.end()));
+    }
+    auto cat = lesson_catalog(files);
+    if (!cat.ok()) {
+        catalog_error_ = cat.error().str();
+        log(LogLine::Kind::Error, "lessons: " + catalog_error_);
+        return;
+    }
+    catalog_ = cat.take();
+    log(LogLine::Kind::Info,
+        "lessons: " + std::to_string(catalog_.entries.size()) + " in " + lang_);
+    follow_hash(start_link());
+}
+
+const LessonProgress& App::progress(const std::string& id) const {
+    static const LessonProgress none;
+    auto it = progress_.find(id);
+    return it == progress_.end() ? none : it->second;
+}
+
+void App::save_progress() {
+    json j = json::object();
+    for (const auto& [id, p] : progress_) {
+        json answers = json::object();
+        for (const auto& [step, opt] : p.answers) answers[std::to_string(step)] = opt;
+        j[id] = {{"done", p.done}, {"answers", answers}};
+    }
+    platform::save_setting("lesson_progress", j.dump());
+}
+
+std::string App::start_link() const {
+    return options_.step.empty() ? platform::url_hash() : options_.step;
+}
+
+void App::follow_hash(const std::string& hash) {
+    std::string id;
+    int step = 0;
+    if (!LessonRunner::parse_deep_link(hash, id, step)) return;
+    if (!catalog_.find(id, lang_)) {
+        log(LogLine::Kind::Warning, "no lesson " + id + " (the link #" + hash + ")");
+        return;
+    }
+    if (lesson_ && lesson_->lesson().id == id)
+        lesson_go(step);
+    else
+        open_lesson(id, step);
+}
+
+void App::open_lesson(const std::string& id, int step) {
+    requests_.push_back({Request::Kind::LessonOpen, {}, id, step});
+}
+void App::lesson_go(int step) {
+    requests_.push_back({Request::Kind::LessonGo, {}, {}, step});
+}
+void App::lesson_perform() {
+    requests_.push_back({Request::Kind::LessonPerform, {}, {}, 0});
+}
+void App::lesson_answer(int option) {
+    requests_.push_back({Request::Kind::LessonAnswer, {}, {}, option});
+}
+void App::lesson_reset() {
+    requests_.push_back({Request::Kind::LessonReset, {}, {}, 0});
+}
+void App::set_lesson_lang(const std::string& lang) {
+    requests_.push_back({Request::Kind::LessonLang, {}, lang, 0});
+}
+void App::leave_lesson() {
+    requests_.push_back({Request::Kind::LessonLeave, {}, {}, 0});
+}
+
+bool App::take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
+                           const std::string& error) {
+    if (name.rfind(kLessonAsset, 0) != 0) return false;
+    std::string path = name.substr(sizeof kLessonAsset - 1);
+    if (!error.empty()) {
+        ui_.error = path + ": " + error;
+        log(LogLine::Kind::Error, ui_.error);
+        pending_id_.clear();
+        requested_.erase(path);
+        return true;
+    }
+    lesson_bytes_[path] = std::move(bytes);
+    return true;
+}
+
+void App::start_pending_lesson() {
+    if (pending_id_.empty()) return;
+    const Lesson* l = catalog_.find(pending_id_, lang_);
+    if (!l) {
+        pending_id_.clear();
+        return;
+    }
+    for (const LessonGraph& g : l->graphs)
+        if (!lesson_bytes_.count(g.path)) return; // still downloading
+    auto reader = [this](const std::string& path) -> Result<std::vector<uint8_t>> {
+        auto it = lesson_bytes_.find(path);
+        if (it == lesson_bytes_.end()) return make_error(path, "not downloaded");
+        return it->second;
+    };
+    auto r = LessonRunner::open(*l, reader);
+    std::string id = pending_id_;
+    int step = std::clamp(pending_step_, 1, static_cast<int>(l->steps.size()));
+    pending_id_.clear();
+    if (!r.ok()) {
+        ui_.error = r.error().str();
+        log(LogLine::Kind::Error, "could not open lesson " + id + ": " + ui_.error);
+        return;
+    }
+    lesson_ = r.take();
+    if (Status s = lesson_->go_to(step); !s.ok()) {
+        ui_.error = s.error().str();
+        log(LogLine::Kind::Error, ui_.error);
+    }
+    log(LogLine::Kind::Info, "lesson " + id + ", step " + std::to_string(lesson_->step()));
+    enter_step();
+}
+
+void App::apply_lesson(const Request& r) {
+    switch (r.kind) {
+    case Request::Kind::LessonOpen: {
+        const Lesson* l = catalog_.find(r.text, lang_);
+        if (!l) {
+            log(LogLine::Kind::Warning, "no lesson " + r.text);
+            return;
+        }
+        if (lesson_ && lesson_->lesson().id == r.text) {
+            lesson_go(r.number);
+            return;
+        }
+        pending_id_ = r.text;
+        pending_step_ = r.number;
+        for (const LessonGraph& g : l->graphs)
+            if (!lesson_bytes_.count(g.path) && requested_.insert(g.path).second)
+                platform::fetch_file(g.path, kLessonAsset + g.path);
+        start_pending_lesson();
+        return;
+    }
+    case Request::Kind::LessonLang: {
+        if (!known_lang(r.text) || r.text == lang_) return;
+        lang_ = r.text;
+        platform::save_setting("lesson_lang", lang_);
+        if (lesson_) {
+            const Lesson* l = catalog_.find(lesson_->lesson().id, lang_);
+            if (l) {
+                if (Status s = lesson_->switch_language(*l); !s.ok()) ui_.error = s.error().str();
+            }
+            enter_step_text();
+        }
+        return;
+    }
+    case Request::Kind::LessonLeave: {
+        if (!lesson_ && pending_id_.empty()) return;
+        lesson_.reset();
+        pending_id_.clear();
+        ui_.highlight.clear();
+        ui_.selected = 0;
+        ui_.error.clear();
+        last_change_.reset();
+        ++graph_epoch_;
+        if (ws_) ui_.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
+        for (Camera& c : ui_.camera) c = Camera{};
+        reset_modules();
+        platform::set_text_view("");
+        platform::set_url_hash(file_name_.empty() ? "" : "file=" + file_name_);
+        return;
+    }
+    default: break;
+    }
+    if (!lesson_) return;
+    const std::string id = lesson_->lesson().id;
+    switch (r.kind) {
+    case Request::Kind::LessonGo: {
+        int from = lesson_->step();
+        bool had_button = !lesson_->current().actions.empty();
+        bool was_performed = lesson_->performed();
+        int k = std::clamp(r.number, 1, lesson_->step_count());
+        if (k == from) return;
+        // A step without a check counts as done once the learner moves on from it.
+        if (k > from && lesson_->current().check.options.empty()) {
+            LessonProgress& p = progress_[id];
+            if (!p.is_done(from)) {
+                p.done.insert(std::upper_bound(p.done.begin(), p.done.end(), from), from);
+                save_progress();
+            }
+        }
+        if (k == from + 1 && had_button && !was_performed)
+            log(LogLine::Kind::Info, "step " + std::to_string(from) +
+                                         "'s button ran on the way (steps before the one "
+                                         "shown are always done)");
+        if (Status s = lesson_->go_to(k); !s.ok()) {
+            ui_.error = s.error().str();
+            log(LogLine::Kind::Error, ui_.error);
+        }
+        enter_step();
+        return;
+    }
+    case Request::Kind::LessonPerform: {
+        auto rep = lesson_->perform();
+        if (!rep.ok()) {
+            ui_.error = rep.error().str();
+            log(LogLine::Kind::Error, ui_.error);
+            return;
+        }
+        after_perform(rep.value());
+        return;
+    }
+    case Request::Kind::LessonAnswer: {
+        const Check& c = lesson_->current().check;
+        if (r.number < 0 || r.number >= static_cast<int>(c.options.size())) return;
+        ui_.answer = r.number;
+        LessonProgress& p = progress_[id];
+        int k = lesson_->step();
+        p.answers[k] = r.number;
+        // A step is done once its check was answered right.
+        if (r.number == c.answer && !p.is_done(k))
+            p.done.insert(std::upper_bound(p.done.begin(), p.done.end(), k), k);
+        save_progress();
+        platform::set_text_view(text_view_json());
+        return;
+    }
+    case Request::Kind::LessonReset: {
+        progress_.erase(id);
+        save_progress();
+        if (Status s = lesson_->reset(); !s.ok()) ui_.error = s.error().str();
+        log(LogLine::Kind::Info, "lesson " + id + " reset: its graphs are opened afresh");
+        enter_step();
+        return;
+    }
+    default: return;
+    }
+}
+
+void App::after_perform(const LessonStepReport& rep) {
+    std::string torch;
+    for (const LessonActionReport& a : rep.actions) {
+        std::string s = a.summary;
+        while (!s.empty() && s.back() == '\n') s.pop_back();
+        log(LogLine::Kind::Action, a.graph + ": " + a.kind + ": " + s);
+        if (!a.torch_error.empty())
+            torch = "torch raises " +
+                    (a.torch_error_type.empty() ? "an error" : a.torch_error_type) + ": " +
+                    a.torch_error;
+    }
+    enter_step();
+    if (!torch.empty()) {
+        ui_.error = torch;
+        log(LogLine::Kind::Warning, torch);
+    }
+}
+
+void App::enter_step() {
+    const LessonRunner& r = *lesson_;
+    ++graph_epoch_;
+    last_change_.reset();
+    diff_since_ = -1;
+    if (r.performed() && r.report() && !r.report()->diff.empty()) {
+        ActionOutcome o;
+        o.view = r.step_view();
+        o.diff = r.report()->diff;
+        o.changed = r.report()->changed;
+        for (const LessonActionReport& a : r.report()->actions)
+            o.summary += (o.summary.empty() ? "" : "; ") + a.kind;
+        last_change_ = o;
+        diff_since_ = platform::now_seconds();
+    }
+    ui_.show_diff = true;
+    ui_.view = r.step_view();
+    ui_.selected = r.selected_id();
+    ui_.highlight = r.highlight_ids();
+    ui_.error.clear();
+    for (Camera& c : ui_.camera) c = Camera{};
+    for (Camera& c : ui_.compare_camera) c = Camera{};
+    reset_modules();
+    if (auto t = tab_for(r.current().show)) show_tab(*t);
+    platform::set_url_hash(r.deep_link().substr(1));
+    enter_step_text();
+}
+
+void App::enter_step_text() {
+    const LessonRunner& r = *lesson_;
+    const LessonStep& st = r.current();
+    auto answers = progress(r.lesson().id).answers;
+    auto a = answers.find(st.index);
+    ui_.answer = a == answers.end() ? -1 : a->second;
+    step_text_ = StepText{};
+    auto prose = markdown_blocks(st.prose, r.lesson().file, st.line);
+    if (prose.ok()) step_text_.prose = prose.take();
+    auto after = markdown_blocks(st.after, r.lesson().file, st.line);
+    if (after.ok()) step_text_.after = after.take();
+    if (st.index == 1) {
+        auto intro = markdown_blocks(r.lesson().intro, r.lesson().file, 1);
+        if (intro.ok()) step_text_.intro = intro.take();
+    }
+    platform::set_text_view(text_view_json());
+}
+
+std::vector<App::CompareGraph> App::compare_graphs() const {
+    std::vector<CompareGraph> out;
+    if (!lesson_) return out;
+    for (const std::string& key : lesson_->current().compare) {
+        const Workspace* w = lesson_->workspace(key);
+        if (!w) continue;
+        GraphView v = lesson_->current().view == "program" && w->has_program() ? GraphView::Program
+                                                                               : GraphView::Module;
+        out.push_back({key, w, v});
+    }
+    return out;
+}
+
+const Scene& App::compare_scene(size_t index) const {
+    std::vector<CompareGraph> g = compare_graphs();
+    PT2LAB_CHECK(index < g.size());
+    if (compare_scenes_.size() <= index) compare_scenes_.resize(index + 1);
+    SceneCache& c = compare_scenes_[index];
+    if (c.valid && c.ws == g[index].ws && c.epoch == graph_epoch_) return c.scene;
+    SceneContext ctx;
+    const Workspace& w = *g[index].ws;
+    if (g[index].view == GraphView::Program) ctx.signature = &w.program().signature;
+    if (g[index].view == GraphView::Module) ctx.submodules = &w.module().submodules;
+    c.scene = build_scene(w.graph(g[index].view), ctx, metrics_, nullptr, nullptr);
+    c.ws = g[index].ws;
+    c.epoch = graph_epoch_;
+    c.valid = true;
+    return c.scene;
+}
+
+std::string App::text_view_json() const {
+    if (!lesson_) return "";
+    const LessonRunner& r = *lesson_;
+    const LessonStep& st = r.current();
+    json j = {{"lesson", r.lesson().id},
+              {"lang", lang_},
+              {"title", r.lesson().title},
+              {"step", r.step()},
+              {"steps", r.step_count()},
+              {"step_title", st.title},
+              {"link", r.deep_link()},
+              {"intro", blocks_json(step_text_.intro)},
+              {"prose", blocks_json(step_text_.prose)},
+              {"button", st.button},
+              {"performed", r.performed()},
+              {"quiz", st.is_quiz}};
+    if (st.actions.empty() || r.performed()) j["after"] = blocks_json(step_text_.after);
+    if (!st.check.options.empty()) {
+        json opts = json::array();
+        for (const CheckOption& o : st.check.options) opts.push_back(o.text);
+        json c = {{"question", st.check.question}, {"options", opts}, {"chosen", ui_.answer}};
+        if (ui_.answer >= 0) {
+            LessonCheckResult res = r.check_answer(ui_.answer);
+            c["correct"] = res.correct;
+            c["feedback"] = res.feedback;
+        }
+        j["check"] = c;
+    }
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+} // namespace pt2lab::app

@@ -1,0 +1,330 @@
+// The lesson panel (see lesson_panel.h). Everything it shows comes from the
+// App's LessonRunner; every button posts a lesson request (App::lesson_*).
+#include "ui/lesson_panel.h"
+
+#include <algorithm>
+
+#include "platform/platform.h"
+#include "ui/markdown_view.h"
+#include "ui/theme.h"
+#include "ui/widgets.h"
+
+namespace pt2lab::app::ui {
+
+const char* tr(const App& app, const char* en, const char* zh) {
+    return app.lesson_lang() == "en" ? en : zh;
+}
+
+namespace {
+
+const ImU32 kAccent = colors::rgb(0x82AAFF);
+
+std::string progress_label(const App& app, const std::string& id, size_t steps) {
+    const LessonProgress& p = app.progress(id);
+    return std::to_string(p.done.size()) + " / " + std::to_string(steps);
+}
+
+// The first step not done yet (where "open" resumes), 1 when all are.
+int resume_step(const App& app, const std::string& id, size_t steps) {
+    const LessonProgress& p = app.progress(id);
+    for (int k = 1; k <= static_cast<int>(steps); ++k)
+        if (!p.is_done(k)) return k;
+    return 1;
+}
+
+void language_switch(App& app) {
+    struct L {
+        const char* lang;
+        const char* label;
+    };
+    for (L l : {L{"zh-TW", "繁中"}, L{"en", "EN"}}) {
+        bool on = app.lesson_lang() == l.lang;
+        if (on) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3A4A6A)));
+        if (ImGui::SmallButton(l.label)) app.set_lesson_lang(l.lang);
+        if (on) ImGui::PopStyleColor();
+        expose(app, std::string("lesson:lang:") + l.lang);
+        ImGui::SameLine(0, px(2));
+    }
+    ImGui::NewLine();
+}
+
+// One dot per step: done filled, the current one ringed; click to go there.
+void step_dots(App& app, const LessonRunner& r) {
+    const LessonProgress& p = app.progress(r.lesson().id);
+    float d = px(11), gap = px(5);
+    float avail = ImGui::GetContentRegionAvail().x;
+    int per_line = std::max(1, static_cast<int>((avail + gap) / (d + gap)));
+    for (int k = 1; k <= r.step_count(); ++k) {
+        if ((k - 1) % per_line != 0) ImGui::SameLine(0, gap);
+        ImGui::PushID(k);
+        ImVec2 pos = ImGui::GetCursorScreenPos();
+        if (ImGui::InvisibleButton("dot", ImVec2(d, d))) app.lesson_go(k);
+        bool hovered = ImGui::IsItemHovered();
+        ImGui::PopID();
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        ImVec2 c(pos.x + d * 0.5f, pos.y + d * 0.5f);
+        bool done = p.is_done(k);
+        ImU32 col = done ? colors::good : colors::rgb(0x3A404C);
+        dl->AddCircleFilled(c, d * 0.36f, col);
+        if (k == r.step()) dl->AddCircle(c, d * 0.5f, kAccent, 0, px(1.6f));
+        if (hovered) {
+            dl->AddCircle(c, d * 0.5f, colors::text, 0, px(1));
+            const LessonStep& st = r.lesson().steps[static_cast<size_t>(k - 1)];
+            ImGui::SetTooltip("%d. %s", k, st.title.c_str());
+        }
+    }
+}
+
+void action_result(const LessonRunner& r) {
+    const auto& rep = r.report();
+    if (!rep) return;
+    for (const LessonActionReport& a : rep->actions) {
+        std::string line = a.kind;
+        ImU32 col = colors::text_dim;
+        if (!a.torch_error_type.empty()) {
+            line += ": torch raises " + a.torch_error_type;
+            col = colors::bad;
+        } else if (a.run) {
+            const ParityReport& pr = a.run->parity;
+            char buf[96];
+            std::snprintf(buf, sizeof buf, ": max |diff| %.3g, %s", pr.max_abs(),
+                          pr.bit_identical() ? "bit-identical"
+                          : pr.allclose()    ? "allclose"
+                                             : "differs");
+            line += buf;
+            col = pr.bit_identical() ? colors::good : pr.allclose() ? colors::warn : colors::bad;
+        } else {
+            line += a.changed ? ": changed" : ": nothing changed";
+        }
+        ImGui::PushFont(fonts().mono);
+        text_wrapped(line, col);
+        ImGui::PopFont();
+    }
+}
+
+void check_block(App& app, const LessonRunner& r) {
+    const LessonStep& st = r.current();
+    const Check& c = st.check;
+    if (c.options.empty()) return;
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::Spacing();
+    if (st.is_quiz) {
+        badge(tr(app, "Chapter-map question", "章節地圖問題"), colors::rgb(0xC792EA), true);
+    } else {
+        badge(tr(app, "Check", "小測驗"), kAccent);
+    }
+    inline_text(c.question, colors::rgb(0xFFFFFF));
+    ImGui::Spacing();
+    int chosen = app.ui().answer;
+    float w = ImGui::GetContentRegionAvail().x;
+    float pad = px(8);
+    for (size_t i = 0; i < c.options.size(); ++i) {
+        ImGui::PushID(static_cast<int>(i));
+        std::string label = std::string(1, static_cast<char>('A' + i)) + ". ";
+        InlineLayout l = layout_inline(label + c.options[i].text, w - 2 * pad);
+        ImVec2 pos = ImGui::GetCursorScreenPos();
+        ImVec2 size(w, l.height() + pad);
+        if (ImGui::InvisibleButton("option", size)) app.lesson_answer(static_cast<int>(i));
+        expose(app, "lesson:option:" + std::to_string(i));
+        bool hovered = ImGui::IsItemHovered();
+        bool is_chosen = chosen == static_cast<int>(i);
+        bool right = static_cast<int>(i) == c.answer;
+        ImU32 bg = colors::rgb(0x20252D), border = colors::rgb(0x3A404C);
+        if (hovered) bg = colors::rgb(0x2A303B);
+        if (is_chosen) border = right ? colors::good : colors::bad;
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->AddRectFilled(pos, ImVec2(pos.x + size.x, pos.y + size.y), bg, px(4));
+        dl->AddRect(pos, ImVec2(pos.x + size.x, pos.y + size.y), border, px(4), 0,
+                    is_chosen ? px(2) : px(1));
+        draw_inline(l, ImVec2(pos.x + pad, pos.y + pad * 0.5f));
+        if (hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+        ImGui::PopID();
+    }
+    if (chosen >= 0) {
+        LessonCheckResult res = r.check_answer(chosen);
+        ImGui::Spacing();
+        ImGui::PushFont(fonts().heading);
+        ImGui::TextColored(to_vec4(res.correct ? colors::good : colors::bad), "%s",
+                           res.correct ? tr(app, "Right.", "答對了。")
+                                       : tr(app, "Not quite.", "再想想。"));
+        ImGui::PopFont();
+        expose(app, "lesson:feedback");
+        inline_text(res.feedback);
+    }
+}
+
+void header(App& app, const LessonRunner& r) {
+    const Lesson& l = r.lesson();
+    float lang_w = px(80);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - lang_w);
+    std::string preview = l.title;
+    if (ImGui::BeginCombo("##lesson", preview.c_str())) {
+        for (const LessonCatalog::Entry& e : app.lessons().entries) {
+            const Lesson* el = app.lessons().find(e.id, app.lesson_lang());
+            if (!el) continue;
+            std::string item = el->title + "   " + progress_label(app, e.id, el->steps.size());
+            if (ImGui::Selectable(item.c_str(), e.id == l.id) && e.id != l.id)
+                app.open_lesson(e.id, resume_step(app, e.id, el->steps.size()));
+            expose(app, "lesson:open:" + e.id);
+        }
+        ImGui::EndCombo();
+    }
+    expose(app, "lesson:select");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.title.c_str());
+    ImGui::SameLine();
+    language_switch(app);
+    ImGui::Spacing();
+    text_wrapped(l.summary, colors::text_dim);
+    ImGui::Spacing();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, tr(app, "Step %d / %d", "第 %d / %d 步"), r.step(),
+                  r.step_count());
+    ImGui::TextUnformatted(buf);
+    expose(app, "lesson:counter");
+    ImGui::SameLine();
+    step_dots(app, r);
+}
+
+// The step's button (always in view, under the text), then the navigation.
+void footer(App& app, const LessonRunner& r) {
+    ImGui::Separator();
+    ImGui::Spacing();
+    const LessonStep& st = r.current();
+    if (!st.button.empty()) {
+        bool done = r.performed();
+        ImGui::BeginDisabled(done);
+        ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2E6BE6)));
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, to_vec4(colors::rgb(0x4A82F0)));
+        std::string label = (done ? std::string(tr(app, "Done: ", "已執行：")) : std::string()) +
+                            st.button + "##perform";
+        if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetContentRegionAvail().x, 0)))
+            app.lesson_perform();
+        ImGui::PopStyleColor(2);
+        ImGui::EndDisabled();
+        expose(app, "lesson:perform");
+        ImGui::Spacing();
+    }
+    float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+    ImGui::BeginDisabled(r.step() <= 1);
+    if (ImGui::Button(tr(app, "< Previous", "< 上一步"), ImVec2(w, 0))) app.lesson_go(r.step() - 1);
+    expose(app, "lesson:prev");
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(r.step() >= r.step_count());
+    ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
+    if (ImGui::Button(tr(app, "Next >", "下一步 >"), ImVec2(w, 0))) app.lesson_go(r.step() + 1);
+    ImGui::PopStyleColor();
+    expose(app, "lesson:next");
+    ImGui::EndDisabled();
+    // Small buttons side by side while they fit, else on the next line.
+    auto same_line_if_fits = [](const char* label) {
+        float w = ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
+        float spacing = ImGui::GetStyle().ItemSpacing.x;
+        float right = ImGui::GetItemRectMax().x + spacing + w;
+        if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+            ImGui::SameLine();
+    };
+    if (ImGui::SmallButton(tr(app, "Reset lesson", "重設本課"))) app.lesson_reset();
+    expose(app, "lesson:reset");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", tr(app, "reopen the lesson's graphs and forget its progress",
+                                   "重新開啟本課的圖，並清除本課的進度"));
+    same_line_if_fits(tr(app, "Text view", "文字檢視"));
+    if (ImGui::SmallButton(tr(app, "Text view", "文字檢視"))) platform::toggle_text_view();
+    expose(app, "lesson:textview");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", tr(app,
+                                   "this step as HTML text beside the canvas (screen "
+                                   "readers, find, copy)",
+                                   "在畫布旁以 HTML 文字顯示這一步（螢幕閱讀器、搜尋、複製）"));
+    same_line_if_fits(tr(app, "Leave lesson", "離開課程"));
+    if (ImGui::SmallButton(tr(app, "Leave lesson", "離開課程"))) app.leave_lesson();
+    expose(app, "lesson:leave");
+}
+
+} // namespace
+
+void lesson_list(App& app) {
+    section(tr(app, "Lessons", "課程"));
+    if (!app.lessons_error().empty()) {
+        text_wrapped(app.lessons_error(), colors::bad);
+        return;
+    }
+    language_switch(app);
+    for (const LessonCatalog::Entry& e : app.lessons().entries) {
+        const Lesson* l = app.lessons().find(e.id, app.lesson_lang());
+        if (!l) continue;
+        ImGui::PushID(e.id.c_str());
+        std::string label = l->title;
+        bool current = app.lesson() && app.lesson()->lesson().id == e.id;
+        if (ImGui::Selectable(label.c_str(), current))
+            app.open_lesson(e.id, resume_step(app, e.id, l->steps.size()));
+        expose(app, "lesson:open:" + e.id);
+        ImGui::SameLine(ImGui::GetContentRegionAvail().x - px(30));
+        ImGui::TextDisabled("%s", progress_label(app, e.id, l->steps.size()).c_str());
+        ImGui::PopID();
+    }
+    if (!app.lesson_pending().empty())
+        ImGui::TextDisabled("%s", tr(app, "Loading...", "載入中..."));
+}
+
+void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(size);
+    ImGui::Begin("Lesson", nullptr,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoTitleBar);
+    const LessonRunner* rp = app.lesson();
+    if (!rp) {
+        lesson_list(app);
+        ImGui::End();
+        return;
+    }
+    const LessonRunner& r = *rp;
+    const LessonStep& st = r.current();
+    header(app, r);
+    ImGui::Separator();
+
+    float row = ImGui::GetFrameHeightWithSpacing();
+    float small_w = ImGui::CalcTextSize(tr(app, "Reset lesson Text view Leave lesson",
+                                           "重設本課 文字檢視 離開課程"))
+                        .x +
+                    6 * ImGui::GetStyle().FramePadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
+    int small_rows = small_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
+    float footer_h = row * static_cast<float>((st.button.empty() ? 1 : 2) + small_rows) + px(16);
+    ImGui::BeginChild("step", ImVec2(0, -footer_h), false);
+    // The child scrolls back to the top when the step changes.
+    static std::string shown;
+    std::string key = r.deep_link() + app.lesson_lang();
+    if (key != shown) {
+        ImGui::SetScrollY(0);
+        shown = key;
+    }
+    ImGui::PushFont(fonts().heading);
+    inline_text(st.title, colors::rgb(0xFFFFFF));
+    ImGui::PopFont();
+    expose(app, "lesson:title");
+    ImGui::Spacing();
+    if (!app.step_text().intro.empty()) {
+        markdown_view(app, app.step_text().intro, "intro");
+        ImGui::Separator();
+        ImGui::Spacing();
+    }
+    markdown_view(app, app.step_text().prose, "prose");
+    if (!st.button.empty() && r.performed()) {
+        ImGui::Spacing();
+        action_result(r);
+    }
+    if (st.actions.empty() || r.performed()) {
+        ImGui::Spacing();
+        markdown_view(app, app.step_text().after, "after");
+    }
+    check_block(app, r);
+    ImGui::Dummy(ImVec2(0, px(8)));
+    ImGui::EndChild();
+    footer(app, r);
+    ImGui::End();
+}
+
+} // namespace pt2lab::app::ui
