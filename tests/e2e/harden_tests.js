@@ -100,7 +100,8 @@ test("a big graph opens collapsed to its modules; click, search and breadcrumb e
   await page.mouse.move(s.canvas.x + 5, s.canvas.y + 5);
   await page.keyboard.press("e");
   s = await waitState(page, (st) => st.modules.expand_all && st.nodes.length >= 1000, "E expands all");
-  assert.ok(s.widgets.minimap, "a minimap for the expanded big graph");
+  // (the minimap follows the new layout from the frame after the camera refits)
+  s = await waitState(page, (st) => st.widgets.minimap, "a minimap for the expanded big graph");
   await shot(ctx, page, "big-all-expanded.png");
   // The minimap moves the camera: zoomed in, a click near its bottom shows the graph's end.
   await page.keyboard.press("0");
@@ -179,6 +180,11 @@ test("embedding: ?file= and ?hide= in an iframe of a course page; ?step= reaches
       (await (await page.waitForSelector("#lab")).contentFrame());
     await frame.waitForFunction(() => { const s = window.pt2lab && window.pt2lab.state(); return s && s.ready && s.frames > 1; },
                                 null, { timeout: 30000 });
+    // ?step= opens that lesson step (its graph is conv_relu.pt2 too).
+    await frame.waitForFunction(() => {
+      const c = window.pt2lab.state().lessons.current;
+      return c && c.id === "m00-4" && c.step === 3;
+    }, null, { timeout: 30000 });
     const s = await frame.evaluate(() => window.pt2lab.state());
     assert.equal(s.file, "conv_relu.pt2");
     assert.deepEqual(s.panels, ["top bar", "graph"]);
