@@ -3,34 +3,16 @@
 // marks plus ghosts of the removed nodes.
 #include <catch2/catch.hpp>
 
-#include "graph_scene.h"
-#include "io/program_loader.h"
 #include "passes/decompose.h"
+#include "scene_test_support.h"
 #include "workspace/workspace.h"
 
 using namespace pt2lab;
 using namespace pt2lab::app;
-
-namespace {
-
-SceneMetrics fixed_metrics() {
-    SceneMetrics m;
-    m.text_width = [](const std::string& s, bool mono) {
-        return float(s.size()) * (mono ? 7.f : 6.f);
-    };
-    return m;
-}
-
-ExportedProgram load(const std::string& name) {
-    auto ep = load_program_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/" + name);
-    REQUIRE(ep.ok());
-    return ep.take();
-}
-
-} // namespace
+using namespace pt2lab::app::test;
 
 TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
-    ExportedProgram ep = load("conv_bn_relu_eval.pt2");
+    ExportedProgram ep = load_asset("conv_bn_relu_eval.pt2");
     Scene sc = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
     REQUIRE(sc.nodes.size() == ep.graph->size());
     size_t inputs = 0;
@@ -64,7 +46,7 @@ TEST_CASE("scene of the eval ConvBnReLU program", "[scene]") {
 }
 
 TEST_CASE("a decomposition's diff: added marks and a ghost of batch_norm", "[scene]") {
-    ExportedProgram ep = load("conv_bn_relu_eval.pt2");
+    ExportedProgram ep = load_asset("conv_bn_relu_eval.pt2");
     Scene before = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
     ExportedProgram low = ep.clone();
     auto rep = run_decompositions(low, DecompTable::for_level(IrLevel::Inference));

@@ -5,28 +5,14 @@
 
 #include <set>
 
-#include "graph_scene.h"
-#include "io/program_loader.h"
 #include "module_tree.h"
+#include "scene_test_support.h"
 
 using namespace pt2lab;
 using namespace pt2lab::app;
+using namespace pt2lab::app::test;
 
 namespace {
-
-SceneMetrics metrics() {
-    SceneMetrics m;
-    m.text_width = [](const std::string& s, bool mono) {
-        return float(s.size()) * (mono ? 7.f : 6.f);
-    };
-    return m;
-}
-
-ExportedProgram load(const std::string& name) {
-    auto ep = load_program_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/" + name);
-    REQUIRE(ep.ok());
-    return ep.take();
-}
 
 int index_of(const Graph& g, const std::string& name) {
     std::vector<Node*> nodes = g.nodes();
@@ -39,7 +25,7 @@ int index_of(const Graph& g, const std::string& name) {
 } // namespace
 
 TEST_CASE("module tree of resnet_style from nn_module_stack", "[modules]") {
-    ExportedProgram ep = load("resnet_style.pt2");
+    ExportedProgram ep = load_asset("resnet_style.pt2");
     ModuleTree t = build_module_tree(*ep.graph, &ep.signature);
     REQUIRE(t.node_group.size() == ep.graph->size());
     REQUIRE(t.find("layer1") > 0);
@@ -78,11 +64,11 @@ TEST_CASE("module tree of resnet_style from nn_module_stack", "[modules]") {
 
 TEST_CASE("a collapsed module is one box with the module's inputs and outputs as edges",
           "[modules][scene]") {
-    ExportedProgram ep = load("resnet_style.pt2");
+    ExportedProgram ep = load_asset("resnet_style.pt2");
     ModuleTree t = build_module_tree(*ep.graph, &ep.signature);
     ExpandedSet none;
     SceneContext ctx{&ep.signature, nullptr, &t, &none};
-    Scene sc = build_scene(*ep.graph, ctx, metrics());
+    Scene sc = build_scene(*ep.graph, ctx, fixed_metrics());
     // Every node is shown by exactly one box: its own or its module's.
     std::set<std::string> boxes;
     for (const SceneNode& n : sc.nodes)
@@ -113,7 +99,7 @@ TEST_CASE("a collapsed module is one box with the module's inputs and outputs as
     // Expanding layer1 shows its block collapsed inside a frame.
     ExpandedSet one{"layer1"};
     SceneContext ctx1{&ep.signature, nullptr, &t, &one};
-    Scene sc1 = build_scene(*ep.graph, ctx1, metrics());
+    Scene sc1 = build_scene(*ep.graph, ctx1, fixed_metrics());
     REQUIRE(sc1.frames.size() == 1);
     CHECK(sc1.frames[0].path == "layer1");
     int block = sc1.find_shown(ep.graph->find("add")->id());
@@ -128,8 +114,8 @@ TEST_CASE("a collapsed module is one box with the module's inputs and outputs as
     // Everything expanded: the plain scene, with a frame per collapsible module.
     ExpandedSet all = t.all_paths();
     SceneContext ctx2{&ep.signature, nullptr, &t, &all};
-    Scene full = build_scene(*ep.graph, ctx2, metrics());
-    Scene plain = build_scene(*ep.graph, {&ep.signature, nullptr}, metrics());
+    Scene full = build_scene(*ep.graph, ctx2, fixed_metrics());
+    Scene plain = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
     CHECK(full.nodes.size() == plain.nodes.size());
     CHECK(full.edges == plain.edges);
     CHECK(full.frames.size() >= 4);
