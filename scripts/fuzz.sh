@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh                 30 s per harness (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600            an hour each
 #   scripts/fuzz.sh 600 drop zip    some harnesses only (zip, export_json, drop)
+#   PT2LAB_FUZZ_SEED=1 ...          libFuzzer's -seed (scripts/test.sh fixes it; default random)
 # Prints executions, coverage and corpus size per harness. A crash, leak,
 # sanitizer report or timeout is saved in build/fuzz/crashes/<harness>/ and
 # makes the script fail: add the input to tools/make_corpus.py as a bad file
@@ -54,6 +55,8 @@ for h in $HARNESSES; do
 done
 
 declare -A MAXLEN=([zip]=1048576 [export_json]=262144 [drop]=262144)
+SEED_OPT=()
+[ -n "${PT2LAB_FUZZ_SEED:-}" ] && SEED_OPT=(-seed="$PT2LAB_FUZZ_SEED")
 FAILED=0
 SUMMARY=()
 for h in $HARNESSES; do
@@ -64,7 +67,7 @@ for h in $HARNESSES; do
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         nice "$OUT/fuzz_$h" "$corpus" "$SEEDS/$h" -max_total_time="$SECONDS_EACH" -timeout=20 \
         -rss_limit_mb=2560 -max_len="${MAXLEN[$h]}" -print_final_stats=1 \
-        -artifact_prefix="$crashes/" >"$log" 2>&1
+        "${SEED_OPT[@]}" -artifact_prefix="$crashes/" >"$log" 2>&1
     rc=$?
     execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')

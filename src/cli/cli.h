@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/tensor.h"
 #include "util/limits.h"
 #include "util/status.h"
 
@@ -27,6 +28,8 @@ struct CliArgs {
 std::string usage_text(); // the usage, with the options from cli_options.h
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
+// The tensors of --input x.npy files, in order (cmd_run.cpp).
+Result<std::vector<Tensor>> read_input_files(const std::vector<std::string>& paths);
 int cmd_run(const CliArgs& args);
 int cmd_decompose(const CliArgs& args);
 int cmd_prepare_convert(const CliArgs& args);

@@ -4,7 +4,6 @@
 
 #include "cli.h"
 #include "exec/parity.h"
-#include "io/npy.h"
 #include "io/program_loader.h"
 #include "passes/decompose.h"
 #include "passes/pt2e.h"
@@ -98,15 +97,9 @@ Result<std::vector<std::vector<Tensor>>>
 calibration_batches(const CliArgs& a, const ExportedProgram& ep, int n, std::string* source) {
     std::vector<std::vector<Tensor>> batches;
     if (!a.inputs.empty()) {
-        std::vector<Tensor> in;
-        for (const auto& path : a.inputs) {
-            auto bytes = read_file_bytes(path);
-            if (!bytes.ok()) return bytes.error();
-            auto t = read_npy(bytes.value(), path);
-            if (!t.ok()) return t.error();
-            in.push_back(Tensor::from_data(t.value()));
-        }
-        batches.push_back(std::move(in));
+        auto in = read_input_files(a.inputs);
+        if (!in.ok()) return in.error();
+        batches.push_back(in.take());
         *source = "--input";
     } else if (!ep.example_inputs.empty()) {
         batches.push_back(example_inputs(ep));

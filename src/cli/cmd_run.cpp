@@ -84,6 +84,18 @@ Status write_outputs(const std::string& path, const RunResult& r) {
 
 } // namespace
 
+Result<std::vector<Tensor>> read_input_files(const std::vector<std::string>& paths) {
+    std::vector<Tensor> out;
+    for (const auto& path : paths) {
+        auto bytes = read_file_bytes(path);
+        if (!bytes.ok()) return bytes.error();
+        auto t = read_npy(bytes.value(), path);
+        if (!t.ok()) return t.error();
+        out.push_back(Tensor::from_data(t.value()));
+    }
+    return out;
+}
+
 int cmd_run(const CliArgs& a) {
     if (!a.inputs.empty() && a.has_seed)
         return usage_error("give --input files or --seed, not both");
@@ -101,13 +113,9 @@ int cmd_run(const CliArgs& a) {
     std::vector<Tensor> inputs;
     std::string source;
     if (!a.inputs.empty()) {
-        for (const auto& path : a.inputs) {
-            auto bytes = read_file_bytes(path);
-            if (!bytes.ok()) return input_error(bytes.error());
-            auto t = read_npy(bytes.value(), path);
-            if (!t.ok()) return input_error(t.error());
-            inputs.push_back(Tensor::from_data(t.value()));
-        }
+        auto read = read_input_files(a.inputs);
+        if (!read.ok()) return input_error(read.error());
+        inputs = read.take();
         source = "from --input";
     } else if (a.has_seed) {
         auto seeded = seeded_inputs(ep, a.seed, a.limits);

@@ -30,12 +30,7 @@ json cases() {
 }
 
 Tensor npy(const std::string& rel) {
-    auto bytes = read_file_bytes(source_path(kDir + rel));
-    REQUIRE(bytes.ok());
-    auto t = read_npy(bytes.value(), rel);
-    INFO(rel << (t.ok() ? "" : t.error().str()));
-    REQUIRE(t.ok());
-    return Tensor::from_data(t.value());
+    return load_npy(kDir + rel);
 }
 
 // FORMATS.md section 2 argument encoding, plus {"tensor": key} -> the placeholder for key

@@ -23,12 +23,7 @@ namespace {
 const std::string kDir = "tests/golden/pt2e/";
 
 Tensor npy(const std::string& rel) {
-    auto bytes = read_file_bytes(source_path(kDir + rel));
-    REQUIRE(bytes.ok());
-    auto t = read_npy(bytes.value(), rel);
-    INFO(rel << (t.ok() ? "" : t.error().str()));
-    REQUIRE(t.ok());
-    return Tensor::from_data(t.value());
+    return load_npy(kDir + rel);
 }
 
 std::string dtype_text(const ObserverConfig& c) {

@@ -9,6 +9,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "io/npy.h"
+
 namespace pt2lab_test {
 
 std::vector<std::string> list_dir(const std::string& rel_dir, const std::string& suffix) {
@@ -34,6 +36,16 @@ pt2lab::ExportedProgram load_asset(const std::string& name_or_path) {
     INFO(rel << ": " << (r.ok() ? "" : r.error().str()));
     REQUIRE(r.ok());
     return r.take();
+}
+
+pt2lab::Tensor load_npy(const std::string& rel) {
+    auto bytes = pt2lab::read_file_bytes(source_path(rel));
+    INFO(rel);
+    REQUIRE(bytes.ok());
+    auto t = pt2lab::read_npy(bytes.value(), rel);
+    INFO((t.ok() ? "" : t.error().str()));
+    REQUIRE(t.ok());
+    return pt2lab::Tensor::from_data(t.value());
 }
 
 std::string mask_addresses(const std::string& s) {

@@ -28,6 +28,9 @@ std::string mask_addresses(const std::string& s);
 // A lesson asset by name ("conv_relu") or path ("assets/graphs/conv_relu.pt2");
 // fails the current test when it does not load.
 pt2lab::ExportedProgram load_asset(const std::string& name_or_path);
+// A .npy file under the source tree as a tensor; fails the current test when it
+// does not read.
+pt2lab::Tensor load_npy(const std::string& rel);
 using pt2lab::example_inputs; // exec/interpreter.h
 
 // First differing line, for readable failures.

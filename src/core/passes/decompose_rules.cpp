@@ -173,17 +173,30 @@ Status rule_contiguous(DecompContext& c) {
     return c.replace_with(cl);
 }
 
+// chunk's and split's arguments: the literal positive int at 1 (`count`: chunks or
+// split_size), the literal dim at 2, and the input's size along that dim.
+Status split_args(const Node& n, const char* op, const char* count_name, int64_t& count,
+                  Argument& dim, int64_t& size) {
+    const TensorMeta* x = input_meta(n);
+    Argument k = arg_or_default(n, 1);
+    dim = arg_or_default(n, 2);
+    if (!x || k.kind != ArgKind::Int || dim.kind != ArgKind::Int || k.i <= 0)
+        return rule_error(n, std::string(op) + " needs shape metadata and a literal positive " +
+                                 count_name + " and dim");
+    auto d = wrap_dim_index(dim.i, static_cast<int64_t>(x->sizes.size()));
+    if (!d) return rule_error(n, std::string(op) + "'s dim is out of range");
+    count = k.i;
+    size = x->sizes[static_cast<size_t>(*d)];
+    return {};
+}
+
 // chunk(x, chunks, dim) -> split.Tensor(x, ceil(size(dim) / chunks), dim)
 Status rule_chunk(DecompContext& c) {
     Node& n = *c.node;
-    const TensorMeta* x = input_meta(n);
-    Argument chunks = arg_or_default(n, 1), dim = arg_or_default(n, 2);
-    if (!x || chunks.kind != ArgKind::Int || dim.kind != ArgKind::Int || chunks.i <= 0)
-        return rule_error(n, "chunk needs shape metadata and literal chunks / dim");
-    auto d = wrap_dim_index(dim.i, static_cast<int64_t>(x->sizes.size()));
-    if (!d) return rule_error(n, "chunk's dim is out of range");
-    const int64_t size = x->sizes[static_cast<size_t>(*d)];
-    const int64_t step = (size + chunks.i - 1) / chunks.i;
+    int64_t chunks = 0, size = 0;
+    Argument dim;
+    if (Status st = split_args(n, "chunk", "chunks", chunks, dim, size); !st.ok()) return st;
+    const int64_t step = (size + chunks - 1) / chunks;
     const char* target = "torch.ops.aten.split.Tensor";
     Node* s = c.emit(target, trimmed(target, {n.args()[0], Argument::from_int(step), dim}), {},
                      "split", n.meta.val);
@@ -193,15 +206,11 @@ Status rule_chunk(DecompContext& c) {
 // split.Tensor(x, split_size, dim) -> split_with_sizes(x, [split_size, ..., rest], dim)
 Status rule_split(DecompContext& c) {
     Node& n = *c.node;
-    const TensorMeta* x = input_meta(n);
-    Argument size = arg_or_default(n, 1), dim = arg_or_default(n, 2);
-    if (!x || size.kind != ArgKind::Int || dim.kind != ArgKind::Int || size.i <= 0)
-        return rule_error(n, "split needs shape metadata and a literal split_size / dim");
-    auto d = wrap_dim_index(dim.i, static_cast<int64_t>(x->sizes.size()));
-    if (!d) return rule_error(n, "split's dim is out of range");
-    const int64_t total = x->sizes[static_cast<size_t>(*d)];
+    int64_t size = 0, total = 0;
+    Argument dim;
+    if (Status st = split_args(n, "split", "split_size", size, dim, total); !st.ok()) return st;
     std::vector<int64_t> sizes;
-    for (int64_t s = 0; s < total; s += size.i) sizes.push_back(std::min(size.i, total - s));
+    for (int64_t s = 0; s < total; s += size) sizes.push_back(std::min(size, total - s));
     const char* target = "torch.ops.aten.split_with_sizes.default";
     Node* s = c.emit(target, trimmed(target, {n.args()[0], Argument::int_list(sizes), dim}), {},
                      "split_with_sizes", n.meta.val);

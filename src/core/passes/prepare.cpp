@@ -179,15 +179,21 @@ private:
             a.set_input(w, spec_of(wt));
             if (b) a.set_input(b, no_spec());
             a.annotated = true;
-            ann[op] = a;
-            Annotation r;
-            r.output = spec_of(act);
-            r.annotated = true;
-            ann[relu] = r;
             mark({w, b});
-            patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" +
-                               relu->name() + ")");
+            fuse_relu(op, a, relu, what, act);
         }
+    }
+    // An op -> relu pair: the op takes annotation `a` (its inputs), the relu the
+    // output observer of the pair.
+    void fuse_relu(Node* op, const Annotation& a, Node* relu, const char* what,
+                   const ObserverConfig& act) {
+        ann[op] = a;
+        Annotation r;
+        r.output = spec_of(act);
+        r.annotated = true;
+        ann[relu] = r;
+        patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" + relu->name() +
+                           ")");
     }
     void linear_relu(const ObserverConfig& act, const ObserverConfig& wt) {
         op_relu(kLinear, "linear", act, wt);
@@ -246,13 +252,7 @@ private:
             Annotation a;
             for (Node* in : inputs) a.set_input(in, spec_of(act));
             a.annotated = true;
-            ann[op] = a;
-            Annotation r;
-            r.output = spec_of(act);
-            r.annotated = true;
-            ann[relu] = r;
-            patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" +
-                               relu->name() + ")");
+            fuse_relu(op, a, relu, what, act);
         }
     }
     void binary(std::initializer_list<const char*> targets, const char* what,
