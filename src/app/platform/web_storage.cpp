@@ -8,25 +8,17 @@
 #include "platform/platform.h"
 
 EM_JS(void, js_set_hash, (const char* hash), { window.pt2lab.setHash(UTF8ToString(hash)); });
-EM_JS(char*, js_hash, (int take), {
-    var s = take ? window.pt2lab.takeHashChange() : location.hash.substring(1);
+// One string from the page, copied onto the WASM heap (the caller frees it):
+// 0 the hash as opened, 1 the hash change since the last call, 2 a setting, 3 a URL option.
+EM_JS(char*, js_string, (int what, const char* arg), {
+    var a = arg ? UTF8ToString(arg) : "";
+    var s = what == 0   ? location.hash.substring(1)
+            : what == 1 ? window.pt2lab.takeHashChange()
+            : what == 2 ? window.pt2lab.loadSetting(a)
+                        : window.pt2lab.option(a);
     var n = lengthBytesUTF8(s) + 1;
     var p = _malloc(n);
     stringToUTF8(s, p, n);
-    return p;
-});
-EM_JS(char*, js_load_setting, (const char* key), {
-    var s = window.pt2lab.loadSetting(UTF8ToString(key));
-    var n = lengthBytesUTF8(s) + 1;
-    var p = _malloc(n);
-    stringToUTF8(s, p, n);
-    return p;
-});
-EM_JS(char*, js_url_option, (const char* name), {
-    var v = window.pt2lab.option(UTF8ToString(name));
-    var n = lengthBytesUTF8(v) + 1;
-    var p = _malloc(n);
-    stringToUTF8(v, p, n);
     return p;
 });
 EM_JS(void, js_save_setting, (const char* key, const char* value),
@@ -34,39 +26,33 @@ EM_JS(void, js_save_setting, (const char* key, const char* value),
 
 namespace pt2lab::app::platform {
 
-void set_url_hash(const std::string& hash) {
-    js_set_hash(hash.c_str());
-}
-
 namespace {
-std::string hash(int take) {
-    char* p = js_hash(take);
+std::string page_string(int what, const std::string& arg = "") {
+    char* p = js_string(what, arg.c_str());
     std::string s = p;
     std::free(p);
     return s;
 }
 } // namespace
 
+void set_url_hash(const std::string& hash) {
+    js_set_hash(hash.c_str());
+}
+
 std::string url_hash() {
-    return hash(0);
+    return page_string(0);
 }
 
 std::string take_hash_change() {
-    return hash(1);
+    return page_string(1);
 }
 
 std::string load_setting(const std::string& key) {
-    char* p = js_load_setting(key.c_str());
-    std::string s = p;
-    std::free(p);
-    return s;
+    return page_string(2, key);
 }
 
 std::string url_option(const std::string& name) {
-    char* p = js_url_option(name.c_str());
-    std::string s = p;
-    std::free(p);
-    return s;
+    return page_string(3, name);
 }
 
 void save_setting(const std::string& key, const std::string& value) {
