@@ -1,6 +1,8 @@
 // Node-by-node evaluation with schema-driven argument binding.
 #include "exec/interpreter.h"
 
+#include <chrono>
+
 #include "util/rng.h"
 
 namespace pt2lab {
@@ -124,9 +126,14 @@ public:
                 break;
             }
             case Op::CallFunction: {
+                using Clock = std::chrono::steady_clock;
+                Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
                 auto r = call_function(*n);
                 if (!r.ok()) return r.error();
                 v = r.take();
+                if (opt_.node_times)
+                    opt_.node_times->push_back(
+                        {n, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
                 break;
             }
             case Op::CallModule: {
