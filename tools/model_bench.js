@@ -150,10 +150,13 @@ function report(results, version) {
                 `${mb(r.heap_peak)} MB peak; weights ${mb(r.weight_bytes)} MB ` +
                 `(peak / weights ${(r.heap_peak / r.weight_bytes).toFixed(2)})`);
     const total = r.profile.reduce((s, e) => s + e.ms, 0);
-    console.log(`  per op, one steady run (${fmt(total)} ms in kernels):`);
+    const first = new Map(r.profile_first.map((e) => [e.op, e.ms]));
+    const firstTotal = r.profile_first.reduce((s, e) => s + e.ms, 0);
+    console.log(`  per op: one steady run (${fmt(total)} ms in kernels) | the first run (${fmt(firstTotal)} ms):`);
     for (const e of r.profile.slice(0, 8))
       console.log(`    ${e.op.replace("torch.ops.", "").padEnd(34)} ${String(e.calls).padStart(4)} calls ` +
-                  `${fmt(e.ms).padStart(7)} ms  ${(100 * e.ms / total).toFixed(1).padStart(5)} %`);
+                  `${fmt(e.ms).padStart(7)} ms  ${(100 * e.ms / total).toFixed(1).padStart(5)} %  | ` +
+                  `${fmt(first.get(e.op) || 0).padStart(7)} ms`);
   }
 }
 

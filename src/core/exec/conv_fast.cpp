@@ -57,23 +57,51 @@ __attribute__((noinline)) void tile_4x8(const float* a, const float* b, int64_t 
     }
 }
 
+// The packing loops are out of line too, called once per tile / panel, so they
+// are optimized early in a model's first run (see tile_4x8).
+// dst[k][r] = A[r, k] for the 4 rows of one tile. A: [4, K] (row stride K)
+__attribute__((noinline)) void pack_a_tile(const float* A, int64_t K, float* dst) {
+    for (int64_t k = 0; k < K; ++k)
+        for (int r = 0; r < 4; ++r) dst[k * 4 + r] = A[r * K + k];
+}
+// dst[k][0..8) = B[k, 0..8) for one 8-column panel. B: [K, 8] (row stride N)
+__attribute__((noinline)) void pack_b_panel(const float* B, int64_t N, int64_t K, float* dst) {
+    for (int64_t k = 0; k < K; ++k) std::memcpy(dst + k * 8, B + k * N, 8 * sizeof(float));
+}
+
+// One row of im2col: out[oh, ow] = x[ih, iw] for ih = oh*sh - ph + kh*dh (and iw
+// likewise), 0 in the padding. Out of line: called C*KH*KW times per conv.
+// x: [H, W]  out: [OH, OW]
+__attribute__((noinline)) void im2col_row(const float* plane, int64_t H, int64_t W, int64_t kh,
+                                          int64_t kw, const ConvParams& p, int64_t OH,
+                                          int64_t OW, float* row) {
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t ih = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
+        float* out = row + oh * OW;
+        if (ih < 0 || ih >= H) {
+            std::fill(out, out + OW, 0.0f);
+            continue;
+        }
+        for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t iw = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
+            out[ow] = (iw >= 0 && iw < W) ? plane[ih * W + iw] : 0.0f;
+        }
+    }
+}
+
 // C[M, N] (row stride ldc) = A[M, K] @ B[K, N] (+ bias[m]); A, B row-major.
 // Loop order: 8-column panels of B outer (packed into [K, 8], it stays in L1),
 // 4-row tiles of A inner (packed into [K, 4], read as broadcasts).
 void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
           const float* bias) {
     const int64_t M4 = M / 4 * 4, N8 = N / 8 * 8;
-    std::vector<float> apack(static_cast<size_t>(M4 * K)); // [M/4][K][4]
-    for (int64_t m = 0; m < M4; m += 4)
-        for (int64_t k = 0; k < K; ++k)
-            for (int r = 0; r < 4; ++r)
-                apack[static_cast<size_t>((m * K) + k * 4 + r)] = A[(m + r) * K + k];
-    std::vector<float> bpack(static_cast<size_t>(K * 8)); // [K][8]
+    std::unique_ptr<float[]> apack(new float[static_cast<size_t>(M4 * K)]); // [M/4][K][4]
+    for (int64_t m = 0; m < M4; m += 4) pack_a_tile(A + m * K, K, apack.get() + m * K);
+    std::unique_ptr<float[]> bpack(new float[static_cast<size_t>(K * 8)]); // [K][8]
     for (int64_t n = 0; n < N8; n += 8) {
-        for (int64_t k = 0; k < K; ++k)
-            std::memcpy(&bpack[static_cast<size_t>(k * 8)], B + k * N + n, 8 * sizeof(float));
+        pack_b_panel(B + n, N, K, bpack.get());
         for (int64_t m = 0; m < M4; m += 4) {
-            tile_4x8(apack.data() + m * K, bpack.data(), K, bias ? bias + m : nullptr,
+            tile_4x8(apack.get() + m * K, bpack.get(), K, bias ? bias + m : nullptr,
                      C + m * ldc + n, ldc);
         }
     }
@@ -170,23 +198,9 @@ Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, co
             // col[(c, kh, kw), (oh, ow)] = x[n, g*CG + c, ih, iw] or 0 in the padding
             for (int64_t c = 0; c < CG; ++c)
                 for (int64_t kh = 0; kh < KH; ++kh)
-                    for (int64_t kw = 0; kw < KW; ++kw) {
-                        float* row = col.get() + ((c * KH + kh) * KW + kw) * P;
-                        const float* plane = x.f32() + (n * C + g * CG + c) * H * W;
-                        for (int64_t oh = 0; oh < OH; ++oh) {
-                            const int64_t ih = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
-                            float* out = row + oh * OW;
-                            if (ih < 0 || ih >= H) {
-                                std::fill(out, out + OW, 0.0f);
-                                continue;
-                            }
-                            for (int64_t ow = 0; ow < OW; ++ow) {
-                                const int64_t iw =
-                                    ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
-                                out[ow] = (iw >= 0 && iw < W) ? plane[ih * W + iw] : 0.0f;
-                            }
-                        }
-                    }
+                    for (int64_t kw = 0; kw < KW; ++kw)
+                        im2col_row(x.f32() + (n * C + g * CG + c) * H * W, H, W, kh, kw, p, OH, OW,
+                                   col.get() + ((c * KH + kh) * KW + kw) * P);
             // y[n, g*OG:(g+1)*OG] = w[g*OG:(g+1)*OG] [OG, K] @ col [K, P]
             gemm(w.f32() + g * OG * K, col.get(), y.f32() + (n * O + g * OG) * P, OG, P, K, P,
                  b ? b->f32() + g * OG : nullptr);
