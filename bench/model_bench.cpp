@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#if defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <string>
 #include <vector>
@@ -133,6 +136,14 @@ const char* bench_profile() {
     g_bench.profile_json = profile_once();
     return g_bench.profile_json.c_str();
 }
+#if defined(__EMSCRIPTEN__)
+// The allocator's figures: 0 = its largest footprint so far (bytes taken from
+// the wasm memory, the peak), 1 = bytes in use now.
+double bench_heap(int which) {
+    struct mallinfo mi = mallinfo();
+    return which == 0 ? double(mi.usmblks) : double(mi.uordblks);
+}
+#endif
 // Bytes of the program's parameters, buffers and constants.
 double bench_weight_bytes() {
     double n = 0;

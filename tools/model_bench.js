@@ -146,9 +146,12 @@ function report(results, version) {
   console.log("(time ratios: below 1 means pt2lab is faster)");
   for (const r of results.filter((x) => x.runtime === "pt2lab")) {
     console.log("");
-    console.log(`pt2lab ${r.model}: wasm memory ${mb(r.heap_after_load)} MB after load, ` +
-                `${mb(r.heap_peak)} MB peak; weights ${mb(r.weight_bytes)} MB ` +
-                `(peak / weights ${(r.heap_peak / r.weight_bytes).toFixed(2)})`);
+    console.log(`pt2lab ${r.model}: weights ${mb(r.weight_bytes)} MB; wasm memory ${mb(r.heap_after_load)} MB ` +
+                `after load, ${mb(r.heap_peak)} MB at the end (peak / weights ` +
+                `${(r.heap_peak / r.weight_bytes).toFixed(2)}); malloc's peak footprint ` +
+                `${mb(r.malloc_peak_after_load)} MB after load, ${mb(r.malloc_peak)} MB at the end ` +
+                `(${(r.malloc_peak / r.weight_bytes).toFixed(2)}x the weights), ` +
+                `${mb(r.malloc_in_use_after_load)} MB in use after load`);
     const total = r.profile.reduce((s, e) => s + e.ms, 0);
     const first = new Map(r.profile_first.map((e) => [e.op, e.ms]));
     const firstTotal = r.profile_first.reduce((s, e) => s + e.ms, 0);
