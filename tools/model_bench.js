@@ -11,6 +11,7 @@
 //   bash scripts/torch_env.sh run sid python3 tools/onnx_models.py   # build/modelbench/
 //   cmake --preset wasm && cmake --build --preset wasm --target pt2lab_model_bench
 //   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--json]
+//                             [--js-flags "V8 flags"]   (experiments only: users run default V8)
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -27,7 +28,8 @@ function parseArgs(argv) {
     else if (argv[k] === "--models") a.models = argv[++k].split(",");
     else if (argv[k] === "--reference") a.reference = true;
     else if (argv[k] === "--json") a.json = true;
-    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--json]");
+    else if (argv[k] === "--js-flags") a.jsFlags = argv[++k]; // V8 experiments, e.g. --no-wasm-dynamic-tiering
+    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--json] [--js-flags F]");
   }
   return a;
 }
@@ -69,7 +71,7 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const site = makeSite();
   const server = await serve(site);
-  const browser = await launch();
+  const browser = await launch(args.jsFlags ? [`--js-flags=${args.jsFlags}`] : []);
   const results = [];
   try {
     const runtimes = ["onnxruntime-web", "pt2lab"].concat(args.reference ? ["pt2lab-reference"] : []);
@@ -104,7 +106,7 @@ async function main() {
   if (args.json) {
     console.log(JSON.stringify({ chromium: version, load: os.loadavg(), results }, null, 2));
   } else {
-    report(results, version);
+    report(results, version, args);
   }
   const bad = results.filter((r) => !(r.diff.rel <= TOLERANCE));
   for (const r of bad)
@@ -120,8 +122,9 @@ async function browserVersion() {
   return v;
 }
 
-function report(results, version) {
+function report(results, version, args) {
   const ortVersion = require(path.join(ROOT, "node_modules", "onnxruntime-web", "package.json")).version;
+  if (args.jsFlags) console.log(`V8 flags: ${args.jsFlags} (an experiment, not what users run)`);
   console.log(`Chromium ${version}, headless; onnxruntime-web ${ortVersion} (wasm, SIMD, numThreads 1, ` +
               `proxy off); pt2lab WASM (-O3 -msimd128, linked -Os as the page); ` +
               `load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} on ${os.cpus().length} cores`);
