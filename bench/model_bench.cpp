@@ -127,11 +127,21 @@ uint8_t* bench_file_buffer(size_t n) {
     g_bench.file.assign(n, 0);
     return g_bench.file.data();
 }
-int bench_load(int fast) { return load(fast != 0); }
-double bench_run() { return run_once(nullptr); }
-const float* bench_output() { return g_bench.output.data(); }
-int bench_output_numel() { return static_cast<int>(g_bench.output.size()); }
-const char* bench_error() { return g_bench.error.c_str(); }
+int bench_load(int fast) {
+    return load(fast != 0);
+}
+double bench_run() {
+    return run_once(nullptr);
+}
+const float* bench_output() {
+    return g_bench.output.data();
+}
+int bench_output_numel() {
+    return static_cast<int>(g_bench.output.size());
+}
+const char* bench_error() {
+    return g_bench.error.c_str();
+}
 const char* bench_profile() {
     g_bench.profile_json = profile_once();
     return g_bench.profile_json.c_str();
@@ -177,12 +187,18 @@ int main(int argc, char** argv) {
     bool fast = true, profile = false;
     for (int k = 1; k < argc; ++k) {
         std::string a = argv[k];
-        if (a == "--runs" && k + 1 < argc) runs = std::max(1, std::atoi(argv[++k]));
-        else if (a == "--expect" && k + 1 < argc) expect = argv[++k];
-        else if (a == "--reference") fast = false;
-        else if (a == "--profile") profile = true;
-        else if (!a.empty() && a[0] != '-' && file.empty()) file = a;
-        else return usage();
+        if (a == "--runs" && k + 1 < argc)
+            runs = std::max(1, std::atoi(argv[++k]));
+        else if (a == "--expect" && k + 1 < argc)
+            expect = argv[++k];
+        else if (a == "--reference")
+            fast = false;
+        else if (a == "--profile")
+            profile = true;
+        else if (!a.empty() && a[0] != '-' && file.empty())
+            file = a;
+        else
+            return usage();
     }
     if (file.empty()) return usage();
     auto bytes = read_file_bytes(file);

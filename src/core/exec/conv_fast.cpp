@@ -73,8 +73,8 @@ __attribute__((noinline)) void pack_b_panel(const float* B, int64_t N, int64_t K
 // likewise), 0 in the padding. Out of line: called C*KH*KW times per conv.
 // x: [H, W]  out: [OH, OW]
 __attribute__((noinline)) void im2col_row(const float* plane, int64_t H, int64_t W, int64_t kh,
-                                          int64_t kw, const ConvParams& p, int64_t OH,
-                                          int64_t OW, float* row) {
+                                          int64_t kw, const ConvParams& p, int64_t OH, int64_t OW,
+                                          float* row) {
     for (int64_t oh = 0; oh < OH; ++oh) {
         const int64_t ih = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
         float* out = row + oh * OW;
@@ -122,8 +122,8 @@ void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_
 // buffer. `acc` is scratch [OW]. Out of line for V8's tier-up (see tile_4x8).
 // x: [H, W]  w: [KH, KW]  y: [OH, OW]
 __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int64_t W,
-                                                 const float* w, int64_t KH, int64_t KW,
-                                                 float bias, float* y, int64_t OH, int64_t OW,
+                                                 const float* w, int64_t KH, int64_t KW, float bias,
+                                                 float* y, int64_t OH, int64_t OW,
                                                  const ConvParams& p, float* acc) {
     const int64_t sh = p.stride[0], sw = p.stride[1], ph = p.padding[0], pw = p.padding[1];
     const int64_t dh = p.dilation[0], dw = p.dilation[1];
@@ -143,7 +143,8 @@ __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int6
                 int64_t hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
                 lo = std::min(lo, OW);
                 hi = std::max(lo, std::min(hi, OW));
-                const float* row = x + ih * W; // row[off + ow*sw] is x[ih, iw], in bounds on [lo, hi)
+                const float* row =
+                    x + ih * W; // row[off + ow*sw] is x[ih, iw], in bounds on [lo, hi)
                 for (int64_t ow = 0; ow < lo; ++ow) acc[ow] += wv * 0.0f;
                 if (sw == 1) {
                     const float* r = row + (off + lo);
