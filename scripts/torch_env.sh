@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real PyTorch for pt2lab's goldens: makes (once, cached outside the clone) a minimal Debian
 # root with Debian's python3-torch and runs a command in it, the clone bind-mounted at /pt2lab.
-#   sid    python3-torch 2.14.1 (+ numpy, torchvision, tabulate): assets and every golden
+#   sid    python3-torch 2.14.1 (+ numpy, torchvision, tabulate): assets and every golden;
+#          + onnx, onnxruntime: the ONNX peers of tools/onnx_models.py (benchmarks only)
 #   trixie python3-torch 2.6.0  (+ numpy, tabulate): torch.ao's prepare_pt2e/convert_pt2e goldens
 #
 #   scripts/torch_env.sh can                 exit 0 if roots can be made here, else say why, exit 3
@@ -24,7 +25,7 @@ say() { printf '[torch_env] %s\n' "$*" >&2; }
 
 packages_of() { # suite -> Debian packages installed in its root
     case "$1" in
-    sid) echo "python3-torch python3-numpy python3-torchvision python3-tabulate" ;;
+    sid) echo "python3-torch python3-numpy python3-torchvision python3-tabulate python3-onnx python3-onnxruntime" ;;
     trixie) echo "python3-torch python3-numpy python3-tabulate" ;;
     *) return 1 ;;
     esac

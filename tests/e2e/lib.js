@@ -41,7 +41,7 @@ async function serve(dir) {
 }
 
 // playwright gives every launch a fresh temporary profile (TOOLCHAIN.md's --user-data-dir).
-async function launch() {
+async function launch(extraArgs = []) {
   const browser = await chromium.launch({
     executablePath: process.env.PT2LAB_CHROMIUM || "/usr/bin/chromium",
     headless: true,
@@ -49,6 +49,7 @@ async function launch() {
       "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync",
       "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+      ...extraArgs,
     ],
   });
   return browser;

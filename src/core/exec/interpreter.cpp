@@ -1,6 +1,9 @@
 // Node-by-node evaluation with schema-driven argument binding.
 #include "exec/interpreter.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "util/rng.h"
 
 namespace pt2lab {
@@ -100,6 +103,24 @@ public:
     Result<RunResult> run(const std::vector<Value>& inputs) {
         size_t next_input = 0;
         RunResult result;
+        // Without keep_values, a node's value is dropped as soon as its last user
+        // has run, so a run holds only the live values (peak memory of a forward).
+        std::vector<std::vector<const Node*>> release;
+        if (!opt_.keep_values) {
+            std::map<const Node*, size_t> order;
+            for (Node* n : g_.nodes()) order.emplace(n, order.size());
+            release.resize(order.size());
+            for (Node* n : g_.nodes()) {
+                if (n->op() == Op::Output) continue;
+                size_t last = order[n];
+                for (const Node* u : n->users()) {
+                    auto it = order.find(u);
+                    if (it != order.end()) last = std::max(last, it->second);
+                }
+                release[last].push_back(n);
+            }
+        }
+        size_t step = 0;
         for (Node* n : g_.nodes()) {
             Value v;
             switch (n->op()) {
@@ -124,9 +145,14 @@ public:
                 break;
             }
             case Op::CallFunction: {
+                using Clock = std::chrono::steady_clock;
+                Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
                 auto r = call_function(*n);
                 if (!r.ok()) return r.error();
                 v = r.take();
+                if (opt_.node_times)
+                    opt_.node_times->push_back(
+                        {n, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
                 break;
             }
             case Op::CallModule: {
@@ -158,6 +184,9 @@ public:
             }
             env_[n] = v;
             if (opt_.keep_values && n->op() != Op::Output) result.values[n->name()] = v;
+            if (step < release.size())
+                for (const Node* m : release[step]) env_.erase(m);
+            ++step;
         }
         return result;
     }

@@ -41,11 +41,19 @@ struct ModuleState {
     ModuleState share() const;
 };
 
+// How long one call_function node took (steady clock), for benchmarks' per-op breakdowns.
+struct NodeTime {
+    const Node* node = nullptr;
+    double ms = 0.0;
+};
+
 struct RunOptions {
     KernelOptions kernels;    // kernels.budget is set by the run itself
     Limits limits;            // the run budget's limits (defaults: the page's)
     bool check_guards = true; // evaluate _guards_fn calls
     bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
+    // When set, every call_function node appends its time here, in execution order.
+    std::vector<NodeTime>* node_times = nullptr;
 };
 
 struct RunResult {

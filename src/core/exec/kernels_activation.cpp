@@ -43,12 +43,39 @@ double clamp_nan(double v, double lo, double hi) {
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-Result<Value> hardtanh_impl(const CallArgs& a, const KernelOptions& opt) {
+// y[k] = clamp(x[k], lo, hi), NaN passing through (both compares are false for
+// NaN); y may be x (in place). Float compares: the same result as clamp_nan on
+// the values widened to double.
+void hardtanh_loop(const float* x, float* y, int64_t n, float lo, float hi) {
+    for (int64_t k = 0; k < n; ++k) {
+        // Two selects, not nested branches (random signs would mispredict).
+        const float v = x[k];
+        const float r = lo > v ? lo : v;
+        y[k] = r > hi ? hi : r;
+    }
+}
+
+// hardtanh (in_place false) or hardtanh_ (true: writes self, which every alias sees).
+Result<Value> hardtanh_impl(const CallArgs& a, const KernelOptions& opt, bool in_place) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
     auto lo = a.real(1), hi = a.real(2);
     if (!lo.ok()) return lo.error();
     if (!hi.ok()) return hi.error();
+    const std::string op = a.schema().overload_str();
+    const Tensor& t = *x.value();
+    if (t.dtype != ScalarType::Float)
+        return kernel_error(op + ": expected float32, got " + t.type_str());
     const float l = static_cast<float>(lo.value()), h = static_cast<float>(hi.value());
-    return unary_float(a, opt, [&](double v) { return clamp_nan(v, l, h); });
+    if (in_place) {
+        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
+        hardtanh_loop(a[0].tensor->f32(), a[0].tensor->f32(), t.numel(), l, h);
+        return a[0];
+    }
+    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
+    if (!yr.ok()) return yr.error();
+    hardtanh_loop(t.f32(), yr.value().f32(), t.numel(), l, h); // x, y: [any]
+    return Value::of(yr.take());
 }
 
 double hardsigmoid_of(double v) {
@@ -94,10 +121,10 @@ Result<Value> dropout_impl(const CallArgs& a, const KernelOptions& opt, bool inp
 
 // hardtanh(self, min_val=-1, max_val=1): clamp to [min_val, max_val] (ReLU6: [0, 6])
 Result<Value> kernel_hardtanh(const CallArgs& a, const KernelOptions& opt) {
-    return hardtanh_impl(a, opt);
+    return hardtanh_impl(a, opt, false);
 }
 Result<Value> kernel_hardtanh_(const CallArgs& a, const KernelOptions& opt) {
-    return in_place(a, hardtanh_impl(a, opt));
+    return hardtanh_impl(a, opt, true);
 }
 
 // hardsigmoid(self): relu6(x + 3) / 6

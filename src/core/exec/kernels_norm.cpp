@@ -40,6 +40,13 @@ int64_t plane_size(const Tensor& x) {
     return s;
 }
 
+// y[s] = x[s] * alpha + beta over one channel's plane. Out of line: called once
+// per channel, so V8 optimizes it during a model's first run (see conv_fast.cpp).
+__attribute__((noinline)) void scale_shift(const float* x, float* y, int64_t S, float alpha,
+                                           float beta) {
+    for (int64_t s = 0; s < S; ++s) y[s] = x[s] * alpha + beta;
+}
+
 // Eval: y = x * alpha + beta per channel, with alpha = w / sqrt(rv + eps) and
 // beta = b - rm * alpha computed in float32 as ATen's CPU kernel does.
 Result<Tensor> bn_eval(const KernelOptions& opt, const char* op, const BnInputs& in, double eps) {
@@ -54,11 +61,8 @@ Result<Tensor> bn_eval(const KernelOptions& opt, const char* op, const BnInputs&
         float invstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
         float alpha = invstd * (in.w ? in.w->f32()[c] : 1.0f);
         float beta = (in.b ? in.b->f32()[c] : 0.0f) - mean * alpha;
-        for (int64_t n = 0; n < N; ++n) {
-            const float* xs = x.f32() + (n * C + c) * S;
-            float* ys = y.f32() + (n * C + c) * S;
-            for (int64_t s = 0; s < S; ++s) ys[s] = xs[s] * alpha + beta;
-        }
+        for (int64_t n = 0; n < N; ++n)
+            scale_shift(x.f32() + (n * C + c) * S, y.f32() + (n * C + c) * S, S, alpha, beta);
     }
     return yr;
 }

@@ -164,6 +164,16 @@ Result<Value> binary_kernel(const CallArgs& a, const KernelOptions& opt, const c
     return Value::of(self.value());
 }
 
+// y[k] = max(x[k], 0), NaN staying NaN (clamp_min semantics); y may be x (in place).
+void relu_loop(const float* x, float* y, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) {
+        // Two selects, not a branch (random signs would mispredict): max(v, +0), then NaN back.
+        const float v = x[k];
+        const float r = v > 0.0f ? v : 0.0f;
+        y[k] = v != v ? v : r;
+    }
+}
+
 } // namespace
 
 // relu(self): max(x, 0); NaN stays NaN (clamp_min semantics)
@@ -174,17 +184,19 @@ Result<Value> kernel_relu(const CallArgs& a, const KernelOptions& opt) {
         return kernel_error("relu: expected float32, got " + x.value()->type_str());
     auto yr = new_tensor(opt, ScalarType::Float, x.value()->sizes, "aten.relu.default");
     if (!yr.ok()) return yr.error();
-    Tensor& y = yr.value();
-    const float* xd = x.value()->f32();
-    for (int64_t k = 0; k < y.numel(); ++k)
-        y.f32()[k] = (xd[k] > 0.0f || std::isnan(xd[k])) ? xd[k] : 0.0f;
+    relu_loop(x.value()->f32(), yr.value().f32(), yr.value().numel()); // x, y: [any]
     return Value::of(yr.take());
 }
 
+// relu_(self): the same values written into self (every alias of it sees them).
 Result<Value> kernel_relu_(const CallArgs& a, const KernelOptions& opt) {
-    auto y = kernel_relu(a, opt);
-    if (!y.ok()) return y;
-    a[0].tensor->storage = y.value().tensor->storage;
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    Tensor& t = *a[0].tensor;
+    if (t.dtype != ScalarType::Float)
+        return kernel_error("relu_: expected float32, got " + t.type_str());
+    if (Status s = charge_work(opt, t.numel(), "aten.relu_.default"); !s.ok()) return s.error();
+    relu_loop(t.f32(), t.f32(), t.numel());
     return a[0];
 }
 

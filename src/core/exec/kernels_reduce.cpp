@@ -115,6 +115,45 @@ Result<Value> kernel_mean(const CallArgs& a, const KernelOptions& opt) {
 }
 
 namespace {
+// One plane of max_pool2d: y[oh, ow] = the window's max (the first NaN wins),
+// idx = its flat position in the plane. Out of line: called once per plane, so V8
+// optimizes it during a model's first run (see conv_fast.cpp).
+// x: [H, W]  y, idx: [OH, OW]
+__attribute__((noinline)) void max_pool_plane(const float* xs, int64_t H, int64_t W,
+                                              const int64_t* K, const int64_t* stride,
+                                              const int64_t* P, const int64_t* D, int64_t OH,
+                                              int64_t OW, float* y, int64_t* idx) {
+    // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
+    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
+        lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+        hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
+    };
+    for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+            float best = -std::numeric_limits<float>::infinity();
+            int64_t arg = -1;
+            const int64_t h0 = oh * stride[0] - P[0], w0 = ow * stride[1] - P[1];
+            int64_t ilo, ihi, jlo, jhi;
+            taps(h0, D[0], K[0], H, ilo, ihi);
+            taps(w0, D[1], K[1], W, jlo, jhi);
+            for (int64_t i = ilo; i < ihi; ++i) {
+                const int64_t ih = h0 + i * D[0];
+                for (int64_t j = jlo; j < jhi; ++j) {
+                    const int64_t iw = w0 + j * D[1];
+                    float v = xs[ih * W + iw];
+                    if (v > best || std::isnan(v) || arg < 0) {
+                        best = v;
+                        arg = ih * W + iw;
+                        if (std::isnan(v)) goto done;
+                    }
+                }
+            }
+        done:
+            y[oh * OW + ow] = best;
+            idx[oh * OW + ow] = arg;
+        }
+}
+
 // max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
 // optional
 Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_indices) {
@@ -212,38 +251,10 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
         !st.ok())
         return st.error();
     const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
-    // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
-    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
-        lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-        hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
-    };
-    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
-        const float* xs = in.f32() + b * H * W;
-        for (int64_t oh = 0; oh < out[0]; ++oh)
-            for (int64_t ow = 0; ow < out[1]; ++ow) {
-                float best = -std::numeric_limits<float>::infinity();
-                int64_t arg = -1;
-                const int64_t h0 = oh * stride[0] - P[0], w0 = ow * stride[1] - P[1];
-                int64_t ilo, ihi, jlo, jhi;
-                taps(h0, D[0], K[0], H, ilo, ihi);
-                taps(w0, D[1], K[1], W, jlo, jhi);
-                for (int64_t i = ilo; i < ihi; ++i) {
-                    const int64_t ih = h0 + i * D[0];
-                    for (int64_t j = jlo; j < jhi; ++j) {
-                        const int64_t iw = w0 + j * D[1];
-                        float v = xs[ih * W + iw];
-                        if (v > best || std::isnan(v) || arg < 0) {
-                            best = v;
-                            arg = ih * W + iw;
-                            if (std::isnan(v)) goto done;
-                        }
-                    }
-                }
-            done:
-                y.f32()[(b * out[0] + oh) * out[1] + ow] = best;
-                idx.data<int64_t>()[(b * out[0] + oh) * out[1] + ow] = arg;
-            }
-    }
+    for (int64_t b = 0; b < batch; ++b) // x: [B, H, W] -> y: [B, OH, OW]
+        max_pool_plane(in.f32() + b * H * W, H, W, K.data(), stride.data(), P.data(), D.data(),
+                       out[0], out[1], y.f32() + b * out[0] * out[1],
+                       idx.data<int64_t>() + b * out[0] * out[1]);
     if (!with_indices) return Value::of(yr.take());
     return Value::tuple({Value::of(yr.take()), Value::of(ir.take())});
 }

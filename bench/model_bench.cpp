@@ -1,0 +1,251 @@
+// Whole-model forward on pt2lab's executor: load a .pt2, run ep.graph on the
+// file's own sample input, first run and steady state, per-op breakdown. The
+// same code is a native CLI and, under emscripten, the browser module that
+// tools/model_bench.js times beside ONNX Runtime Web. Figures only: it checks
+// that the output matches a reference, never how fast it is.
+//   native: build/native/bench/pt2lab_model_bench FILE.pt2 [--runs N] [--expect output.bin]
+//           [--reference] [--profile]
+//   wasm:   build/wasm/bench/pt2lab_model_bench.js (+ .wasm), the C functions below
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#if defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#endif
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/interpreter.h"
+#include "io/program_loader.h"
+
+using namespace pt2lab;
+
+namespace {
+
+// One loaded model. Load order keeps the file's bytes alive only while the
+// loader reads them (load_program takes the vector and drops it).
+struct Bench {
+    std::vector<uint8_t> file;
+    std::unique_ptr<ExportedProgram> ep;
+    ModuleState state;
+    std::vector<Tensor> inputs;
+    RunOptions opt;
+    std::vector<float> output;
+    std::string error;
+    std::string profile_json;
+};
+Bench g_bench;
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+int load(bool fast) {
+    Bench& b = g_bench;
+    b.ep.reset();
+    b.state = ModuleState();
+    b.inputs.clear();
+    auto loaded = load_program(std::move(b.file), "model.pt2");
+    b.file = std::vector<uint8_t>();
+    if (!loaded.ok()) {
+        b.error = loaded.error().str();
+        return 1;
+    }
+    b.ep = std::make_unique<ExportedProgram>(loaded.take());
+    b.state = ModuleState::from_program(*b.ep);
+    b.inputs = example_inputs(*b.ep);
+    if (b.inputs.empty()) {
+        b.error = "model.pt2: the file carries no sample input pt2lab can read";
+        return 1;
+    }
+    b.opt = RunOptions();
+    b.opt.keep_values = false; // as the page's baseline run: only the outputs are kept
+    b.opt.kernels.fast_conv = fast;
+    return 0;
+}
+
+// One forward; returns its time in ms (negative on error, see bench_error).
+// Out of line and called once per run: V8 tiers up the kernels it calls.
+__attribute__((noinline)) double run_once(std::vector<NodeTime>* times) {
+    Bench& b = g_bench;
+    if (!b.ep) {
+        b.error = "no model loaded";
+        return -1.0;
+    }
+    b.opt.node_times = times;
+    double t0 = now_ms();
+    auto r = run_program(*b.ep, b.state, b.inputs, b.opt);
+    double ms = now_ms() - t0;
+    b.opt.node_times = nullptr;
+    if (!r.ok()) {
+        b.error = r.error().str();
+        return -1.0;
+    }
+    b.output.clear();
+    if (!r.value().outputs.empty() && r.value().outputs[0].is_tensor()) {
+        const Tensor& t = *r.value().outputs[0].tensor;
+        if (t.dtype == ScalarType::Float) b.output.assign(t.f32(), t.f32() + t.numel());
+    }
+    return ms;
+}
+
+// Per-op totals of one run: [{"op": target, "calls": n, "ms": total}], slowest first.
+std::string profile_once() {
+    std::vector<NodeTime> times;
+    if (run_once(&times) < 0) return {};
+    std::map<std::string, std::pair<int, double>> per_op;
+    for (const NodeTime& t : times) {
+        auto& e = per_op[t.node->target()];
+        e.first += 1;
+        e.second += t.ms;
+    }
+    std::vector<std::pair<std::string, std::pair<int, double>>> rows(per_op.begin(), per_op.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+    std::string s = "[";
+    char buf[64];
+    for (size_t k = 0; k < rows.size(); ++k) {
+        std::snprintf(buf, sizeof buf, "\"calls\": %d, \"ms\": %.4f}", rows[k].second.first,
+                      rows[k].second.second);
+        s += std::string(k ? ", " : "") + "{\"op\": \"" + rows[k].first + "\", " + buf;
+    }
+    return s + "]";
+}
+
+} // namespace
+
+// The browser module's C interface (tools/model_bench.js): write the .pt2's
+// bytes into bench_file_buffer(n), bench_load(fast), then time bench_run().
+extern "C" {
+uint8_t* bench_file_buffer(size_t n) {
+    g_bench.file.assign(n, 0);
+    return g_bench.file.data();
+}
+int bench_load(int fast) {
+    return load(fast != 0);
+}
+double bench_run() {
+    return run_once(nullptr);
+}
+const float* bench_output() {
+    return g_bench.output.data();
+}
+int bench_output_numel() {
+    return static_cast<int>(g_bench.output.size());
+}
+const char* bench_error() {
+    return g_bench.error.c_str();
+}
+const char* bench_profile() {
+    g_bench.profile_json = profile_once();
+    return g_bench.profile_json.c_str();
+}
+#if defined(__EMSCRIPTEN__)
+// The allocator's figures: 0 = its largest footprint so far (bytes taken from
+// the wasm memory, the peak), 1 = bytes in use now.
+double bench_heap(int which) {
+    struct mallinfo mi = mallinfo();
+    return which == 0 ? double(mi.usmblks) : double(mi.uordblks);
+}
+#endif
+// Bytes of the program's parameters, buffers and constants.
+double bench_weight_bytes() {
+    double n = 0;
+    if (g_bench.ep)
+        for (const auto* m : {&g_bench.ep->state_dict, &g_bench.ep->constants})
+            for (const auto& kv : *m) n += double(kv.second->bytes.size());
+    return n;
+}
+}
+
+#if !defined(__EMSCRIPTEN__)
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int usage() {
+    std::fprintf(stderr, "usage: pt2lab_model_bench FILE.pt2 [--runs N] [--expect output.bin] "
+                         "[--reference] [--profile]\n");
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string file, expect;
+    int runs = 10;
+    bool fast = true, profile = false;
+    for (int k = 1; k < argc; ++k) {
+        std::string a = argv[k];
+        if (a == "--runs" && k + 1 < argc)
+            runs = std::max(1, std::atoi(argv[++k]));
+        else if (a == "--expect" && k + 1 < argc)
+            expect = argv[++k];
+        else if (a == "--reference")
+            fast = false;
+        else if (a == "--profile")
+            profile = true;
+        else if (!a.empty() && a[0] != '-' && file.empty())
+            file = a;
+        else
+            return usage();
+    }
+    if (file.empty()) return usage();
+    auto bytes = read_file_bytes(file);
+    if (!bytes.ok()) {
+        std::fprintf(stderr, "%s\n", bytes.error().str().c_str());
+        return 1;
+    }
+    double t0 = now_ms();
+    g_bench.file = bytes.take();
+    if (load(fast) != 0) {
+        std::fprintf(stderr, "%s\n", g_bench.error.c_str());
+        return 1;
+    }
+    double load_ms = now_ms() - t0;
+    double first = run_once(nullptr);
+    std::vector<double> steady;
+    for (int r = 0; r < runs && first >= 0; ++r) steady.push_back(run_once(nullptr));
+    if (first < 0 || std::any_of(steady.begin(), steady.end(), [](double x) { return x < 0; })) {
+        std::fprintf(stderr, "%s\n", g_bench.error.c_str());
+        return 1;
+    }
+    std::printf("{\"file\": \"%s\", \"kernels\": \"%s\", \"load_ms\": %.3f, \"first_ms\": %.3f, "
+                "\"median_ms\": %.3f, \"min_ms\": %.3f, \"runs\": %d, \"weight_bytes\": %.0f",
+                file.c_str(), fast ? "fast" : "reference", load_ms, first, median(steady),
+                *std::min_element(steady.begin(), steady.end()), runs, bench_weight_bytes());
+    int status = 0;
+    if (!expect.empty()) {
+        auto want = read_file_bytes(expect);
+        if (!want.ok() || want.value().size() != g_bench.output.size() * sizeof(float)) {
+            std::fprintf(stderr, "%s: cannot read %zu floats\n", expect.c_str(),
+                         g_bench.output.size());
+            return 1;
+        }
+        std::vector<float> ref(g_bench.output.size());
+        std::memcpy(ref.data(), want.value().data(), want.value().size());
+        double diff = 0, scale = 0;
+        for (size_t k = 0; k < ref.size(); ++k) {
+            diff = std::max(diff, std::fabs(double(ref[k]) - g_bench.output[k]));
+            scale = std::max(scale, std::fabs(double(ref[k])));
+        }
+        // Relative to the output's magnitude (MobileNet v2's untrained logits are ~1e-9).
+        double rel = scale > 0 ? diff / scale : diff;
+        std::printf(", \"max_abs_diff\": %.3g, \"max_rel_diff\": %.3g", diff, rel);
+        if (!(rel <= 1e-4)) status = 3;
+    }
+    if (profile) std::printf(", \"profile\": %s", profile_once().c_str());
+    std::printf("}\n");
+    return status;
+}
+#endif
