@@ -309,6 +309,7 @@ bool App::run_changes_state() const {
 }
 
 void App::post(Action a) {
+    if (a.kind == Action::Kind::Run) a.fast_kernels = ui_.fast_kernels;
     requests_.push_back({Request::Kind::Apply, std::move(a), {}, 0});
 }
 
@@ -433,6 +434,7 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
                                  std::to_string(ws_->graph(ui_.view).size()) + " nodes)");
     bool lesson = false;
     for (const std::string& f : lesson_files_) lesson |= f == file_name_;
+    ui_.fast_kernels = !lesson;
     // A deep link the page was opened with stays until its lesson is there.
     std::string id;
     int step = 0;

@@ -79,6 +79,9 @@ struct UiState {
     InputSource run_inputs;
     int run_repeat = 1;
     bool auto_run = true; // run after each change when running does not change the state
+    // Runs use the fast conv kernel (Action::fast_kernels): on for one's own files,
+    // off for the lesson graphs (their runs are compared with torch's to the bit).
+    bool fast_kernels = false;
     bool show_diff = true;
     std::string error; // the last error, shown in a banner until dismissed
     std::vector<LogLine> log;

@@ -158,6 +158,30 @@ TEST_CASE("sample inputs are torch's data/sample_inputs/model.pt", "[workspace]"
     CHECK(own.value().run->inputs_label == sample.value().run->inputs_label);
 }
 
+TEST_CASE("a run with the fast kernels is compared with the original on the same kernels",
+          "[workspace]") {
+    auto ws = open_asset("resnet_style");
+    auto ref = ws->apply(action(R"({"kind": "run", "inputs": "sample"})"));
+    auto fast = ws->apply(action(R"({"kind": "run", "inputs": "sample", "fast_kernels": true})"));
+    REQUIRE(ref.ok());
+    REQUIRE(fast.ok());
+    CHECK_FALSE(ref.value().run->fast_kernels);
+    CHECK(fast.value().run->fast_kernels);
+    CHECK(fast.value().summary.find("(fast kernels)") != std::string::npos);
+    // Each run against the original on its own kernels: exact.
+    CHECK(ref.value().run->parity.bit_identical());
+    CHECK(fast.value().run->parity.bit_identical());
+    // Against torch's eager outputs, both within float noise; the two runs differ
+    // (another summation order), so the fast one really ran other kernels.
+    REQUIRE(fast.value().run->reference);
+    CHECK(ref.value().run->reference->max_abs() <= 1e-5);
+    CHECK(fast.value().run->reference->max_abs() <= 1e-4);
+    ParityReport between = compare_runs(fast.value().run->result, ref.value().run->result);
+    CHECK_FALSE(between.bit_identical());
+    CHECK(between.max_abs() <= 1e-4);
+    CHECK_FALSE(parse_action(R"({"kind": "run", "fast_kernels": 1})", "t").ok());
+}
+
 TEST_CASE("undo and redo round-trip every action", "[workspace]") {
     struct Case {
         const char* asset;

@@ -109,6 +109,14 @@ void draw_run_tab(App& app) {
     ImGui::SameLine();
     help_marker("After a transformation the page runs the graph once on these inputs, unless a run "
                 "would change the module's state (train-mode buffers, observers): then press Run.");
+    ImGui::SameLine();
+    ImGui::Checkbox("fast kernels", &ui.fast_kernels);
+    expose(app, "run tab:fast kernels");
+    ImGui::SameLine();
+    help_marker("conv2d as a blocked matrix product (several times faster on real models) instead "
+                "of the reference loops. It adds floats in another order than torch, so outputs "
+                "move by up to about 1e-5; the run and the file as loaded use the same kernels, so "
+                "their parity stays exact. On for your own files, off for the lesson graphs.");
 
     const auto& run = ws.last_run();
     if (!run) {
@@ -121,7 +129,8 @@ void draw_run_tab(App& app) {
     }
     ImGui::Separator();
     bool current = run->version == ws.version();
-    ImGui::Text("Ran on %s", run->inputs_label.c_str());
+    ImGui::Text("Ran on %s%s", run->inputs_label.c_str(),
+                run->fast_kernels ? " with the fast kernels" : "");
     if (run->stale) {
         ImGui::SameLine();
         badge("forward() was stale: torch runs the code of the last recompile", colors::warn);

@@ -193,6 +193,11 @@ Result<Action> action_from_json(const JsonAt& a) {
         auto repeat = repeat_from_json(a);
         if (!repeat.ok()) return repeat.error();
         act.repeat = repeat.value();
+        if (JsonAt f = a.get("fast_kernels"); f.v && act.kind == Action::Kind::Run) {
+            auto b = f.as_bool();
+            if (!b.ok()) return b.error();
+            act.fast_kernels = b.value();
+        }
     } else if (k == "train" || k == "eval") {
         act.kind = Action::Kind::SetTraining;
         act.train = k == "train";

@@ -74,8 +74,12 @@ struct Action {
     bool fold_quantize = true;         // Convert
     InputSource inputs;                // Run, Calibrate
     int repeat = 1;                    // Run, Calibrate
-    bool train = true;                 // SetTraining
-    std::string label;                 // shown in the history; "" = a default per kind
+    // Run: the blocked conv2d kernel (exec/conv_fast.cpp, several times faster on
+    // real models; its float order differs from torch's, within 1e-4) in this run
+    // and in the original's run it is compared with. Off: the reference loops.
+    bool fast_kernels = false;
+    bool train = true; // SetTraining
+    std::string label; // shown in the history; "" = a default per kind
 
     static Action of(EditAction e) {
         Action a;
@@ -93,7 +97,8 @@ const char* action_kind_name(Action::Kind k); // "decompose", "prepare", ...
 
 // What one run produced and how it compares with the file as loaded.
 struct RunReport {
-    uint64_t version = 0; // the workspace version it ran at
+    uint64_t version = 0;      // the workspace version it ran at
+    bool fast_kernels = false; // Action::fast_kernels
     std::string
         inputs_label; // "sample inputs (data/sample_inputs/model.pt)", "SeededRng(0).normal()"
     RunResult result; // the last repetition's outputs and per-node values
@@ -206,8 +211,8 @@ private:
     struct Cache;
     Workspace();
     Result<std::vector<Tensor>> inputs_for(const InputSource& src, std::string& label) const;
-    Result<RunResult> baseline_for(const std::vector<Tensor>& inputs,
-                                   const std::string& label) const;
+    Result<RunResult> baseline_for(const std::vector<Tensor>& inputs, const std::string& label,
+                                   bool fast_kernels) const;
     Result<ActionOutcome> run_action(State& s, const Action& a) const;
     Status switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what);
     void bump();

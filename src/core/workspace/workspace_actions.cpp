@@ -179,15 +179,17 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
 }
 
 Result<RunResult> Workspace::baseline_for(const std::vector<Tensor>& inputs,
-                                          const std::string& label) const {
-    auto it = baselines_.find(label);
+                                          const std::string& label, bool fast_kernels) const {
+    const std::string key = label + (fast_kernels ? " (fast kernels)" : "");
+    auto it = baselines_.find(key);
     if (it != baselines_.end()) return it->second;
     ModuleState fresh = ModuleState::from_module(*original_module_);
     RunOptions opt;
     opt.keep_values = false;
+    opt.kernels.fast_conv = fast_kernels;
     auto r = run_module(*original_module_, fresh, inputs, opt);
     if (!r.ok()) return r.error();
-    baselines_[label] = r.value();
+    baselines_[key] = r.value();
     return r;
 }
 
@@ -366,15 +368,17 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         const ModuleState before = s.exec.share(); // to tell whether the run wrote anything
         make_writable(s);
         RunOptions opt;
+        opt.kernels.fast_conv = a.fast_kernels;
         Result<RunResult> r = RunResult{};
         for (int k = 0; k < std::max(1, a.repeat); ++k) {
             r = run_module(gm, s.exec, inputs.value(), opt);
             if (!r.ok()) return r.error();
         }
-        auto base = baseline_for(inputs.value(), label);
+        auto base = baseline_for(inputs.value(), label, a.fast_kernels);
         if (!base.ok()) return base.error();
         RunReport rep;
         rep.inputs_label = label;
+        rep.fast_kernels = a.fast_kernels;
         rep.stale = gm.stale();
         rep.parity = compare_runs(r.value(), base.value());
         if (a.inputs.kind != InputSource::Kind::Seeded && original_ &&
@@ -382,7 +386,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
             rep.reference = compare_with_reference(r.value(), original_->reference_outputs);
         rep.result = r.take();
         out.summary = "ran on " + label + (a.repeat > 1 ? " x" + std::to_string(a.repeat) : "") +
-                      "\n" +
+                      (a.fast_kernels ? " (fast kernels)" : "") + "\n" +
                       (rep.stale ? "the graph changed since the last recompile(): as in torch, "
                                    "forward() ran the code of that recompile\n"
                                  : "") +
