@@ -211,6 +211,14 @@ test("keyboard: ? lists the keys; views, zoom, fit and modules have keys", async
   s = await waitState(page, (st) => !st.modules.expand_all && st.nodes.some((n) => n.group), "C collapses modules");
   await page.keyboard.press("e");
   s = await waitState(page, (st) => st.modules.expand_all, "E expands modules");
+  // The camera refits to the new layout on a later frame (the page draws on events):
+  // nudge the mouse until three more frames have been drawn, then take the zoom.
+  const after = s.frames;
+  for (let k = 0; s.frames < after + 3 && k < 50; k++) {
+    await page.mouse.move(s.canvas.x + 5 + (k % 2), s.canvas.y + 5);
+    await page.waitForTimeout(40);
+    s = await state(page);
+  }
   const z = s.canvas.zoom;
   await page.keyboard.press("Equal");
   s = await waitState(page, (st) => st.canvas.zoom > z, "+ zooms in");
