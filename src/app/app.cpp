@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -367,6 +368,18 @@ void App::show_tab(Tab t) {
 }
 
 bool App::take_files() {
+    auto open_arrived = [&](std::vector<uint8_t> bytes, const std::string& name) {
+        if (open(std::move(bytes), name)) {
+            bench_.t_opened = platform::now_seconds();
+            bench_.awaiting_draw = true;
+        }
+    };
+    // Announced on the last frame: open them now.
+    std::vector<WaitingFile> announced;
+    announced.swap(waiting_);
+    opening_.clear();
+    for (WaitingFile& f : announced) open_arrived(std::move(f.bytes), f.name);
+
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
@@ -380,15 +393,19 @@ bool App::take_files() {
             continue;
         }
         bench_.t_arrived = platform::now_seconds();
-        if (open(std::move(f.bytes), f.name)) {
-            bench_.t_opened = platform::now_seconds();
-            bench_.awaiting_draw = true;
+        if (f.bytes.size() >= kAnnounceBytes) {
+            char size[32];
+            std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(f.bytes.size()) / 1e6);
+            opening_ = base_name(f.name) + " (" + size + ")";
+            waiting_.push_back({f.name, std::move(f.bytes)});
+            continue;
         }
+        open_arrived(std::move(f.bytes), f.name);
     }
     if (lesson_files) start_pending_lesson();
     std::string hash = platform::take_hash_change();
     if (!hash.empty()) follow_hash(hash);
-    return !files.empty() || !hash.empty();
+    return !announced.empty() || !files.empty() || !hash.empty();
 }
 
 bool App::open(std::vector<uint8_t> bytes, const std::string& name) {

@@ -224,8 +224,13 @@ public:
     std::string text_view_json() const;
 
     // --- frame ----------------------------------------------------------------
-    // Opens files that arrived (picked, dropped, fetched). True if any did.
+    // Opens files that arrived (picked, dropped, fetched). True if any did. A file
+    // of kAnnounceBytes or more is opened on the following call, so that the frame
+    // between says it is being opened (opening()): its open is one long call.
     bool take_files();
+    static constexpr size_t kAnnounceBytes = 128 * 1024;
+    // "resnet50.pt2 (103.6 MB)" while that file waits to be opened, else "".
+    const std::string& opening() const { return opening_; }
     // Opens bytes as a file: on success the workspace is replaced; on error
     // the message is shown and everything stays as it was.
     bool open(std::vector<uint8_t> bytes, const std::string& name);
@@ -300,6 +305,12 @@ private:
     PageOptions options_;
     BenchLog bench_;
     std::vector<std::string> lesson_files_;
+    struct WaitingFile {
+        std::string name;
+        std::vector<uint8_t> bytes;
+    };
+    std::vector<WaitingFile> waiting_; // announced; opened by the next take_files()
+    std::string opening_;
     std::string file_name_;
     std::vector<Request> requests_;
     std::vector<ModuleRequest> module_requests_;

@@ -181,6 +181,7 @@ std::string App::state_json() const {
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
+    j["opening"] = opening_;
     j["panels"] = json::array();
     if (!options_.hide_top) j["panels"].push_back("top bar");
     if (!options_.hide_left) j["panels"].push_back(lesson_ ? "lesson" : "file");

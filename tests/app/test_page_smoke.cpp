@@ -271,6 +271,24 @@ TEST_CASE("a bad file is refused and the open one stays", "[page]") {
     CHECK(h.state()["error"].get<std::string>().rfind("truncated_half.pt2: ", 0) == 0);
 }
 
+// A file of App::kAnnounceBytes or more: the frame after it arrives says it is
+// being opened, and the open happens on the frame after that.
+TEST_CASE("a large file is announced on the frame before its open", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    h.app->open_asset("resnet_style.pt2"); // 180 kB
+    h.frame();
+    nlohmann::json s = h.state();
+    CHECK(s["file"] == "conv_relu.pt2");
+    CHECK(s["opening"] == "resnet_style.pt2 (0.2 MB)");
+    CHECK(s["widgets"].contains("opening"));
+    h.frame();
+    s = h.state();
+    CHECK(s["file"] == "resnet_style.pt2");
+    CHECK(s["opening"] == "");
+    CHECK_FALSE(s["widgets"].contains("opening"));
+}
+
 // Module grouping in the whole UI: a real export with modules opens expanded
 // (small), collapse all / expand all, a click on a module box expands it, and
 // a search for a hidden node expands its modules and selects it.
