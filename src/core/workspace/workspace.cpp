@@ -71,22 +71,22 @@ Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep) {
     if (!gm.ok()) return gm.error();
     std::unique_ptr<Workspace> ws(new Workspace());
     ws->file_ = ep.source_file;
-    ws->original_ = std::make_unique<ExportedProgram>(ep.clone());
-    ws->original_module_ = std::make_unique<GraphModule>(gm.value().clone());
-    ws->state_ = std::make_unique<State>();
+    ws->state_ = std::make_shared<State>();
     ws->state_->ep = std::move(ep);
     ws->state_->gm = gm.take();
     sync_exec_state(*ws->state_);
+    ws->original_ = std::shared_ptr<const ExportedProgram>(ws->state_, &*ws->state_->ep);
+    ws->original_module_ = std::shared_ptr<const GraphModule>(ws->state_, &ws->state_->gm);
     return ws;
 }
 
 std::unique_ptr<Workspace> Workspace::from_module(GraphModule gm, const std::string& file) {
     std::unique_ptr<Workspace> ws(new Workspace());
     ws->file_ = file;
-    ws->original_module_ = std::make_unique<GraphModule>(gm.clone());
-    ws->state_ = std::make_unique<State>();
+    ws->state_ = std::make_shared<State>();
     ws->state_->gm = std::move(gm);
     sync_exec_state(*ws->state_);
+    ws->original_module_ = std::shared_ptr<const GraphModule>(ws->state_, &ws->state_->gm);
     return ws;
 }
 

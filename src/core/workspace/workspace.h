@@ -206,7 +206,7 @@ public:
 private:
     struct Step {
         HistoryEntry entry;
-        std::unique_ptr<State> state;
+        std::shared_ptr<State> state;
     };
     struct Cache;
     Workspace();
@@ -218,9 +218,12 @@ private:
     void bump();
 
     std::string file_;
-    std::unique_ptr<ExportedProgram> original_;    // null for a module-only workspace
-    std::unique_ptr<GraphModule> original_module_; // ep.module() of original_, or the module
-    std::unique_ptr<State> state_;
+    // The file as loaded: the first state's program and module, shared with it (a
+    // committed state is never changed in place; actions work on a copy), so they
+    // outlive that state when the history drops it and cost no copy of the graph.
+    std::shared_ptr<const ExportedProgram> original_;    // null for a module-only workspace
+    std::shared_ptr<const GraphModule> original_module_; // ep.module() of original_, or the module
+    std::shared_ptr<State> state_;
     std::vector<Step> undo_, redo_;
     std::optional<ActionOutcome> last_outcome_;
     mutable std::unique_ptr<Cache> cache_;
