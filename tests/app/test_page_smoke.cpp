@@ -271,6 +271,30 @@ TEST_CASE("a bad file is refused and the open one stays", "[page]") {
     CHECK(h.state()["error"].get<std::string>().rfind("truncated_half.pt2: ", 0) == 0);
 }
 
+// Every top-bar transformation has a key (the ? overlay lists them).
+TEST_CASE("keys run the transformations: D, Shift+D, Q, K, V", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_bn_relu_eval.pt2");
+    auto last = [&] { return h.app->workspace()->undo_history().back().label; };
+    h.key(ImGuiKey_D);
+    CHECK(h.app->workspace()->level() == IrLevel::Inference);
+    ImGuiIO& io = ImGui::GetIO();
+    io.AddKeyEvent(ImGuiMod_Shift, true);
+    h.key(ImGuiKey_D);
+    io.AddKeyEvent(ImGuiMod_Shift, false);
+    h.frames(1);
+    CHECK(h.app->workspace()->level() == IrLevel::CoreAten);
+    // PT2E annotates the training IR (on Core ATen the quantizer finds no pattern).
+    h.open_asset("conv_bn_relu_eval.pt2");
+    h.key(ImGuiKey_Q);
+    CHECK(last() == "prepare_pt2e");
+    h.key(ImGuiKey_K);
+    CHECK(last() == "calibrate on 9 batches");
+    h.key(ImGuiKey_V);
+    CHECK(last() == "convert_pt2e");
+    CHECK(h.state()["error"] == "");
+}
+
 // A file of App::kAnnounceBytes or more: the frame after it arrives says it is
 // being opened, and the open happens on the frame after that.
 TEST_CASE("a large file is announced on the frame before its open", "[page]") {

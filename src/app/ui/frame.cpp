@@ -17,6 +17,7 @@
 #include "ui/run_panel.h"
 #include "ui/theme.h"
 #include "ui/top_bar.h"
+#include "ui/transforms.h"
 #include "ui/widgets.h"
 
 namespace pt2lab::app::ui {
@@ -110,6 +111,12 @@ constexpr Shortcut kShortcuts[] = {
     {"1 / 2", "show the ExportedProgram / ep.module()"},
     {"E / C", "expand / collapse every module (click a module box or frame for one)"},
     {"R", "run the graph and check parity"},
+    {"D / Shift+D", "decompose to the inference IR / Core ATen"},
+    {"Q", "prepare (prepare_pt2e)"},
+    {"K", "calibrate the observers"},
+    {"V", "convert (convert_pt2e)"},
+    {"O", "open a file"},
+    {"Enter", "the lesson step's button"},
     {"Ctrl+Z", "undo"},
     {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
     {"Left / Right", "previous / next lesson step"},
@@ -147,8 +154,20 @@ void shortcuts(App& app) {
             app.lesson_go(r->step() + 1);
         if (ImGui::IsKeyPressed(ImGuiKey_LeftArrow, false) && r->step() > 1)
             app.lesson_go(r->step() - 1);
+        if ((ImGui::IsKeyPressed(ImGuiKey_Enter, false) ||
+             ImGui::IsKeyPressed(ImGuiKey_KeypadEnter, false)) &&
+            !r->current().button.empty() && !r->performed())
+            app.lesson_perform();
     }
+    if (ImGui::IsKeyPressed(ImGuiKey_O, false)) app.open_picker();
     if (!app.workspace()) return;
+    // The top bar's transformations (in a lesson its steps change the graphs: the
+    // app says so when one of these is pressed there).
+    if (ImGui::IsKeyPressed(ImGuiKey_D, false))
+        post_decompose(app, io.KeyShift ? IrLevel::CoreAten : IrLevel::Inference);
+    if (ImGui::IsKeyPressed(ImGuiKey_Q, false)) post_prepare(app);
+    if (ImGui::IsKeyPressed(ImGuiKey_K, false)) post_calibrate(app, kCalibrationBatches);
+    if (ImGui::IsKeyPressed(ImGuiKey_V, false)) post_convert(app, true);
     Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
     if (ImGui::IsKeyPressed(ImGuiKey_F, false)) fit_camera(cam, app.scene(ui.view), ui.canvas);
