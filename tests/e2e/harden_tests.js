@@ -226,6 +226,9 @@ test("keyboard: ? lists the keys; views, zoom, fit and modules have keys", async
   await waitState(page, (st) => Math.abs(st.canvas.zoom - z) < 1e-6, "F fits again");
   await page.keyboard.press("2");
   await waitState(page, (st) => st.view === "ep.module()", "2 shows ep.module()");
+  // The transformations have keys too: D lowers the program to the inference IR.
+  await page.keyboard.press("d");
+  await waitState(page, (st) => st.level === "Inference IR", "D decomposes");
   assert.deepEqual(page.errors, []);
 });
 
