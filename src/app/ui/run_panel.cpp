@@ -115,8 +115,9 @@ void draw_run_tab(App& app) {
     ImGui::SameLine();
     help_marker("conv2d as a blocked matrix product (several times faster on real models) instead "
                 "of the reference loops. It adds floats in another order than torch, so outputs "
-                "move by up to about 1e-5; the run and the file as loaded use the same kernels, so "
-                "their parity stays exact. On for your own files, off for the lesson graphs.");
+                "stay within 1e-4 of torch's (the model zoo's check); the run and the file as "
+                "loaded use the same kernels, so their parity stays exact. On for your own "
+                "files, off for the lesson graphs.");
 
     const auto& run = ws.last_run();
     if (!run) {
