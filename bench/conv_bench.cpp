@@ -54,8 +54,8 @@ template <class F> Timing time_calls(F&& f, int warmup, int reps) {
 struct Case {
     const char* name;
     std::vector<int64_t> x, w;
-    int64_t pad;
-    int naive_reps, fast_reps;
+    int64_t stride, pad, groups;
+    int naive_reps, fast_reps; // naive_reps 0: the reference runs once, for the check, untimed
 };
 
 } // namespace
@@ -78,28 +78,52 @@ int main() {
     std::printf("conv2d, one thread, %s, vector ISA %s\n", where, simd);
     std::printf("%-34s %8s %10s %10s %12s %10s %10s %12s\n", "case", "MFLOP", "naive ms",
                 "naive GF/s", "fast 1st ms", "fast ms", "fast GF/s", "max|diff|");
+    // The lesson conv, then the distinct conv shapes of torchvision ResNet-18 and
+    // MobileNet v2 at 224 x 224 (the whole-model benchmark's models, tools/onnx_models.py).
     const Case cases[] = {
-        {"lesson conv 2x3x16x16 -> 8, 3x3", {2, 3, 16, 16}, {8, 3, 3, 3}, 1, 50, 200},
-        {"resnet conv 1x64x56x56 -> 64, 3x3", {1, 64, 56, 56}, {64, 64, 3, 3}, 1, 2, 20},
+        {"lesson conv 2x3x16x16 -> 8, 3x3", {2, 3, 16, 16}, {8, 3, 3, 3}, 1, 1, 1, 50, 200},
+        {"resnet conv 1x64x56x56 -> 64, 3x3", {1, 64, 56, 56}, {64, 64, 3, 3}, 1, 1, 1, 2, 20},
+        {"r18 conv1 3@224 -> 64, 7x7 s2", {1, 3, 224, 224}, {64, 3, 7, 7}, 2, 3, 1, 0, 10},
+        {"r18 128@28 -> 128, 3x3", {1, 128, 28, 28}, {128, 128, 3, 3}, 1, 1, 1, 0, 10},
+        {"r18 256@14 -> 256, 3x3", {1, 256, 14, 14}, {256, 256, 3, 3}, 1, 1, 1, 0, 10},
+        {"r18 512@7 -> 512, 3x3", {1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, 1, 0, 10},
+        {"r18 256@14 -> 512, 3x3 s2", {1, 256, 14, 14}, {512, 256, 3, 3}, 2, 1, 1, 0, 10},
+        {"mv2 3@224 -> 32, 3x3 s2", {1, 3, 224, 224}, {32, 3, 3, 3}, 2, 1, 1, 0, 10},
+        {"mv2 dw 384@14, 3x3", {1, 384, 14, 14}, {384, 1, 3, 3}, 1, 1, 384, 0, 20},
+        {"mv2 dw 96@112, 3x3 s2", {1, 96, 112, 112}, {96, 1, 3, 3}, 2, 1, 96, 0, 20},
+        {"mv2 dw 960@7, 3x3", {1, 960, 7, 7}, {960, 1, 3, 3}, 1, 1, 960, 0, 20},
+        {"mv2 dw 144@56, 3x3", {1, 144, 56, 56}, {144, 1, 3, 3}, 1, 1, 144, 0, 20},
+        {"mv2 pw 96@14 -> 576", {1, 96, 14, 14}, {576, 96, 1, 1}, 1, 0, 1, 0, 20},
+        {"mv2 pw 160@7 -> 960", {1, 160, 7, 7}, {960, 160, 1, 1}, 1, 0, 1, 0, 20},
+        {"mv2 pw 24@56 -> 144", {1, 24, 56, 56}, {144, 24, 1, 1}, 1, 0, 1, 0, 20},
+        {"mv2 pw 16@112 -> 96", {1, 16, 112, 112}, {96, 16, 1, 1}, 1, 0, 1, 0, 20},
+        {"mv2 pw 576@14 -> 96", {1, 576, 14, 14}, {96, 576, 1, 1}, 1, 0, 1, 0, 20},
     };
     for (const Case& c : cases) {
         Tensor x = random_tensor(c.x, 1), w = random_tensor(c.w, 2), b = random_tensor({c.w[0]}, 3);
         ConvParams p;
+        p.stride[0] = p.stride[1] = c.stride;
         p.padding[0] = p.padding[1] = c.pad;
+        p.groups = c.groups;
         auto shape = conv2d_output_shape(x, w, &b, p);
         if (!shape.ok()) return 1;
         const auto& y = shape.value();
         double flop =
             2.0 * double(y[0] * y[1] * y[2] * y[3]) * double(w.sizes[1] * w.sizes[2] * w.sizes[3]);
         Tensor ref, fast;
-        double naive = time_calls([&] { ref = run_reference(x, w, b, p); }, 1, c.naive_reps).best;
+        double naive = 0.0;
+        if (c.naive_reps)
+            naive = time_calls([&] { ref = run_reference(x, w, b, p); }, 1, c.naive_reps).best;
+        else
+            ref = run_reference(x, w, b, p);
         Timing fast_t = time_calls([&] { fast = run_fast(x, w, b, p); }, 3, c.fast_reps);
         double fastms = fast_t.best;
         double diff = 0.0;
         for (int64_t k = 0; k < ref.numel(); ++k)
             diff = std::max(diff, double(std::fabs(ref.f32()[k] - fast.f32()[k])));
         std::printf("%-34s %8.1f %10.3f %10.2f %12.3f %10.3f %10.2f %12.2e\n", c.name, flop / 1e6,
-                    naive, flop / naive / 1e6, fast_t.first, fastms, flop / fastms / 1e6, diff);
+                    naive, naive > 0 ? flop / naive / 1e6 : 0.0, fast_t.first, fastms,
+                    flop / fastms / 1e6, diff);
         if (diff > 1e-3) {
             std::printf("fast and reference paths disagree\n");
             return 1;

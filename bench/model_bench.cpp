@@ -95,27 +95,55 @@ __attribute__((noinline)) double run_once(std::vector<NodeTime>* times) {
     return ms;
 }
 
-// Per-op totals of one run: [{"op": target, "calls": n, "ms": total}], slowest first.
+// JSON string body: quotes and backslashes escaped (targets and shapes have no control bytes).
+std::string json_escape(const std::string& t) {
+    std::string out;
+    for (char c : t) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// A call's key for the per-shape breakdown: the op and its arguments with tensors
+// as their types, "aten.conv2d.default(f32[1, 64, 56, 56], f32[64, 64, 3, 3], ...)".
+std::string call_key(const Node& n) {
+    std::string key = n.target().substr(n.target().rfind("torch.ops.", 0) == 0 ? 10 : 0) + "(";
+    const NodeNamer type_of = [](const Node* in) {
+        return in->meta.val.is_tensor() ? in->meta.val.tensor.type_str() : in->name();
+    };
+    for (size_t k = 0; k < n.args().size(); ++k)
+        key += (k ? ", " : "") + arg_repr(n.args()[k], type_of);
+    return key + ")";
+}
+
+// Totals of one run: per op and per (op, argument shapes), each
+// [{"op": key, "calls": n, "ms": total}], slowest first.
 std::string profile_once() {
     std::vector<NodeTime> times;
     if (run_once(&times) < 0) return {};
-    std::map<std::string, std::pair<int, double>> per_op;
+    std::map<std::string, std::pair<int, double>> per_op, per_call;
     for (const NodeTime& t : times) {
-        auto& e = per_op[t.node->target()];
-        e.first += 1;
-        e.second += t.ms;
+        for (auto* m : {&per_op, &per_call}) {
+            auto& e = (*m)[m == &per_op ? t.node->target() : call_key(*t.node)];
+            e.first += 1;
+            e.second += t.ms;
+        }
     }
-    std::vector<std::pair<std::string, std::pair<int, double>>> rows(per_op.begin(), per_op.end());
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-    std::string s = "[";
-    char buf[64];
-    for (size_t k = 0; k < rows.size(); ++k) {
-        std::snprintf(buf, sizeof buf, "\"calls\": %d, \"ms\": %.4f}", rows[k].second.first,
-                      rows[k].second.second);
-        s += std::string(k ? ", " : "") + "{\"op\": \"" + rows[k].first + "\", " + buf;
-    }
-    return s + "]";
+    auto rows_json = [](const std::map<std::string, std::pair<int, double>>& m) {
+        std::vector<std::pair<std::string, std::pair<int, double>>> rows(m.begin(), m.end());
+        std::sort(rows.begin(), rows.end(),
+                  [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+        std::string s = "[";
+        char buf[64];
+        for (size_t k = 0; k < rows.size(); ++k) {
+            std::snprintf(buf, sizeof buf, "\"calls\": %d, \"ms\": %.4f}", rows[k].second.first,
+                          rows[k].second.second);
+            s += std::string(k ? ", " : "") + "{\"op\": \"" + json_escape(rows[k].first) + "\", " + buf;
+        }
+        return s + "]";
+    };
+    return "{\"ops\": " + rows_json(per_op) + ", \"calls\": " + rows_json(per_call) + "}";
 }
 
 } // namespace

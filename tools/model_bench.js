@@ -10,7 +10,7 @@
 //
 //   bash scripts/torch_env.sh run sid python3 tools/onnx_models.py   # build/modelbench/
 //   cmake --preset wasm && cmake --build --preset wasm --target pt2lab_model_bench
-//   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--json]
+//   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--json] [--calls N]
 //                             [--js-flags "V8 flags"]   (experiments only: users run default V8)
 "use strict";
 const fs = require("fs");
@@ -28,8 +28,9 @@ function parseArgs(argv) {
     else if (argv[k] === "--models") a.models = argv[++k].split(",");
     else if (argv[k] === "--reference") a.reference = true;
     else if (argv[k] === "--json") a.json = true;
+    else if (argv[k] === "--calls") a.calls = Math.max(0, Number(argv[++k])); // per-shape rows to print
     else if (argv[k] === "--js-flags") a.jsFlags = argv[++k]; // V8 experiments, e.g. --no-wasm-dynamic-tiering
-    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--json] [--js-flags F]");
+    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--json] [--calls N] [--js-flags F]");
   }
   return a;
 }
@@ -155,14 +156,18 @@ function report(results, version, args) {
                 `${mb(r.malloc_peak_after_load)} MB after load, ${mb(r.malloc_peak)} MB at the end ` +
                 `(${(r.malloc_peak / r.weight_bytes).toFixed(2)}x the weights), ` +
                 `${mb(r.malloc_in_use_after_load)} MB in use after load`);
-    const total = r.profile.reduce((s, e) => s + e.ms, 0);
-    const first = new Map(r.profile_first.map((e) => [e.op, e.ms]));
-    const firstTotal = r.profile_first.reduce((s, e) => s + e.ms, 0);
-    console.log(`  per op: one steady run (${fmt(total)} ms in kernels) | the first run (${fmt(firstTotal)} ms):`);
-    for (const e of r.profile.slice(0, 8))
-      console.log(`    ${e.op.replace("torch.ops.", "").padEnd(34)} ${String(e.calls).padStart(4)} calls ` +
-                  `${fmt(e.ms).padStart(7)} ms  ${(100 * e.ms / total).toFixed(1).padStart(5)} %  | ` +
-                  `${fmt(first.get(e.op) || 0).padStart(7)} ms`);
+    const table = (title, rows, rowsFirst, count, width) => {
+      const total = rows.reduce((s, e) => s + e.ms, 0);
+      const first = new Map(rowsFirst.map((e) => [e.op, e.ms]));
+      const firstTotal = rowsFirst.reduce((s, e) => s + e.ms, 0);
+      console.log(`  ${title}: one steady run (${fmt(total)} ms in kernels) | the first run (${fmt(firstTotal)} ms):`);
+      for (const e of rows.slice(0, count))
+        console.log(`    ${e.op.replace("torch.ops.", "").padEnd(width)} ${String(e.calls).padStart(4)} calls ` +
+                    `${fmt(e.ms).padStart(7)} ms  ${(100 * e.ms / total).toFixed(1).padStart(5)} %  | ` +
+                    `${fmt(first.get(e.op) || 0).padStart(7)} ms`);
+    };
+    table("per op", r.profile.ops, r.profile_first.ops, 8, 34);
+    if (args.calls) table("per call shape", r.profile.calls, r.profile_first.calls, args.calls, 100);
   }
 }
 

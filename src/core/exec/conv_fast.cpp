@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "exec/kernels.h"
 
@@ -24,21 +25,41 @@ inline void store4(float* p, f32x4 v) {
     std::memcpy(p, &v, sizeof v);
 }
 
-// One 4 x 8 tile: C[4, 8] (row stride ldc) = a[K][4] (packed) @ b[K][8] (packed) + bias[4].
+// B is packed into 8-column panels, [ceil(N / 8)][K][8]: panel j holds columns
+// 8j .. 8j+7 of B, row by row, zero past column N. im2col writes it directly.
+constexpr int64_t kPanel = 8;
+inline int64_t panels_of(int64_t n) {
+    return (n + kPanel - 1) / kPanel;
+}
+
+// One 4 x 8 tile over a block of kc rows of K:
+//   C[4, 8] (row stride ldc) (+)= A[4, kc] (row stride lda) @ b[kc][8] (a packed panel)
+// `first` starts the sums from 0, else from what C holds (the sums of the earlier
+// blocks: the additions happen in the same order as one unblocked loop, so
+// blocking does not change a bit). `bias` (4 values) is added after the last block.
 // Kept out of line on purpose: the engine's optimizing tier (V8's TurboFan in
 // the browser) replaces a function's code between calls, never inside a running
 // call, so a hot loop in a small function called thousands of times per conv is
 // optimized during a model's first run instead of after it.
-__attribute__((noinline)) void tile_4x8(const float* a, const float* b, int64_t K,
-                                        const float* bias, float* C, int64_t ldc) {
-    f32x4 c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-          c31 = c00;
-    for (int64_t k = 0; k < K; ++k, a += 4, b += 8) {
+__attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float* b, int64_t kc,
+                                        bool first, const float* bias, float* C, int64_t ldc) {
+    f32x4 c00, c01, c10, c11, c20, c21, c30, c31;
+    if (first) {
+        c00 = f32x4{0, 0, 0, 0};
+        c01 = c10 = c11 = c20 = c21 = c30 = c31 = c00;
+    } else {
+        c00 = load4(C), c01 = load4(C + 4);
+        c10 = load4(C + ldc), c11 = load4(C + ldc + 4);
+        c20 = load4(C + 2 * ldc), c21 = load4(C + 2 * ldc + 4);
+        c30 = load4(C + 3 * ldc), c31 = load4(C + 3 * ldc + 4);
+    }
+    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda;
+    for (int64_t k = 0; k < kc; ++k, b += kPanel) {
         f32x4 b0 = load4(b), b1 = load4(b + 4);
-        f32x4 w0 = {a[0], a[0], a[0], a[0]};
-        f32x4 w1 = {a[1], a[1], a[1], a[1]};
-        f32x4 w2 = {a[2], a[2], a[2], a[2]};
-        f32x4 w3 = {a[3], a[3], a[3], a[3]};
+        f32x4 w0 = {a0[k], a0[k], a0[k], a0[k]};
+        f32x4 w1 = {a1[k], a1[k], a1[k], a1[k]};
+        f32x4 w2 = {a2[k], a2[k], a2[k], a2[k]};
+        f32x4 w3 = {a3[k], a3[k], a3[k], a3[k]};
         c00 += w0 * b0;
         c01 += w0 * b1;
         c10 += w1 * b0;
@@ -50,23 +71,38 @@ __attribute__((noinline)) void tile_4x8(const float* a, const float* b, int64_t 
     }
     f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < 4; ++r) {
-        float bv = bias ? bias[r] : 0.0f;
-        f32x4 bb = {bv, bv, bv, bv};
-        store4(C + r * ldc, rows[r][0] + bb);
-        store4(C + r * ldc + 4, rows[r][1] + bb);
+        f32x4 bb = {0, 0, 0, 0};
+        if (bias) bb = f32x4{bias[r], bias[r], bias[r], bias[r]};
+        store4(C + r * ldc, bias ? rows[r][0] + bb : rows[r][0]);
+        store4(C + r * ldc + 4, bias ? rows[r][1] + bb : rows[r][1]);
     }
 }
 
-// The packing loops are out of line too, called once per tile / panel, so they
-// are optimized early in a model's first run (see tile_4x8).
-// dst[k][r] = A[r, k] for the 4 rows of one tile. A: [4, K] (row stride K)
-__attribute__((noinline)) void pack_a_tile(const float* A, int64_t K, float* dst) {
-    for (int64_t k = 0; k < K; ++k)
-        for (int r = 0; r < 4; ++r) dst[k * 4 + r] = A[r * K + k];
+// One row of C past the last full 4-row tile, the same sums one lane at a time:
+//   C[0, 8] (+)= A[0, kc] @ b[kc][8]
+__attribute__((noinline)) void row_1x8(const float* A, const float* b, int64_t kc, bool first,
+                                       const float* bias, float* C) {
+    f32x4 c0 = first ? f32x4{0, 0, 0, 0} : load4(C), c1 = first ? c0 : load4(C + 4);
+    for (int64_t k = 0; k < kc; ++k, b += kPanel) {
+        f32x4 w = {A[k], A[k], A[k], A[k]};
+        c0 += w * load4(b);
+        c1 += w * load4(b + 4);
+    }
+    f32x4 bb = {0, 0, 0, 0};
+    if (bias) bb = f32x4{bias[0], bias[0], bias[0], bias[0]};
+    store4(C, bias ? c0 + bb : c0);
+    store4(C + 4, bias ? c1 + bb : c1);
 }
-// dst[k][0..8) = B[k, 0..8) for one 8-column panel. B: [K, 8] (row stride N)
-__attribute__((noinline)) void pack_b_panel(const float* B, int64_t N, int64_t K, float* dst) {
-    for (int64_t k = 0; k < K; ++k) std::memcpy(dst + k * 8, B + k * N, 8 * sizeof(float));
+
+// dst[k][0..8) = B[k, n0 .. n0+8), zero past column N: one panel of a row-major
+// B [K, N] (a pointwise conv's input). Out of line, called once per panel.
+__attribute__((noinline)) void pack_panel(const float* B, int64_t N, int64_t K, int64_t n0,
+                                          float* dst) {
+    const int64_t cols = std::min(kPanel, N - n0);
+    for (int64_t k = 0; k < K; ++k, dst += kPanel) {
+        std::memcpy(dst, B + k * N + n0, static_cast<size_t>(cols) * sizeof(float));
+        std::fill(dst + cols, dst + kPanel, 0.0f);
+    }
 }
 
 // One row of im2col: out[oh, ow] = x[ih, iw] for ih = oh*sh - ph + kh*dh (and iw
@@ -89,30 +125,49 @@ __attribute__((noinline)) void im2col_row(const float* plane, int64_t H, int64_t
     }
 }
 
-// C[M, N] (row stride ldc) = A[M, K] @ B[K, N] (+ bias[m]); A, B row-major.
-// Loop order: 8-column panels of B outer (packed into [K, 8], it stays in L1),
-// 4-row tiles of A inner (packed into [K, 4], read as broadcasts).
-void gemm(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
-          const float* bias) {
-    const int64_t M4 = M / 4 * 4, N8 = N / 8 * 8;
-    std::unique_ptr<float[]> apack(new float[static_cast<size_t>(M4 * K)]); // [M/4][K][4]
-    for (int64_t m = 0; m < M4; m += 4) pack_a_tile(A + m * K, K, apack.get() + m * K);
-    std::unique_ptr<float[]> bpack(new float[static_cast<size_t>(K * 8)]); // [K][8]
-    for (int64_t n = 0; n < N8; n += 8) {
-        pack_b_panel(B + n, N, K, bpack.get());
-        for (int64_t m = 0; m < M4; m += 4) {
-            tile_4x8(apack.get() + m * K, bpack.get(), K, bias ? bias + m : nullptr,
-                     C + m * ldc + n, ldc);
+// Row k of the packed B: row[0 .. P) into panels [ceil(P/8)][K][8] (zero past P).
+__attribute__((noinline)) void scatter_row(const float* row, int64_t P, int64_t K, int64_t k,
+                                           float* panels) {
+    float* dst = panels + k * kPanel;
+    int64_t n = 0;
+    for (; n + kPanel <= P; n += kPanel, dst += K * kPanel)
+        std::memcpy(dst, row + n, sizeof(float) * kPanel);
+    if (n < P) {
+        std::memcpy(dst, row + n, static_cast<size_t>(P - n) * sizeof(float));
+        std::fill(dst + (P - n), dst + kPanel, 0.0f);
+    }
+}
+
+// C[M, N] (row stride ldc) = A[M, K] (row-major) @ B (+ bias[m]), B packed into
+// panels (see kPanel). Blocks of kKc rows of K outer, so a panel's block (8 kB)
+// stays in L1 while every 4-row tile of A reads it, and A's block (M x kKc) stays
+// in L2 across the panels. A is read in place: the weights are never repacked.
+// Columns of the last panel past N go to a scratch [M][8] and are copied out.
+constexpr int64_t kKc = 256;
+void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
+                 int64_t ldc, const float* bias) {
+    const int64_t M4 = M / 4 * 4, NP = panels_of(N), tail = N - (NP - 1) * kPanel;
+    std::vector<float> edge(tail < kPanel ? static_cast<size_t>(M * kPanel) : 0);
+    for (int64_t k0 = 0; k0 < K; k0 += kKc) {
+        const int64_t kc = std::min(kKc, K - k0);
+        const bool first = k0 == 0, last = k0 + kc == K;
+        for (int64_t j = 0; j < NP; ++j) {
+            const float* bp = Bp + j * K * kPanel + k0 * kPanel;
+            const bool partial = j == NP - 1 && tail < kPanel;
+            float* cj = partial ? edge.data() : C + j * kPanel;
+            const int64_t ld = partial ? kPanel : ldc;
+            for (int64_t m = 0; m < M4; m += 4)
+                tile_4x8(A + m * K + k0, K, bp, kc, first, last && bias ? bias + m : nullptr,
+                         cj + m * ld, ld);
+            for (int64_t m = M4; m < M; ++m)
+                row_1x8(A + m * K + k0, bp, kc, first, last && bias ? bias + m : nullptr,
+                        cj + m * ld);
         }
     }
-    // Edges: rows past the last full 4-row tile, columns past the last 8-column panel.
-    auto scalar = [&](int64_t m, int64_t n) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < K; ++k) acc += A[m * K + k] * B[k * N + n];
-        C[m * ldc + n] = acc + (bias ? bias[m] : 0.0f);
-    };
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = (m < M4 ? N8 : 0); n < N; ++n) scalar(m, n);
+    if (!edge.empty())
+        for (int64_t m = 0; m < M; ++m)
+            std::memcpy(C + m * ldc + (NP - 1) * kPanel, edge.data() + m * kPanel,
+                        static_cast<size_t>(tail) * sizeof(float));
 }
 
 // Depthwise conv of one channel (groups == channels, one filter each):
@@ -171,8 +226,9 @@ Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, co
     const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
     const int64_t OH = y.sizes[2], OW = y.sizes[3], G = p.groups, OG = O / G;
     const int64_t K = CG * KH * KW, P = OH * OW;
-    // The im2col buffer [K, P] and the GEMM's packed panels ([OG, K] and [K, 8]).
-    if (Status s = charge_bytes(opt, work_of({K, P + O / G + 8, 4}), "conv2d (fast) scratch");
+    // The packed im2col buffer [ceil(P/8)*8, K], one im2col row [P] and the GEMM's
+    // edge columns [OG, 8]: at most (K + 1) * (P + 8 + 8 * OG) floats.
+    if (Status s = charge_bytes(opt, work_of({K + 1, P + 8 + 8 * OG, 4}), "conv2d (fast) scratch");
         !s.ok())
         return s.error();
     if (CG == 1 && OG == 1) { // depthwise: no im2col, one small kernel per channel
@@ -184,27 +240,30 @@ Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, co
                                   acc.data());
         return yr;
     }
-    // A 1x1, stride-1, unpadded conv's im2col is its input: the GEMM reads x directly.
+    // A 1x1, stride-1, unpadded conv's im2col is its input: only packed into panels.
     const bool pointwise = KH == 1 && KW == 1 && p.stride[0] == 1 && p.stride[1] == 1 &&
                            p.padding[0] == 0 && p.padding[1] == 0;
-    // The one im2col buffer [K, P]; every element is written below, so it is not zeroed first.
-    std::unique_ptr<float[]> col(pointwise ? nullptr : new float[static_cast<size_t>(K * P)]);
+    // The packed B [ceil(P/8)][K][8]; every element is written below, so it is not zeroed first.
+    const int64_t NP = panels_of(P);
+    std::unique_ptr<float[]> col(new float[static_cast<size_t>(NP * K * kPanel)]);
+    std::vector<float> row(pointwise ? 0 : static_cast<size_t>(P));
     for (int64_t n = 0; n < N; ++n)
         for (int64_t g = 0; g < G; ++g) {
+            const float* xg = x.f32() + (n * C + g * CG) * H * W;
             if (pointwise) { // x[n, g*CG:(g+1)*CG] is [CG, H*W] = [K, P]
-                gemm(w.f32() + g * OG * K, x.f32() + (n * C + g * CG) * H * W,
-                     y.f32() + (n * O + g * OG) * P, OG, P, K, P, b ? b->f32() + g * OG : nullptr);
-                continue;
+                for (int64_t j = 0; j < NP; ++j)
+                    pack_panel(xg, P, K, j * kPanel, col.get() + j * K * kPanel);
+            } else { // col[(c, kh, kw), (oh, ow)] = x[n, g*CG + c, ih, iw] or 0 in the padding
+                for (int64_t c = 0; c < CG; ++c)
+                    for (int64_t kh = 0; kh < KH; ++kh)
+                        for (int64_t kw = 0; kw < KW; ++kw) {
+                            im2col_row(xg + c * H * W, H, W, kh, kw, p, OH, OW, row.data());
+                            scatter_row(row.data(), P, K, (c * KH + kh) * KW + kw, col.get());
+                        }
             }
-            // col[(c, kh, kw), (oh, ow)] = x[n, g*CG + c, ih, iw] or 0 in the padding
-            for (int64_t c = 0; c < CG; ++c)
-                for (int64_t kh = 0; kh < KH; ++kh)
-                    for (int64_t kw = 0; kw < KW; ++kw)
-                        im2col_row(x.f32() + (n * C + g * CG + c) * H * W, H, W, kh, kw, p, OH, OW,
-                                   col.get() + ((c * KH + kh) * KW + kw) * P);
             // y[n, g*OG:(g+1)*OG] = w[g*OG:(g+1)*OG] [OG, K] @ col [K, P]
-            gemm(w.f32() + g * OG * K, col.get(), y.f32() + (n * O + g * OG) * P, OG, P, K, P,
-                 b ? b->f32() + g * OG : nullptr);
+            gemm_packed(w.f32() + g * OG * K, col.get(), y.f32() + (n * O + g * OG) * P, OG, P, K,
+                        P, b ? b->f32() + g * OG : nullptr);
         }
     return yr;
 }
