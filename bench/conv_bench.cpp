@@ -34,6 +34,10 @@ __attribute__((noinline)) Tensor run_reference(const Tensor& x, const Tensor& w,
                                                const ConvParams& p) {
     return conv2d_reference(x, w, &b, p).take();
 }
+__attribute__((noinline)) Tensor run_im2col(const Tensor& x, const Tensor& w, const Tensor& b,
+                                            const ConvParams& p) {
+    return conv2d_im2col(x, w, &b, p).take();
+}
 __attribute__((noinline)) Tensor run_fast(const Tensor& x, const Tensor& w, const Tensor& b,
                                           const ConvParams& p) {
     return conv2d_fast(x, w, &b, p).take();
@@ -76,8 +80,12 @@ int main() {
     const char* simd = "scalar";
 #endif
     std::printf("conv2d, one thread, %s, vector ISA %s\n", where, simd);
-    std::printf("%-34s %8s %10s %10s %12s %10s %10s %12s\n", "case", "MFLOP", "naive ms",
-                "naive GF/s", "fast 1st ms", "fast ms", "fast GF/s", "max|diff|");
+    // fast: what conv2d_fast picks (path: winograd, im2col or depthwise); im2col ms:
+    // the im2col + GEMM path on the same call, timed alternately with it, when
+    // the fast path picked Winograd. GF/s counts the direct conv's multiply-adds.
+    std::printf("%-34s %8s %10s %10s %12s %10s %10s %10s %10s %12s\n", "case", "MFLOP", "naive ms",
+                "naive GF/s", "fast 1st ms", "fast ms", "fast GF/s", "path", "im2col ms",
+                "max|diff|");
     // The lesson conv, then the distinct conv shapes of torchvision ResNet-18 and
     // MobileNet v2 at 224 x 224 (the whole-model benchmark's models, tools/onnx_models.py).
     const Case cases[] = {
@@ -116,14 +124,27 @@ int main() {
             naive = time_calls([&] { ref = run_reference(x, w, b, p); }, 1, c.naive_reps).best;
         else
             ref = run_reference(x, w, b, p);
-        Timing fast_t = time_calls([&] { fast = run_fast(x, w, b, p); }, 3, c.fast_reps);
+        const bool winograd = conv2d_winograd_suits(x, w, p);
+        const char* path = winograd ? "winograd" : c.groups == c.x[1] && c.w[1] == 1 ? "depthwise"
+                                                                                    : "im2col";
+        Timing fast_t, im2col_t;
+        for (int r = 0; r < 3 + c.fast_reps; ++r) { // alternately, so both see the same load
+            Timing one = time_calls([&] { fast = run_fast(x, w, b, p); }, 0, 1);
+            if (r == 0) fast_t.first = one.first;
+            if (r >= 3) fast_t.best = std::min(fast_t.best, one.best);
+            if (!winograd) continue;
+            one = time_calls([&] { run_im2col(x, w, b, p); }, 0, 1);
+            if (r >= 3) im2col_t.best = std::min(im2col_t.best, one.best);
+        }
         double fastms = fast_t.best;
         double diff = 0.0;
         for (int64_t k = 0; k < ref.numel(); ++k)
             diff = std::max(diff, double(std::fabs(ref.f32()[k] - fast.f32()[k])));
-        std::printf("%-34s %8.1f %10.3f %10.2f %12.3f %10.3f %10.2f %12.2e\n", c.name, flop / 1e6,
-                    naive, naive > 0 ? flop / naive / 1e6 : 0.0, fast_t.first, fastms,
-                    flop / fastms / 1e6, diff);
+        char im2col_ms[32] = "-";
+        if (winograd) std::snprintf(im2col_ms, sizeof im2col_ms, "%.3f", im2col_t.best);
+        std::printf("%-34s %8.1f %10.3f %10.2f %12.3f %10.3f %10.2f %10s %10s %12.2e\n", c.name,
+                    flop / 1e6, naive, naive > 0 ? flop / naive / 1e6 : 0.0, fast_t.first, fastms,
+                    flop / fastms / 1e6, path, im2col_ms, diff);
         if (diff > 1e-3) {
             std::printf("fast and reference paths disagree\n");
             return 1;

@@ -1,98 +1,20 @@
-// Fast conv2d: im2col into one buffer, then a register-tiled GEMM
+// Fast conv2d: im2col into one buffer, then a register-tiled GEMM (gemm.h)
 //   y[o, p] = sum_k w[o, k] * col[k, p]   (per image and group)
-// with 4 x 8 output tiles held in vector registers (GCC/Clang vector
-// extensions: SSE natively, SIMD128 in the -msimd128 WebAssembly build).
+// with 4 x 8 output tiles held in vector registers. Depthwise convs have their
+// own small kernel; 3x3 stride-1 convs with enough channels go to Winograd
+// F(2x2, 3x3) (conv_winograd.cpp).
 // Results match the reference loop within float32 rounding (the tests check).
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "exec/gemm.h"
 #include "exec/kernels.h"
 
 namespace pt2lab {
 
 namespace {
-
-typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
-
-inline f32x4 load4(const float* p) {
-    f32x4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store4(float* p, f32x4 v) {
-    std::memcpy(p, &v, sizeof v);
-}
-
-// B is packed into 8-column panels, [ceil(N / 8)][K][8]: panel j holds columns
-// 8j .. 8j+7 of B, row by row, zero past column N. im2col writes it directly.
-constexpr int64_t kPanel = 8;
-inline int64_t panels_of(int64_t n) {
-    return (n + kPanel - 1) / kPanel;
-}
-
-// One 4 x 8 tile over a block of kc rows of K:
-//   C[4, 8] (row stride ldc) (+)= A[4, kc] (row stride lda) @ b[kc][8] (a packed panel)
-// `first` starts the sums from 0, else from what C holds (the sums of the earlier
-// blocks: the additions happen in the same order as one unblocked loop, so
-// blocking does not change a bit). `bias` (4 values) is added after the last block.
-// Kept out of line on purpose: the engine's optimizing tier (V8's TurboFan in
-// the browser) replaces a function's code between calls, never inside a running
-// call, so a hot loop in a small function called thousands of times per conv is
-// optimized during a model's first run instead of after it.
-__attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float* b, int64_t kc,
-                                        bool first, const float* bias, float* C, int64_t ldc) {
-    f32x4 c00, c01, c10, c11, c20, c21, c30, c31;
-    if (first) {
-        c00 = f32x4{0, 0, 0, 0};
-        c01 = c10 = c11 = c20 = c21 = c30 = c31 = c00;
-    } else {
-        c00 = load4(C), c01 = load4(C + 4);
-        c10 = load4(C + ldc), c11 = load4(C + ldc + 4);
-        c20 = load4(C + 2 * ldc), c21 = load4(C + 2 * ldc + 4);
-        c30 = load4(C + 3 * ldc), c31 = load4(C + 3 * ldc + 4);
-    }
-    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda;
-    for (int64_t k = 0; k < kc; ++k, b += kPanel) {
-        f32x4 b0 = load4(b), b1 = load4(b + 4);
-        f32x4 w0 = {a0[k], a0[k], a0[k], a0[k]};
-        f32x4 w1 = {a1[k], a1[k], a1[k], a1[k]};
-        f32x4 w2 = {a2[k], a2[k], a2[k], a2[k]};
-        f32x4 w3 = {a3[k], a3[k], a3[k], a3[k]};
-        c00 += w0 * b0;
-        c01 += w0 * b1;
-        c10 += w1 * b0;
-        c11 += w1 * b1;
-        c20 += w2 * b0;
-        c21 += w2 * b1;
-        c30 += w3 * b0;
-        c31 += w3 * b1;
-    }
-    f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-    for (int r = 0; r < 4; ++r) {
-        f32x4 bb = {0, 0, 0, 0};
-        if (bias) bb = f32x4{bias[r], bias[r], bias[r], bias[r]};
-        store4(C + r * ldc, bias ? rows[r][0] + bb : rows[r][0]);
-        store4(C + r * ldc + 4, bias ? rows[r][1] + bb : rows[r][1]);
-    }
-}
-
-// One row of C past the last full 4-row tile, the same sums one lane at a time:
-//   C[0, 8] (+)= A[0, kc] @ b[kc][8]
-__attribute__((noinline)) void row_1x8(const float* A, const float* b, int64_t kc, bool first,
-                                       const float* bias, float* C) {
-    f32x4 c0 = first ? f32x4{0, 0, 0, 0} : load4(C), c1 = first ? c0 : load4(C + 4);
-    for (int64_t k = 0; k < kc; ++k, b += kPanel) {
-        f32x4 w = {A[k], A[k], A[k], A[k]};
-        c0 += w * load4(b);
-        c1 += w * load4(b + 4);
-    }
-    f32x4 bb = {0, 0, 0, 0};
-    if (bias) bb = f32x4{bias[0], bias[0], bias[0], bias[0]};
-    store4(C, bias ? c0 + bb : c0);
-    store4(C + 4, bias ? c1 + bb : c1);
-}
 
 // dst[k][0..8) = B[k, n0 .. n0+8), zero past column N: one panel of a row-major
 // B [K, N] (a pointwise conv's input). Out of line, called once per panel.
@@ -136,38 +58,6 @@ __attribute__((noinline)) void scatter_row(const float* row, int64_t P, int64_t 
         std::memcpy(dst, row + n, static_cast<size_t>(P - n) * sizeof(float));
         std::fill(dst + (P - n), dst + kPanel, 0.0f);
     }
-}
-
-// C[M, N] (row stride ldc) = A[M, K] (row-major) @ B (+ bias[m]), B packed into
-// panels (see kPanel). Blocks of kKc rows of K outer, so a panel's block (8 kB)
-// stays in L1 while every 4-row tile of A reads it, and A's block (M x kKc) stays
-// in L2 across the panels. A is read in place: the weights are never repacked.
-// Columns of the last panel past N go to a scratch [M][8] and are copied out.
-constexpr int64_t kKc = 256;
-void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
-                 int64_t ldc, const float* bias) {
-    const int64_t M4 = M / 4 * 4, NP = panels_of(N), tail = N - (NP - 1) * kPanel;
-    std::vector<float> edge(tail < kPanel ? static_cast<size_t>(M * kPanel) : 0);
-    for (int64_t k0 = 0; k0 < K; k0 += kKc) {
-        const int64_t kc = std::min(kKc, K - k0);
-        const bool first = k0 == 0, last = k0 + kc == K;
-        for (int64_t j = 0; j < NP; ++j) {
-            const float* bp = Bp + j * K * kPanel + k0 * kPanel;
-            const bool partial = j == NP - 1 && tail < kPanel;
-            float* cj = partial ? edge.data() : C + j * kPanel;
-            const int64_t ld = partial ? kPanel : ldc;
-            for (int64_t m = 0; m < M4; m += 4)
-                tile_4x8(A + m * K + k0, K, bp, kc, first, last && bias ? bias + m : nullptr,
-                         cj + m * ld, ld);
-            for (int64_t m = M4; m < M; ++m)
-                row_1x8(A + m * K + k0, bp, kc, first, last && bias ? bias + m : nullptr,
-                        cj + m * ld);
-        }
-    }
-    if (!edge.empty())
-        for (int64_t m = 0; m < M; ++m)
-            std::memcpy(C + m * ldc + (NP - 1) * kPanel, edge.data() + m * kPanel,
-                        static_cast<size_t>(tail) * sizeof(float));
 }
 
 // Depthwise conv of one channel (groups == channels, one filter each):
@@ -219,6 +109,12 @@ __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int6
 
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
                            const KernelOptions& opt) {
+    if (conv2d_winograd_suits(x, w, p)) return conv2d_winograd(x, w, b, p, opt);
+    return conv2d_im2col(x, w, b, p, opt);
+}
+
+Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                             const KernelOptions& opt) {
     auto yr = conv2d_result(x, w, b, p, opt);
     if (!yr.ok()) return yr;
     Tensor& y = yr.value();

@@ -1,0 +1,34 @@
+// The register-tiled float GEMM behind the fast convolutions (conv_fast.cpp,
+// conv_winograd.cpp), with the 4-lane vector type they share: GCC/Clang vector
+// extensions, SSE natively and SIMD128 in the -msimd128 WebAssembly build.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace pt2lab {
+
+typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
+
+inline f32x4 load4(const float* p) {
+    f32x4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store4(float* p, f32x4 v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+// B operands are packed into 8-column panels, [ceil(N / 8)][K][8]: panel j holds
+// columns 8j .. 8j+7 of B, row by row, zero past column N.
+constexpr int64_t kPanel = 8;
+inline int64_t panels_of(int64_t n) {
+    return (n + kPanel - 1) / kPanel;
+}
+
+// C[M, N] (row stride ldc) = A[M, K] (row-major, row stride K) @ B (+ bias[m]),
+// B packed into panels. Sums run over k in order from 0 in float, then + bias.
+void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
+                 int64_t ldc, const float* bias);
+
+} // namespace pt2lab
