@@ -9,6 +9,7 @@
 #include <string>
 
 #include "exec/kernels.h"
+#include "exec/warm_up.h"
 #include "util/rng.h"
 
 using namespace pt2lab;
@@ -64,7 +65,16 @@ struct Case {
 
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    // --warm-up: run the kernel warm-up graph first (exec/warm_up.h), as the page
+    // does after its first frame; "fast 1st ms" then shows what it changes.
+    if (argc > 1 && std::string(argv[1]) == "--warm-up") {
+        auto t0 = std::chrono::steady_clock::now();
+        if (!warm_up_kernels().ok()) return 1;
+        std::printf("kernel warm-up: %.1f ms\n",
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count());
+    }
 #if defined(__wasm__)
     const char* where = "WebAssembly (node)";
 #else

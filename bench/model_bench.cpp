@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exec/interpreter.h"
+#include "exec/warm_up.h"
 #include "io/program_loader.h"
 
 using namespace pt2lab;
@@ -166,6 +167,17 @@ const float* bench_output() {
 }
 int bench_output_numel() {
     return static_cast<int>(g_bench.output.size());
+}
+// The kernel warm-up (exec/warm_up.h), as the page runs it after its first
+// frame: its time in ms, or -1 with bench_error() set.
+double bench_warm_up() {
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = warm_up_kernels();
+    if (!s.ok()) {
+        g_bench.error = s.error().str();
+        return -1.0;
+    }
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 const char* bench_error() {
     return g_bench.error.c_str();

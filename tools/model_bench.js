@@ -10,7 +10,7 @@
 //
 //   bash scripts/torch_env.sh run sid python3 tools/onnx_models.py   # build/modelbench/
 //   cmake --preset wasm && cmake --build --preset wasm --target pt2lab_model_bench
-//   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--json] [--calls N]
+//   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--cold] [--json] [--calls N]
 //                             [--js-flags "V8 flags"]   (experiments only: users run default V8)
 "use strict";
 const fs = require("fs");
@@ -27,10 +27,11 @@ function parseArgs(argv) {
     if (argv[k] === "--runs") a.runs = Math.max(1, Number(argv[++k]));
     else if (argv[k] === "--models") a.models = argv[++k].split(",");
     else if (argv[k] === "--reference") a.reference = true;
+    else if (argv[k] === "--cold") a.cold = true; // also pt2lab without the kernel warm-up
     else if (argv[k] === "--json") a.json = true;
     else if (argv[k] === "--calls") a.calls = Math.max(0, Number(argv[++k])); // per-shape rows to print
     else if (argv[k] === "--js-flags") a.jsFlags = argv[++k]; // V8 experiments, e.g. --no-wasm-dynamic-tiering
-    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--json] [--calls N] [--js-flags F]");
+    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--cold] [--json] [--calls N] [--js-flags F]");
   }
   return a;
 }
@@ -75,7 +76,8 @@ async function main() {
   const browser = await launch(args.jsFlags ? [`--js-flags=${args.jsFlags}`] : []);
   const results = [];
   try {
-    const runtimes = ["onnxruntime-web", "pt2lab"].concat(args.reference ? ["pt2lab-reference"] : []);
+    const runtimes = ["onnxruntime-web", "pt2lab"].concat(args.cold ? ["pt2lab-cold"] : [],
+                                                          args.reference ? ["pt2lab-reference"] : []);
     for (const model of args.models) {
       for (const runtime of runtimes) {
         const context = await browser.newContext();
@@ -130,10 +132,11 @@ function report(results, version, args) {
               `proxy off); pt2lab WASM (-O3 -msimd128, linked -Os as the page); ` +
               `load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} on ${os.cpus().length} cores`);
   console.log("");
-  console.log("| model | runtime | load ms | first run ms | steady ms (median) | min ms | first / steady | max rel diff vs eager |");
+  console.log("| model | runtime | load ms (of it warm-up) | first run ms | steady ms (median) | min ms | first / steady | max rel diff vs eager |");
   console.log("|---|---|---|---|---|---|---|---|");
   for (const r of results)
-    console.log(`| ${r.model} | ${r.runtime} | ${fmt(r.init_ms + r.load_ms)} | ${fmt(r.first_ms)} | ` +
+    console.log(`| ${r.model} | ${r.runtime} | ${fmt(r.init_ms + r.load_ms)}` +
+                `${r.warm_up_ms ? ` (${fmt(r.warm_up_ms)})` : ""} | ${fmt(r.first_ms)} | ` +
                 `${fmt(r.median_ms)} (of ${r.steady_ms.length}) | ${fmt(r.min_ms)} | ` +
                 `${(r.first_ms / r.median_ms).toFixed(2)} | ${r.diff.rel.toExponential(1)} |`);
   console.log("");

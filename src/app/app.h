@@ -109,6 +109,9 @@ struct UiState {
     // Start-up milestones (platform::now_seconds): main() entered, fonts
     // rasterized, first file opened, first frame on screen.
     double t_main = 0, t_fonts = 0, t_opened = 0, t_first_frame = 0;
+    // The kernel warm-up's time (exec/warm_up.h), run once the page is idle after
+    // its first frame; -1 until then (and in ?bench=1, which times frames).
+    double warm_up_ms = -1;
 };
 
 // What the page's URL asks for (docs/EMBEDDING.md), read once at start.

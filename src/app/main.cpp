@@ -1,5 +1,7 @@
 // pt2lab's page: a WebGL2 window, Dear ImGui (GLFW + OpenGL3 backends), the
 // App, one frame per refresh while something happens (idle tabs cost nothing).
+#include <cstdio>
+
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -7,6 +9,7 @@
 #include <imgui_internal.h>
 
 #include "app.h"
+#include "exec/warm_up.h"
 #include "platform/platform.h"
 #include "ui/frame.h"
 #include "ui/theme.h"
@@ -72,6 +75,14 @@ int main() {
         if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
             frames_left = 3;
         if (app.options().bench) frames_left = 3; // the benchmark measures every frame
+        if (frames_left == 0 && app.ui().frames > 0 && app.ui().warm_up_ms < 0) {
+            // Idle after the first frame: run the kernels once on a small graph, so
+            // the first run of a model starts on V8's optimized code (exec/warm_up.h).
+            double t0 = platform::now_seconds();
+            pt2lab::Status s = pt2lab::warm_up_kernels();
+            app.ui().warm_up_ms = (platform::now_seconds() - t0) * 1000;
+            if (!s.ok()) std::fprintf(stderr, "pt2lab: kernel warm-up: %s\n", s.error().str().c_str());
+        }
         if (frames_left == 0) return;
         --frames_left;
 

@@ -167,7 +167,8 @@ std::string App::state_json() const {
     j["startup_ms"] = {{"main", ui_.t_main * 1000},
                        {"fonts", ui_.t_fonts * 1000},
                        {"opened", ui_.t_opened * 1000},
-                       {"first_frame", ui_.t_first_frame * 1000}};
+                       {"first_frame", ui_.t_first_frame * 1000},
+                       {"warm_up", ui_.warm_up_ms}};
     j["error"] = ui_.error;
     json log = json::array();
     size_t from = ui_.log.size() > 30 ? ui_.log.size() - 30 : 0;

@@ -5,9 +5,11 @@
 // rounding of a sum grows with the sum of its terms' magnitudes, not with the result.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "exec/kernels.h"
+#include "exec/warm_up.h"
 #include "util/rng.h"
 
 using namespace pt2lab;
@@ -135,4 +137,17 @@ TEST_CASE("the im2col GEMM matches the reference conv past its tile, panel and b
                                 [](const Tensor& x, const Tensor& w, const Tensor* b,
                                    const ConvParams& q) { return conv2d_fast(x, w, b, q); });
     }
+}
+
+TEST_CASE("the kernel warm-up graph runs every op it lists on the fast kernels", "[exec]") {
+    Status s = warm_up_kernels();
+    INFO((s.ok() ? std::string() : s.error().str()));
+    REQUIRE(s.ok());
+    // The conv paths and the ops the benchmark models and the zoo's families reach.
+    std::vector<std::string> ops = warm_up_ops();
+    for (const char* op : {"conv2d.default", "batch_norm.default", "max_pool2d.default",
+                           "hardtanh_.default", "adaptive_avg_pool2d.default", "linear.default",
+                           "layer_norm.default", "scaled_dot_product_attention.default"})
+        CHECK(std::count(ops.begin(), ops.end(), std::string("torch.ops.aten.") + op) >= 1);
+    CHECK(std::count(ops.begin(), ops.end(), "torch.ops.aten.conv2d.default") == 9);
 }
