@@ -1,6 +1,7 @@
-// The depthwise fast conv against the reference loop over a table of shapes.
-// Real-torch goldens are in test_exec_cases.cpp; these cover the shapes the
-// goldens do not.
+// The depthwise fast conv against the reference loop over a table of shapes, and
+// max_pool2d against a brute-force loop written the way ATen's CPU kernel is
+// (padding, dilation, ceil_mode, NaN, indices). Real-torch goldens for both ops
+// are in test_exec_cases.cpp; these cover the cases the goldens do not.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -89,3 +90,110 @@ TEST_CASE("the depthwise fast conv agrees with the reference loop", "[exec]") {
     }
 }
 
+namespace {
+
+struct PoolCase {
+    const char* name;
+    std::vector<int64_t> x; // [N, C, H, W] or [C, H, W]
+    int64_t k[2], stride[2], pad[2], dil[2];
+    bool ceil;
+};
+
+// max_pool2d as ATen's CPU loop computes it: the window clipped to the input, the
+// max by `val > max || isnan(val)` from -inf (so the last NaN wins), the index of
+// the first tap in bounds when nothing beats -inf.
+void brute_max_pool(const Tensor& x, const PoolCase& c, int64_t OH, int64_t OW, Tensor& y,
+                    Tensor& idx) {
+    const int64_t H = x.size(-2), W = x.size(-1), B = x.numel() / (H * W);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+                float best = -std::numeric_limits<float>::infinity();
+                int64_t arg = -1;
+                for (int64_t i = 0; i < c.k[0]; ++i)
+                    for (int64_t j = 0; j < c.k[1]; ++j) {
+                        const int64_t ih = oh * c.stride[0] - c.pad[0] + i * c.dil[0];
+                        const int64_t iw = ow * c.stride[1] - c.pad[1] + j * c.dil[1];
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                        if (arg < 0) arg = ih * W + iw;
+                        const float v = x.f32()[b * H * W + ih * W + iw];
+                        if (v > best || std::isnan(v)) best = v, arg = ih * W + iw;
+                    }
+                y.f32()[(b * OH + oh) * OW + ow] = best;
+                idx.data<int64_t>()[(b * OH + oh) * OW + ow] = arg;
+            }
+}
+
+Argument pair(const int64_t* v) {
+    return Argument::list({Argument::from_int(v[0]), Argument::from_int(v[1])});
+}
+
+} // namespace
+
+TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN", "[exec]") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const PoolCase cases[] = {
+        {"resnet 3x3 s2 p1", {1, 4, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+        {"3x3 s2 p1 odd 13x13", {2, 3, 13, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+        {"2x2 s2 p0 ceil, odd 7x9", {1, 2, 7, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+        {"3x3 s2 p1 ceil 10x10", {1, 2, 10, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+        {"3x2 s(1,2) p(1,1)", {3, 8, 11}, {3, 2}, {1, 2}, {1, 1}, {1, 1}, false},
+        {"3x3 dilation 2 p1", {1, 2, 12, 13}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, false},
+        {"3x3 dilation (2,3) s2 p1 ceil", {1, 2, 15, 16}, {3, 3}, {2, 2}, {1, 1}, {2, 3}, true},
+        {"5x5 s3 p2 ceil", {1, 1, 14, 17}, {5, 5}, {3, 3}, {2, 2}, {1, 1}, true},
+    };
+    uint64_t seed = 100;
+    for (const PoolCase& c : cases) {
+        INFO(c.name);
+        Tensor x = random_tensor(c.x, ++seed);
+        // NaNs in a few places (two in one window), and an all -inf plane row.
+        const int64_t H = x.size(-2), W = x.size(-1);
+        x.f32()[3] = nan;
+        x.f32()[W + 3] = nan;
+        x.f32()[x.numel() - 1] = nan;
+        x.f32()[(H / 2) * W + W / 2] = nan;
+        for (int64_t j = 0; j < W; ++j)
+            x.f32()[(H - 2) * W + j] = -std::numeric_limits<float>::infinity();
+        for (bool with_indices : {false, true}) {
+            Graph g;
+            std::vector<Argument> args = {Argument::from_node(g.placeholder("x")),
+                                          pair(c.k),
+                                          pair(c.stride),
+                                          pair(c.pad),
+                                          pair(c.dil),
+                                          Argument::from_bool(c.ceil)};
+            Node* n =
+                g.call_function(with_indices ? "torch.ops.aten.max_pool2d_with_indices.default"
+                                             : "torch.ops.aten.max_pool2d.default",
+                                std::move(args), {}, "pool");
+            REQUIRE(n->schema());
+            g.output(Argument::tuple({Argument::from_node(n)}));
+            ModuleState state;
+            auto r = run_graph(g, {Value::of(x)}, state, RunOptions());
+            INFO((r.ok() ? "" : r.error().str()));
+            REQUIRE(r.ok());
+            const Value& out = r.value().outputs[0];
+            const Tensor& y = with_indices ? *out.items.at(0).tensor : *out.tensor;
+            const int64_t OH = y.size(-2), OW = y.size(-1);
+            Tensor ey = Tensor::zeros(ScalarType::Float, y.sizes),
+                   ei = Tensor::zeros(ScalarType::Long, y.sizes);
+            brute_max_pool(x, c, OH, OW, ey, ei);
+            int64_t nans = 0, bad = 0;
+            for (int64_t k = 0; k < y.numel(); ++k) {
+                const float a = y.f32()[k], e = ey.f32()[k];
+                nans += std::isnan(e);
+                bad += std::isnan(e) ? !std::isnan(a) : !(a == e);
+            }
+            CHECK(nans > 0);
+            CHECK(bad == 0);
+            if (with_indices) {
+                const Tensor& idx = *out.items.at(1).tensor;
+                REQUIRE(idx.dtype == ScalarType::Long);
+                int64_t wrong = 0;
+                for (int64_t k = 0; k < idx.numel(); ++k)
+                    wrong += idx.data<int64_t>()[k] != ei.data<int64_t>()[k];
+                CHECK(wrong == 0);
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "exec/kernels.h"
 #include "util/checked.h"
@@ -115,43 +116,55 @@ Result<Value> kernel_mean(const CallArgs& a, const KernelOptions& opt) {
 }
 
 namespace {
-// One plane of max_pool2d: y[oh, ow] = the window's max (the first NaN wins),
-// idx = its flat position in the plane. Out of line: called once per plane, so V8
-// optimizes it during a model's first run (see conv_fast.cpp).
+// The window taps along one axis, per output position o: tap i reads
+// start[o] + i * dil, and only the taps [lo[o], hi[o]) lie inside [0, len).
+// Computed once per call (not per element, not per plane), so the loops below
+// test no bounds.
+struct PoolTaps {
+    std::vector<int64_t> start, lo, hi; // [out]
+};
+PoolTaps pool_taps(int64_t out, int64_t stride, int64_t pad, int64_t dil, int64_t kk, int64_t len) {
+    PoolTaps t;
+    for (int64_t o = 0; o < out; ++o) {
+        const int64_t start = o * stride - pad;
+        t.start.push_back(start);
+        t.lo.push_back(start >= 0 ? 0 : (-start + dil - 1) / dil);
+        t.hi.push_back(start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1));
+    }
+    return t;
+}
+
+// One plane of max_pool2d, as ATen's CPU loop computes it: from -inf, a tap
+// replaces the max when `v > max || isnan(v)`, so a NaN wins (and the last NaN's
+// position is the index); a window with nothing above -inf keeps its first tap's
+// position. `idx` null: the values only. Out of line: called once per plane, so
+// V8 optimizes it during a model's first run (see conv_fast.cpp).
 // x: [H, W]  y, idx: [OH, OW]
-__attribute__((noinline)) void max_pool_plane(const float* xs, int64_t H, int64_t W,
-                                              const int64_t* K, const int64_t* stride,
-                                              const int64_t* P, const int64_t* D, int64_t OH,
-                                              int64_t OW, float* y, int64_t* idx) {
-    // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
-    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
-        lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-        hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
-    };
-    for (int64_t oh = 0; oh < OH; ++oh)
+template <bool kIndices>
+__attribute__((noinline)) void max_pool_plane(const float* xs, int64_t W, const PoolTaps& rows,
+                                              const PoolTaps& cols, int64_t DH, int64_t DW,
+                                              float* y, int64_t* idx) {
+    const int64_t OH = static_cast<int64_t>(rows.start.size());
+    const int64_t OW = static_cast<int64_t>(cols.start.size());
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t h0 = rows.start[oh], ilo = rows.lo[oh], ihi = rows.hi[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t w0 = cols.start[ow], jlo = cols.lo[ow], jhi = cols.hi[ow];
             float best = -std::numeric_limits<float>::infinity();
-            int64_t arg = -1;
-            const int64_t h0 = oh * stride[0] - P[0], w0 = ow * stride[1] - P[1];
-            int64_t ilo, ihi, jlo, jhi;
-            taps(h0, D[0], K[0], H, ilo, ihi);
-            taps(w0, D[1], K[1], W, jlo, jhi);
+            int64_t arg = (h0 + ilo * DH) * W + w0 + jlo * DW;
             for (int64_t i = ilo; i < ihi; ++i) {
-                const int64_t ih = h0 + i * D[0];
+                const int64_t row = (h0 + i * DH) * W + w0; // xs[row + j*DW] is x[ih, iw]
                 for (int64_t j = jlo; j < jhi; ++j) {
-                    const int64_t iw = w0 + j * D[1];
-                    float v = xs[ih * W + iw];
-                    if (v > best || std::isnan(v) || arg < 0) {
-                        best = v;
-                        arg = ih * W + iw;
-                        if (std::isnan(v)) goto done;
-                    }
+                    const float v = xs[row + j * DW];
+                    const bool take = v > best || v != v; // v != v: NaN
+                    best = take ? v : best;
+                    if (kIndices) arg = take ? row + j * DW : arg;
                 }
             }
-        done:
             y[oh * OW + ow] = best;
-            idx[oh * OW + ow] = arg;
+            if (kIndices) idx[oh * OW + ow] = arg;
         }
+    }
 }
 
 // max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
@@ -242,19 +255,31 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     out_sizes[out_sizes.size() - 1] = out[1];
     auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
     if (!yr.ok()) return yr.error();
-    auto ir = new_tensor(opt, ScalarType::Long, out_sizes, op);
+    // The indices only when returned (max_pool2d has no use for them).
+    auto ir =
+        new_tensor(opt, ScalarType::Long, with_indices ? out_sizes : std::vector<int64_t>{0}, op);
     if (!ir.ok()) return ir.error();
     Tensor &y = yr.value(), &idx = ir.value();
-    // Each window visits at most min(kernel, input) rows and columns.
+    // Each window visits at most min(kernel, input) rows and columns; the tap
+    // tables hold 3 int64 per output row and column.
     if (Status st =
             charge_work(opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
         !st.ok())
         return st.error();
+    if (Status st = charge_bytes(opt, work_of({out[0] + out[1], 3, 8}), op); !st.ok())
+        return st.error();
+    const PoolTaps rows = pool_taps(out[0], stride[0], P[0], D[0], K[0], H);
+    const PoolTaps cols = pool_taps(out[1], stride[1], P[1], D[1], K[1], W);
     const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
-    for (int64_t b = 0; b < batch; ++b) // x: [B, H, W] -> y: [B, OH, OW]
-        max_pool_plane(in.f32() + b * H * W, H, W, K.data(), stride.data(), P.data(), D.data(),
-                       out[0], out[1], y.f32() + b * out[0] * out[1],
-                       idx.data<int64_t>() + b * out[0] * out[1]);
+    const int64_t plane = out[0] * out[1];
+    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
+        const float* xs = in.f32() + b * H * W;
+        if (with_indices)
+            max_pool_plane<true>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane,
+                                 idx.data<int64_t>() + b * plane);
+        else
+            max_pool_plane<false>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane, nullptr);
+    }
     if (!with_indices) return Value::of(yr.take());
     return Value::tuple({Value::of(yr.take()), Value::of(ir.take())});
 }
