@@ -1,7 +1,8 @@
 // The depthwise fast conv against the reference loop over a table of shapes, and
 // max_pool2d against a brute-force loop written the way ATen's CPU kernel is
-// (padding, dilation, ceil_mode, NaN, indices). Real-torch goldens for both ops
-// are in test_exec_cases.cpp; these cover the cases the goldens do not.
+// (padding, dilation, ceil_mode, NaN, indices), and the same-shape float
+// arithmetic against the broadcast loop's. Real-torch goldens for these ops are
+// in test_exec_cases.cpp; these cover the cases the goldens do not.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -194,6 +195,51 @@ TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN
                     wrong += idx.data<int64_t>()[k] != ei.data<int64_t>()[k];
                 CHECK(wrong == 0);
             }
+        }
+    }
+}
+
+TEST_CASE("same-shape float add, sub, mul, div equal the broadcast loop's arithmetic", "[exec]") {
+    Tensor a = random_tensor({2, 3, 5, 7}, 7), b = random_tensor({2, 3, 5, 7}, 8);
+    struct Op {
+        const char* target;
+        bool alpha;
+    };
+    for (const Op& op :
+         {Op{"torch.ops.aten.add.Tensor", true}, Op{"torch.ops.aten.add_.Tensor", true},
+          Op{"torch.ops.aten.sub.Tensor", true}, Op{"torch.ops.aten.mul.Tensor", false},
+          Op{"torch.ops.aten.div.Tensor", false}}) {
+        for (double alpha : {1.0, 0.5}) {
+            if (!op.alpha && alpha != 1.0) continue;
+            INFO(op.target << " alpha " << alpha);
+            Graph g;
+            std::vector<Argument> args = {Argument::from_node(g.placeholder("a")),
+                                          Argument::from_node(g.placeholder("b"))};
+            Kwargs kwargs;
+            if (op.alpha) kwargs.emplace_back("alpha", Argument::from_float(alpha));
+            Node* n = g.call_function(op.target, std::move(args), kwargs, "op");
+            REQUIRE(n->schema());
+            g.output(Argument::tuple({Argument::from_node(n)}));
+            ModuleState state;
+            Tensor a_copy = a; // add_ writes its first input
+            auto r =
+                run_graph(g, {Value::of(std::move(a_copy)), Value::of(b)}, state, RunOptions());
+            REQUIRE(r.ok());
+            const Tensor& y = *r.value().outputs[0].tensor;
+            REQUIRE(y.sizes == a.sizes);
+            const std::string t = op.target;
+            const float al = static_cast<float>(alpha);
+            int64_t wrong = 0;
+            for (int64_t k = 0; k < a.numel(); ++k) {
+                const float x = a.f32()[k], v = b.f32()[k];
+                const float e =
+                    t.find(".add") != std::string::npos   ? (alpha == 1.0 ? x + v : x + al * v)
+                    : t.find(".sub") != std::string::npos ? (alpha == 1.0 ? x - v : x - al * v)
+                    : t.find(".mul") != std::string::npos ? x * v
+                                                          : x / v;
+                wrong += y.f32()[k] != e;
+            }
+            CHECK(wrong == 0);
         }
     }
 }
