@@ -150,19 +150,22 @@ __attribute__((noinline)) void max_pool_plane(const float* xs, int64_t W, const 
         const int64_t h0 = rows.start[oh], ilo = rows.lo[oh], ihi = rows.hi[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
             const int64_t w0 = cols.start[ow], jlo = cols.lo[ow], jhi = cols.hi[ow];
-            float best = -std::numeric_limits<float>::infinity();
-            int64_t arg = (h0 + ilo * DH) * W + w0 + jlo * DW;
+            // ATen's one test split in two: the max of the non-NaN taps (a select,
+            // no branch to mispredict), and the last NaN (a branch rarely taken),
+            // which wins over any max.
+            float best = -std::numeric_limits<float>::infinity(), nan = 0.0f;
+            int64_t arg = (h0 + ilo * DH) * W + w0 + jlo * DW, nan_arg = -1;
             for (int64_t i = ilo; i < ihi; ++i) {
                 const int64_t row = (h0 + i * DH) * W + w0; // xs[row + j*DW] is x[ih, iw]
                 for (int64_t j = jlo; j < jhi; ++j) {
                     const float v = xs[row + j * DW];
-                    const bool take = v > best || v != v; // v != v: NaN
-                    best = take ? v : best;
-                    if (kIndices) arg = take ? row + j * DW : arg;
+                    if (v != v) nan = v, nan_arg = row + j * DW; // NaN
+                    if (kIndices) arg = v > best ? row + j * DW : arg;
+                    best = v > best ? v : best;
                 }
             }
-            y[oh * OW + ow] = best;
-            if (kIndices) idx[oh * OW + ow] = arg;
+            y[oh * OW + ow] = nan_arg >= 0 ? nan : best;
+            if (kIndices) idx[oh * OW + ow] = nan_arg >= 0 ? nan_arg : arg;
         }
     }
 }
