@@ -1,8 +1,8 @@
 // The depthwise fast conv against the reference loop over a table of shapes, and
-// max_pool2d against a brute-force loop written the way ATen's CPU kernel is
-// (padding, dilation, ceil_mode, NaN, indices), and the same-shape float
-// arithmetic against the broadcast loop's. Real-torch goldens for these ops are
-// in test_exec_cases.cpp; these cover the cases the goldens do not.
+// max_pool2d (the reference loop and the fast path) against a brute-force loop
+// written the way ATen's CPU kernel is (padding, dilation, ceil_mode, NaN, indices), and the
+// same-shape float arithmetic against the broadcast loop's. Real-torch goldens for these ops are in
+// test_exec_cases.cpp; these cover the cases the goldens do not.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -155,7 +155,11 @@ TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN
         x.f32()[(H / 2) * W + W / 2] = nan;
         for (int64_t j = 0; j < W; ++j)
             x.f32()[(H - 2) * W + j] = -std::numeric_limits<float>::infinity();
-        for (bool with_indices : {false, true}) {
+        for (int variant = 0; variant < 3; ++variant) { // values, fast values, indices
+            const bool with_indices = variant == 2;
+            RunOptions opt;
+            opt.kernels.fast_conv = variant == 1;
+            INFO((with_indices ? "with indices" : opt.kernels.fast_conv ? "fast" : "values"));
             Graph g;
             std::vector<Argument> args = {Argument::from_node(g.placeholder("x")),
                                           pair(c.k),
@@ -170,7 +174,7 @@ TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN
             REQUIRE(n->schema());
             g.output(Argument::tuple({Argument::from_node(n)}));
             ModuleState state;
-            auto r = run_graph(g, {Value::of(x)}, state, RunOptions());
+            auto r = run_graph(g, {Value::of(x)}, state, opt);
             INFO((r.ok() ? "" : r.error().str()));
             REQUIRE(r.ok());
             const Value& out = r.value().outputs[0];
