@@ -71,6 +71,36 @@ int64_t wrap_mul(int64_t a, int64_t b) {
     return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
+// o[k] = a[k] (op) alpha * b[k] over same-shape float32 tensors (a residual add):
+// the broadcast loop's arithmetic, element for element, without its index
+// bookkeeping and per-element dtype dispatch, so each loop vectorizes.
+// Out of line: V8 swaps in optimized code between calls (see conv_fast.cpp).
+// a, b, o: [n]
+__attribute__((noinline)) void same_shape_f32(BinOp kind, const float* a, const float* b,
+                                              double alpha, float* o, int64_t n) {
+    const float al = static_cast<float>(alpha);
+    switch (kind) {
+    case BinOp::Add:
+        if (alpha == 1.0)
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] + b[k];
+        else
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] + al * b[k];
+        break;
+    case BinOp::Sub:
+        if (alpha == 1.0)
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] - b[k];
+        else
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] - al * b[k];
+        break;
+    case BinOp::Mul:
+        for (int64_t k = 0; k < n; ++k) o[k] = a[k] * b[k];
+        break;
+    case BinOp::Div:
+        for (int64_t k = 0; k < n; ++k) o[k] = a[k] / b[k];
+        break;
+    }
+}
+
 // out = a (op) alpha * b, with PyTorch's promotion for the cases graphs hold:
 // float wins over integers; a Python int scalar keeps the tensor's dtype.
 Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, const Tensor& a,
@@ -117,7 +147,10 @@ Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, cons
     if (!made.ok()) return made;
     Tensor& out = made.value();
     auto sa = broadcast_strides(a.sizes, out.sizes), sb = broadcast_strides(b->sizes, out.sizes);
-    if (result == ScalarType::Float) {
+    if (result == ScalarType::Float && a.dtype == ScalarType::Float &&
+        b->dtype == ScalarType::Float && a.sizes == b->sizes) {
+        same_shape_f32(kind, a.f32(), b->f32(), alpha, out.f32(), out.numel());
+    } else if (result == ScalarType::Float) {
         const float al = static_cast<float>(alpha);
         float* o = out.f32();
         for_each_broadcast(out.sizes, sa, sb, [&](int64_t k, int64_t ia, int64_t ib) {

@@ -5,7 +5,9 @@
 // kernel costs no more than the input it covers.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "exec/kernels.h"
 #include "util/checked.h"
@@ -115,43 +117,144 @@ Result<Value> kernel_mean(const CallArgs& a, const KernelOptions& opt) {
 }
 
 namespace {
-// One plane of max_pool2d: y[oh, ow] = the window's max (the first NaN wins),
-// idx = its flat position in the plane. Out of line: called once per plane, so V8
-// optimizes it during a model's first run (see conv_fast.cpp).
+// The window taps along one axis, per output position o: tap i reads
+// start[o] + i * dil, and only the taps [lo[o], hi[o]) lie inside [0, len).
+// Computed once per call (not per element, not per plane), so the loops below
+// test no bounds.
+struct PoolTaps {
+    std::vector<int64_t> start, lo, hi; // [out]
+};
+PoolTaps pool_taps(int64_t out, int64_t stride, int64_t pad, int64_t dil, int64_t kk, int64_t len) {
+    PoolTaps t;
+    for (int64_t o = 0; o < out; ++o) {
+        const int64_t start = o * stride - pad;
+        t.start.push_back(start);
+        t.lo.push_back(start >= 0 ? 0 : (-start + dil - 1) / dil);
+        t.hi.push_back(start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1));
+    }
+    return t;
+}
+
+// One plane of max_pool2d, as ATen's CPU loop computes it: from -inf, a tap
+// replaces the max when `v > max || isnan(v)`, so a NaN wins (and the last NaN's
+// position is the index); a window with nothing above -inf keeps its first tap's
+// position. `idx` null: the values only. Out of line: called once per plane, so
+// V8 optimizes it during a model's first run (see conv_fast.cpp).
 // x: [H, W]  y, idx: [OH, OW]
-__attribute__((noinline)) void max_pool_plane(const float* xs, int64_t H, int64_t W,
-                                              const int64_t* K, const int64_t* stride,
-                                              const int64_t* P, const int64_t* D, int64_t OH,
-                                              int64_t OW, float* y, int64_t* idx) {
-    // The kernel taps i with 0 <= start + i * dil < len, clipped before the loop.
-    auto taps = [](int64_t start, int64_t dil, int64_t kk, int64_t len, int64_t& lo, int64_t& hi) {
-        lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-        hi = start >= len ? 0 : std::min(kk, (len - 1 - start) / dil + 1);
-    };
-    for (int64_t oh = 0; oh < OH; ++oh)
+template <bool kIndices>
+__attribute__((noinline)) void max_pool_plane(const float* xs, int64_t W, const PoolTaps& rows,
+                                              const PoolTaps& cols, int64_t DH, int64_t DW,
+                                              float* y, int64_t* idx) {
+    const int64_t OH = static_cast<int64_t>(rows.start.size());
+    const int64_t OW = static_cast<int64_t>(cols.start.size());
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t h0 = rows.start[oh], ilo = rows.lo[oh], ihi = rows.hi[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
-            float best = -std::numeric_limits<float>::infinity();
-            int64_t arg = -1;
-            const int64_t h0 = oh * stride[0] - P[0], w0 = ow * stride[1] - P[1];
-            int64_t ilo, ihi, jlo, jhi;
-            taps(h0, D[0], K[0], H, ilo, ihi);
-            taps(w0, D[1], K[1], W, jlo, jhi);
+            const int64_t w0 = cols.start[ow], jlo = cols.lo[ow], jhi = cols.hi[ow];
+            // ATen's one test split in two: the max of the non-NaN taps (a select,
+            // no branch to mispredict), and the last NaN (a branch rarely taken),
+            // which wins over any max.
+            float best = -std::numeric_limits<float>::infinity(), nan = 0.0f;
+            int64_t arg = (h0 + ilo * DH) * W + w0 + jlo * DW, nan_arg = -1;
             for (int64_t i = ilo; i < ihi; ++i) {
-                const int64_t ih = h0 + i * D[0];
+                const int64_t row = (h0 + i * DH) * W + w0; // xs[row + j*DW] is x[ih, iw]
                 for (int64_t j = jlo; j < jhi; ++j) {
-                    const int64_t iw = w0 + j * D[1];
-                    float v = xs[ih * W + iw];
-                    if (v > best || std::isnan(v) || arg < 0) {
-                        best = v;
-                        arg = ih * W + iw;
-                        if (std::isnan(v)) goto done;
-                    }
+                    const float v = xs[row + j * DW];
+                    if (v != v) nan = v, nan_arg = row + j * DW; // NaN
+                    if (kIndices) arg = v > best ? row + j * DW : arg;
+                    best = v > best ? v : best;
                 }
             }
-        done:
-            y[oh * OW + ow] = best;
-            idx[oh * OW + ow] = arg;
+            y[oh * OW + ow] = nan_arg >= 0 ? nan : best;
+            if (kIndices) idx[oh * OW + ow] = nan_arg >= 0 ? nan_arg : arg;
         }
+    }
+}
+
+// The fast path (KernelOptions::fast_conv, values only): each plane copied into
+// a -inf-padded plane stored by column phase, as the fast depthwise conv pads
+// its planes (conv_fast.cpp), then 4 outputs at a time in f32x4. A -inf tap
+// never replaces the max (v > max is false), so the padding changes nothing,
+// and each lane computes exactly what max_pool_plane computes: the same
+// `v > max` select and the last NaN winning.
+typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
+typedef int32_t i32x4 __attribute__((vector_size(16), aligned(4)));
+
+struct PoolPlane {
+    int64_t rows = 0, S = 1, WQ = 0; // padded rows, phases, floats per run
+    int64_t row_floats() const { return S * WQ; }
+};
+
+// x: [H, W] into the interior of dst: [rows, S, WQ] (dst[r, q, j] = x[r - ph, S*j + q - pw]);
+// the rest of dst holds -inf, written once per call.
+__attribute__((noinline)) void pool_fill_plane(const float* x, int64_t H, int64_t W, int64_t ph,
+                                               int64_t pw, const PoolPlane& g, float* dst) {
+    const int64_t r0 = std::min(ph, g.rows), r1 = std::min(ph + H, g.rows);
+    for (int64_t q = 0; q < g.S; ++q) {
+        // The j with 0 <= S*j + q - pw < W: [lo, hi), clipped to the run.
+        const int64_t first = pw - q, end = W + pw - q;
+        const int64_t lo = std::min(first <= 0 ? 0 : (first + g.S - 1) / g.S, g.WQ);
+        const int64_t hi = std::max(lo, std::min(end <= 0 ? 0 : (end + g.S - 1) / g.S, g.WQ));
+        for (int64_t r = r0; r < r1; ++r) {
+            const float* xr = x + (r - ph) * W;
+            float* d = dst + r * g.row_floats() + q * g.WQ;
+            for (int64_t j = lo; j < hi; ++j) d[j] = xr[g.S * j + q - pw];
+        }
+    }
+}
+
+// One plane over the padded plane: y[oh, ow] = max_t xp[oh*row_step + off[t] + ow].
+// xp: [rows, S, WQ]  off: [T]  y: [OH, OW]
+__attribute__((noinline)) void pool_plane_fast(const float* xp, int64_t row_step,
+                                               const int64_t* off, int64_t T, float* y, int64_t OH,
+                                               int64_t OW) {
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t oh = 0; oh < OH; ++oh, xp += row_step, y += OW)
+        for (int64_t ow = 0; ow < OW; ow += 4) {
+            f32x4 best = {-inf, -inf, -inf, -inf}, nan = {0, 0, 0, 0};
+            i32x4 any_nan = {0, 0, 0, 0};
+            for (int64_t t = 0; t < T; ++t) {
+                f32x4 v;
+                std::memcpy(&v, xp + off[t] + ow, sizeof v);
+                const i32x4 is_nan = v != v;
+                nan = is_nan ? v : nan;
+                any_nan |= is_nan;
+                best = v > best ? v : best;
+            }
+            best = any_nan ? nan : best;
+            if (ow + 4 <= OW)
+                std::memcpy(y + ow, &best, sizeof best);
+            else
+                for (int64_t k = 0; k < OW - ow; ++k) y[ow + k] = best[k];
+        }
+}
+
+// The fast path when its padded plane is not much larger than the input and
+// the work (else the reference loop runs). Returns false without writing then.
+bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& K,
+                   const std::vector<int64_t>& st, const std::vector<int64_t>& P,
+                   const std::vector<int64_t>& D, int64_t OH, int64_t OW, float* y,
+                   const KernelOptions& opt, const std::string& op) {
+    const int64_t H = in.size(-2), W = in.size(-1);
+    PoolPlane g;
+    g.rows = (OH - 1) * st[0] + (K[0] - 1) * D[0] + 1;
+    g.S = st[1];
+    g.WQ = (OW + 3) / 4 * 4 + (K[1] - 1) * D[1] / g.S;
+    auto plane = work_of({g.rows, g.row_floats()}), area = work_of({H, W}),
+         work = work_of({OH, OW, K[0], K[1]});
+    if (!plane || !area || !work || *plane > 2 * (*area + *work) + 4096) return false;
+    if (!charge_bytes(opt, work_of({g.rows, g.row_floats(), 4}), op).ok()) return false;
+    std::vector<float> xp(static_cast<size_t>(*plane), -std::numeric_limits<float>::infinity());
+    std::vector<int64_t> off; // tap (i, j): row i*DH, run (j*DW) % S, element (j*DW) / S
+    for (int64_t i = 0; i < K[0]; ++i)
+        for (int64_t j = 0; j < K[1]; ++j)
+            off.push_back(i * D[0] * g.row_floats() + j * D[1] % g.S * g.WQ + j * D[1] / g.S);
+    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
+        pool_fill_plane(in.f32() + b * H * W, H, W, P[0], P[1], g, xp.data());
+        pool_plane_fast(xp.data(), st[0] * g.row_floats(), off.data(),
+                        static_cast<int64_t>(off.size()), y + b * OH * OW, OH, OW);
+    }
+    return true;
 }
 
 // max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
@@ -242,19 +345,34 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     out_sizes[out_sizes.size() - 1] = out[1];
     auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
     if (!yr.ok()) return yr.error();
-    auto ir = new_tensor(opt, ScalarType::Long, out_sizes, op);
+    // The indices only when returned (max_pool2d has no use for them).
+    auto ir =
+        new_tensor(opt, ScalarType::Long, with_indices ? out_sizes : std::vector<int64_t>{0}, op);
     if (!ir.ok()) return ir.error();
     Tensor &y = yr.value(), &idx = ir.value();
-    // Each window visits at most min(kernel, input) rows and columns.
+    // Each window visits at most min(kernel, input) rows and columns; the tap
+    // tables hold 3 int64 per output row and column.
     if (Status st =
             charge_work(opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
         !st.ok())
         return st.error();
+    if (Status st = charge_bytes(opt, work_of({out[0] + out[1], 3, 8}), op); !st.ok())
+        return st.error();
+    const PoolTaps rows = pool_taps(out[0], stride[0], P[0], D[0], K[0], H);
+    const PoolTaps cols = pool_taps(out[1], stride[1], P[1], D[1], K[1], W);
     const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
-    for (int64_t b = 0; b < batch; ++b) // x: [B, H, W] -> y: [B, OH, OW]
-        max_pool_plane(in.f32() + b * H * W, H, W, K.data(), stride.data(), P.data(), D.data(),
-                       out[0], out[1], y.f32() + b * out[0] * out[1],
-                       idx.data<int64_t>() + b * out[0] * out[1]);
+    const int64_t plane = out[0] * out[1];
+    if (opt.fast_conv && !with_indices &&
+        max_pool_fast(in, batch, K, stride, P, D, out[0], out[1], y.f32(), opt, op))
+        return Value::of(yr.take());
+    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
+        const float* xs = in.f32() + b * H * W;
+        if (with_indices)
+            max_pool_plane<true>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane,
+                                 idx.data<int64_t>() + b * plane);
+        else
+            max_pool_plane<false>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane, nullptr);
+    }
     if (!with_indices) return Value::of(yr.take());
     return Value::tuple({Value::of(yr.take()), Value::of(ir.take())});
 }

@@ -1,0 +1,249 @@
+// The depthwise fast conv against the reference loop over a table of shapes, and
+// max_pool2d (the reference loop and the fast path) against a brute-force loop
+// written the way ATen's CPU kernel is (padding, dilation, ceil_mode, NaN, indices), and the
+// same-shape float arithmetic against the broadcast loop's. Real-torch goldens for these ops are in
+// test_exec_cases.cpp; these cover the cases the goldens do not.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "exec/interpreter.h"
+#include "exec/kernels.h"
+#include "exec/parity.h"
+#include "util/rng.h"
+
+using namespace pt2lab;
+
+namespace {
+
+Tensor random_tensor(std::vector<int64_t> sizes, uint64_t seed) {
+    Tensor t = Tensor::empty(ScalarType::Float, std::move(sizes));
+    SeededRng rng(seed);
+    for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = rng.normal();
+    return t;
+}
+
+struct DwCase {
+    const char* name;
+    std::vector<int64_t> x; // [N, C, H, W]
+    int64_t mult, kh, kw;   // filters per channel, kernel
+    int64_t stride[2], pad[2], dil[2];
+    bool bias;
+};
+
+} // namespace
+
+TEST_CASE("the depthwise fast conv agrees with the reference loop", "[exec]") {
+    const DwCase cases[] = {
+        {"3x3 s1 p1, 14x14", {1, 8, 14, 14}, 1, 3, 3, {1, 1}, {1, 1}, {1, 1}, true},
+        {"3x3 s2 p1, 112x112", {1, 3, 112, 112}, 1, 3, 3, {2, 2}, {1, 1}, {1, 1}, true},
+        {"3x3 s1 p1, 7x7", {1, 16, 7, 7}, 1, 3, 3, {1, 1}, {1, 1}, {1, 1}, true},
+        {"3x3 s2 p1, odd 13x13", {1, 5, 13, 13}, 1, 3, 3, {2, 2}, {1, 1}, {1, 1}, true},
+        {"3x3 s1 p0, 13x7", {1, 4, 13, 7}, 1, 3, 3, {1, 1}, {0, 0}, {1, 1}, false},
+        {"5x5 s1 p2, 14x14", {1, 6, 14, 14}, 1, 5, 5, {1, 1}, {2, 2}, {1, 1}, true},
+        {"5x5 s2 p2, 15x15", {1, 6, 15, 15}, 1, 5, 5, {2, 2}, {2, 2}, {1, 1}, true},
+        {"5x5 s2 p1, 9x11", {1, 3, 9, 11}, 1, 5, 5, {2, 2}, {1, 1}, {1, 1}, true},
+        {"3x3 dilation 2 p2, 13x13", {1, 4, 13, 13}, 1, 3, 3, {1, 1}, {2, 2}, {2, 2}, true},
+        {"3x3 dilation 2 s2 p1, 17x12", {1, 4, 17, 12}, 1, 3, 3, {2, 2}, {1, 1}, {2, 2}, true},
+        {"batch 2, 3x3 s1 p1", {2, 5, 10, 9}, 1, 3, 3, {1, 1}, {1, 1}, {1, 1}, true},
+        {"multiplier 2, 3x3 s1 p1", {1, 4, 12, 12}, 2, 3, 3, {1, 1}, {1, 1}, {1, 1}, true},
+        {"multiplier 3, batch 2, 5x5 s2 p2", {2, 3, 11, 11}, 3, 5, 5, {2, 2}, {2, 2}, {1, 1}, true},
+        {"one input channel, 8 filters 3x3", {1, 1, 9, 9}, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}, true},
+        {"3x1 s(2,1) p(1,0)", {1, 3, 10, 6}, 1, 3, 1, {2, 1}, {1, 0}, {1, 1}, true},
+        {"1x5 s(1,3) p(0,2)", {1, 3, 6, 20}, 1, 1, 5, {1, 3}, {0, 2}, {1, 1}, true},
+        {"3x3 s3, stride 3 phases", {1, 2, 16, 19}, 1, 3, 3, {3, 3}, {1, 1}, {1, 1}, true},
+        {"a 3x3 kernel on a 1x1 input, padded",
+         {1, 4, 1, 1},
+         1,
+         3,
+         3,
+         {1, 1},
+         {1, 1},
+         {1, 1},
+         true},
+        // huge dilation over a small input: the plane would be mostly padding, so
+        // the fast conv takes its per-row fallback
+        {"3x3 dilation 40 p40, 3x3", {1, 2, 3, 3}, 1, 3, 3, {1, 1}, {40, 40}, {40, 40}, true},
+    };
+    uint64_t seed = 10;
+    for (const DwCase& c : cases) {
+        INFO(c.name);
+        const int64_t C = c.x[1];
+        Tensor x = random_tensor(c.x, ++seed),
+               w = random_tensor({C * c.mult, 1, c.kh, c.kw}, ++seed),
+               b = random_tensor({C * c.mult}, ++seed);
+        ConvParams p;
+        for (int i = 0; i < 2; ++i) {
+            p.stride[i] = c.stride[i];
+            p.padding[i] = c.pad[i];
+            p.dilation[i] = c.dil[i];
+        }
+        p.groups = C;
+        auto ref = conv2d_reference(x, w, c.bias ? &b : nullptr, p);
+        auto fast = conv2d_fast(x, w, c.bias ? &b : nullptr, p);
+        REQUIRE(ref.ok());
+        REQUIRE(fast.ok());
+        REQUIRE(fast.value().sizes == ref.value().sizes);
+        TensorParity tp = compare_tensors("dw", fast.value(), ref.value(), Tolerance{1e-5, 1e-5});
+        INFO("max |diff| " << tp.max_abs);
+        CHECK(tp.allclose);
+    }
+}
+
+namespace {
+
+struct PoolCase {
+    const char* name;
+    std::vector<int64_t> x; // [N, C, H, W] or [C, H, W]
+    int64_t k[2], stride[2], pad[2], dil[2];
+    bool ceil;
+};
+
+// max_pool2d as ATen's CPU loop computes it: the window clipped to the input, the
+// max by `val > max || isnan(val)` from -inf (so the last NaN wins), the index of
+// the first tap in bounds when nothing beats -inf.
+void brute_max_pool(const Tensor& x, const PoolCase& c, int64_t OH, int64_t OW, Tensor& y,
+                    Tensor& idx) {
+    const int64_t H = x.size(-2), W = x.size(-1), B = x.numel() / (H * W);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+                float best = -std::numeric_limits<float>::infinity();
+                int64_t arg = -1;
+                for (int64_t i = 0; i < c.k[0]; ++i)
+                    for (int64_t j = 0; j < c.k[1]; ++j) {
+                        const int64_t ih = oh * c.stride[0] - c.pad[0] + i * c.dil[0];
+                        const int64_t iw = ow * c.stride[1] - c.pad[1] + j * c.dil[1];
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                        if (arg < 0) arg = ih * W + iw;
+                        const float v = x.f32()[b * H * W + ih * W + iw];
+                        if (v > best || std::isnan(v)) best = v, arg = ih * W + iw;
+                    }
+                y.f32()[(b * OH + oh) * OW + ow] = best;
+                idx.data<int64_t>()[(b * OH + oh) * OW + ow] = arg;
+            }
+}
+
+Argument pair(const int64_t* v) {
+    return Argument::list({Argument::from_int(v[0]), Argument::from_int(v[1])});
+}
+
+} // namespace
+
+TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN", "[exec]") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const PoolCase cases[] = {
+        {"resnet 3x3 s2 p1", {1, 4, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+        {"3x3 s2 p1 odd 13x13", {2, 3, 13, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+        {"2x2 s2 p0 ceil, odd 7x9", {1, 2, 7, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+        {"3x3 s2 p1 ceil 10x10", {1, 2, 10, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+        {"3x2 s(1,2) p(1,1)", {3, 8, 11}, {3, 2}, {1, 2}, {1, 1}, {1, 1}, false},
+        {"3x3 dilation 2 p1", {1, 2, 12, 13}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, false},
+        {"3x3 dilation (2,3) s2 p1 ceil", {1, 2, 15, 16}, {3, 3}, {2, 2}, {1, 1}, {2, 3}, true},
+        {"5x5 s3 p2 ceil", {1, 1, 14, 17}, {5, 5}, {3, 3}, {2, 2}, {1, 1}, true},
+    };
+    uint64_t seed = 100;
+    for (const PoolCase& c : cases) {
+        INFO(c.name);
+        Tensor x = random_tensor(c.x, ++seed);
+        // NaNs in a few places (two in one window), and an all -inf plane row.
+        const int64_t H = x.size(-2), W = x.size(-1);
+        x.f32()[3] = nan;
+        x.f32()[W + 3] = nan;
+        x.f32()[x.numel() - 1] = nan;
+        x.f32()[(H / 2) * W + W / 2] = nan;
+        for (int64_t j = 0; j < W; ++j)
+            x.f32()[(H - 2) * W + j] = -std::numeric_limits<float>::infinity();
+        for (int variant = 0; variant < 3; ++variant) { // values, fast values, indices
+            const bool with_indices = variant == 2;
+            RunOptions opt;
+            opt.kernels.fast_conv = variant == 1;
+            INFO((with_indices ? "with indices" : opt.kernels.fast_conv ? "fast" : "values"));
+            Graph g;
+            std::vector<Argument> args = {Argument::from_node(g.placeholder("x")),
+                                          pair(c.k),
+                                          pair(c.stride),
+                                          pair(c.pad),
+                                          pair(c.dil),
+                                          Argument::from_bool(c.ceil)};
+            Node* n =
+                g.call_function(with_indices ? "torch.ops.aten.max_pool2d_with_indices.default"
+                                             : "torch.ops.aten.max_pool2d.default",
+                                std::move(args), {}, "pool");
+            REQUIRE(n->schema());
+            g.output(Argument::tuple({Argument::from_node(n)}));
+            ModuleState state;
+            auto r = run_graph(g, {Value::of(x)}, state, opt);
+            INFO((r.ok() ? "" : r.error().str()));
+            REQUIRE(r.ok());
+            const Value& out = r.value().outputs[0];
+            const Tensor& y = with_indices ? *out.items.at(0).tensor : *out.tensor;
+            const int64_t OH = y.size(-2), OW = y.size(-1);
+            Tensor ey = Tensor::zeros(ScalarType::Float, y.sizes),
+                   ei = Tensor::zeros(ScalarType::Long, y.sizes);
+            brute_max_pool(x, c, OH, OW, ey, ei);
+            int64_t nans = 0, bad = 0;
+            for (int64_t k = 0; k < y.numel(); ++k) {
+                const float a = y.f32()[k], e = ey.f32()[k];
+                nans += std::isnan(e);
+                bad += std::isnan(e) ? !std::isnan(a) : !(a == e);
+            }
+            CHECK(nans > 0);
+            CHECK(bad == 0);
+            if (with_indices) {
+                const Tensor& idx = *out.items.at(1).tensor;
+                REQUIRE(idx.dtype == ScalarType::Long);
+                int64_t wrong = 0;
+                for (int64_t k = 0; k < idx.numel(); ++k)
+                    wrong += idx.data<int64_t>()[k] != ei.data<int64_t>()[k];
+                CHECK(wrong == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("same-shape float add, sub, mul, div equal the broadcast loop's arithmetic", "[exec]") {
+    Tensor a = random_tensor({2, 3, 5, 7}, 7), b = random_tensor({2, 3, 5, 7}, 8);
+    struct Op {
+        const char* target;
+        bool alpha;
+    };
+    for (const Op& op :
+         {Op{"torch.ops.aten.add.Tensor", true}, Op{"torch.ops.aten.add_.Tensor", true},
+          Op{"torch.ops.aten.sub.Tensor", true}, Op{"torch.ops.aten.mul.Tensor", false},
+          Op{"torch.ops.aten.div.Tensor", false}}) {
+        for (double alpha : {1.0, 0.5}) {
+            if (!op.alpha && alpha != 1.0) continue;
+            INFO(op.target << " alpha " << alpha);
+            Graph g;
+            std::vector<Argument> args = {Argument::from_node(g.placeholder("a")),
+                                          Argument::from_node(g.placeholder("b"))};
+            Kwargs kwargs;
+            if (op.alpha) kwargs.emplace_back("alpha", Argument::from_float(alpha));
+            Node* n = g.call_function(op.target, std::move(args), kwargs, "op");
+            REQUIRE(n->schema());
+            g.output(Argument::tuple({Argument::from_node(n)}));
+            ModuleState state;
+            Tensor a_copy = a; // add_ writes its first input
+            auto r =
+                run_graph(g, {Value::of(std::move(a_copy)), Value::of(b)}, state, RunOptions());
+            REQUIRE(r.ok());
+            const Tensor& y = *r.value().outputs[0].tensor;
+            REQUIRE(y.sizes == a.sizes);
+            const std::string t = op.target;
+            const float al = static_cast<float>(alpha);
+            int64_t wrong = 0;
+            for (int64_t k = 0; k < a.numel(); ++k) {
+                const float x = a.f32()[k], v = b.f32()[k];
+                const float e =
+                    t.find(".add") != std::string::npos   ? (alpha == 1.0 ? x + v : x + al * v)
+                    : t.find(".sub") != std::string::npos ? (alpha == 1.0 ? x - v : x - al * v)
+                    : t.find(".mul") != std::string::npos ? x * v
+                                                          : x / v;
+                wrong += y.f32()[k] != e;
+            }
+            CHECK(wrong == 0);
+        }
+    }
+}
