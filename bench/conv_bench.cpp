@@ -135,8 +135,9 @@ int main(int argc, char** argv) {
         else
             ref = run_reference(x, w, b, p);
         const bool winograd = conv2d_winograd_suits(x, w, p);
-        const char* path = winograd ? "winograd" : c.groups == c.x[1] && c.w[1] == 1 ? "depthwise"
-                                                                                    : "im2col";
+        const char* path = winograd                            ? "winograd"
+                           : c.groups == c.x[1] && c.w[1] == 1 ? "depthwise"
+                                                               : "im2col";
         Timing fast_t, im2col_t;
         for (int r = 0; r < 3 + c.fast_reps; ++r) { // alternately, so both see the same load
             Timing one = time_calls([&] { fast = run_fast(x, w, b, p); }, 0, 1);

@@ -140,7 +140,8 @@ std::string profile_once() {
         for (size_t k = 0; k < rows.size(); ++k) {
             std::snprintf(buf, sizeof buf, "\"calls\": %d, \"ms\": %.4f}", rows[k].second.first,
                           rows[k].second.second);
-            s += std::string(k ? ", " : "") + "{\"op\": \"" + json_escape(rows[k].first) + "\", " + buf;
+            s += std::string(k ? ", " : "") + "{\"op\": \"" + json_escape(rows[k].first) + "\", " +
+                 buf;
         }
         return s + "]";
     };

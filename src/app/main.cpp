@@ -81,7 +81,8 @@ int main() {
             double t0 = platform::now_seconds();
             pt2lab::Status s = pt2lab::warm_up_kernels();
             app.ui().warm_up_ms = (platform::now_seconds() - t0) * 1000;
-            if (!s.ok()) std::fprintf(stderr, "pt2lab: kernel warm-up: %s\n", s.error().str().c_str());
+            if (!s.ok())
+                std::fprintf(stderr, "pt2lab: kernel warm-up: %s\n", s.error().str().c_str());
         }
         if (frames_left == 0) return;
         --frames_left;

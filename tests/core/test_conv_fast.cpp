@@ -98,10 +98,10 @@ TEST_CASE("the fast conv takes Winograd only for 3x3 stride-1 convs with channel
                                      Tensor::empty(ScalarType::Float, w), p);
     };
     CHECK(suits({1, 64, 56, 56}, {64, 64, 3, 3}, 1, 1));
-    CHECK(suits({1, 256, 14, 14}, {256, 256, 3, 3}, 1, 1));   // 7 x 8 tiles
-    CHECK_FALSE(suits({1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1)); // 4 x 4 tiles: filters dominate
-    CHECK_FALSE(suits({1, 64, 56, 56}, {128, 64, 3, 3}, 2, 1)); // stride 2
-    CHECK_FALSE(suits({1, 64, 56, 56}, {64, 64, 1, 1}, 1, 0));  // 1x1
+    CHECK(suits({1, 256, 14, 14}, {256, 256, 3, 3}, 1, 1));       // 7 x 8 tiles
+    CHECK_FALSE(suits({1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1));   // 4 x 4 tiles: filters dominate
+    CHECK_FALSE(suits({1, 64, 56, 56}, {128, 64, 3, 3}, 2, 1));   // stride 2
+    CHECK_FALSE(suits({1, 64, 56, 56}, {64, 64, 1, 1}, 1, 0));    // 1x1
     CHECK_FALSE(suits({1, 64, 56, 56}, {64, 1, 3, 3}, 1, 1, 64)); // depthwise
     CHECK_FALSE(suits({1, 64, 56, 56}, {64, 64, 3, 3}, 1, 2, 1, 2)); // dilated
     CHECK_FALSE(suits({2, 3, 16, 16}, {8, 3, 3, 3}, 1, 1));          // the lesson conv: 3 channels
@@ -120,12 +120,12 @@ TEST_CASE("the im2col GEMM matches the reference conv past its tile, panel and b
         int64_t stride;
     };
     const Strided cases[] = {
-        {{{1, 3, 15, 15}, {5, 3, 3, 3}, 1, true}, 1},       // 5 output channels: one row past a tile
-        {{{2, 40, 9, 7}, {12, 40, 3, 3}, 1, true}, 1},      // K = 360: two GEMM blocks; P = 63
-        {{{1, 24, 7, 7}, {30, 24, 1, 1}, 0, false}, 1},     // pointwise, P = 49 (one column past)
-        {{{1, 3, 23, 23}, {16, 3, 7, 7}, 3, true}, 2},      // ResNet's stem, stride 2
-        {{{1, 64, 14, 14}, {128, 64, 3, 3}, 1, false}, 2},  // stride 2
-        {{{1, 512, 7, 7}, {64, 512, 3, 3}, 1, true}, 1},    // K = 4608, 4 x 4 tiles (no Winograd)
+        {{{1, 3, 15, 15}, {5, 3, 3, 3}, 1, true}, 1},      // 5 output channels: one row past a tile
+        {{{2, 40, 9, 7}, {12, 40, 3, 3}, 1, true}, 1},     // K = 360: two GEMM blocks; P = 63
+        {{{1, 24, 7, 7}, {30, 24, 1, 1}, 0, false}, 1},    // pointwise, P = 49 (one column past)
+        {{{1, 3, 23, 23}, {16, 3, 7, 7}, 3, true}, 2},     // ResNet's stem, stride 2
+        {{{1, 64, 14, 14}, {128, 64, 3, 3}, 1, false}, 2}, // stride 2
+        {{{1, 512, 7, 7}, {64, 512, 3, 3}, 1, true}, 1},   // K = 4608, 4 x 4 tiles (no Winograd)
     };
     for (const Strided& s : cases) {
         ConvParams p;

@@ -91,8 +91,8 @@ Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* 
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
                            const KernelOptions& opt = KernelOptions());
 // The fast path's general case: im2col + GEMM (depthwise: a direct kernel per channel).
-Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b,
-                             const ConvParams& p, const KernelOptions& opt = KernelOptions());
+Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                             const KernelOptions& opt = KernelOptions());
 // Winograd F(2x2, 3x3) (conv_winograd.cpp): a 3x3, stride-1, undilated, ungrouped
 // float conv; conv2d_fast takes it when conv2d_winograd_suits (enough channels and tiles).
 bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p);

@@ -40,10 +40,9 @@ struct WarmUpGraph {
         for (int64_t k = 0; k < c; ++k) var.f32()[k] = 1.0f + 0.1f * float(k % 7);
         inputs.push_back(Value::of(std::make_shared<Tensor>(std::move(var))));
         Node* v = g.placeholder(name + "_var");
-        return call("batch_norm.default",
-                    {n(x), n(weight), n(bias), n(mean), n(v), Argument::from_bool(false),
-                     Argument::from_float(0.1), Argument::from_float(1e-5),
-                     Argument::from_bool(false)});
+        return call("batch_norm.default", {n(x), n(weight), n(bias), n(mean), n(v),
+                                           Argument::from_bool(false), Argument::from_float(0.1),
+                                           Argument::from_float(1e-5), Argument::from_bool(false)});
     }
 };
 
@@ -62,8 +61,8 @@ void build(WarmUpGraph& b) {
     x = b.call("relu_.default", {n(b.call("add_.Tensor", {n(y), n(x)}))});
     // An inverted residual: pointwise expand, depthwise 3x3 and 5x5, pointwise project.
     Node* e = b.conv(x, b.input("expand_w", {48, 16, 1, 1}), 1, 0);
-    e = b.call("hardtanh_.default",
-               {n(b.batch_norm(e, 48, "bn2")), Argument::from_float(0.0), Argument::from_float(6.0)});
+    e = b.call("hardtanh_.default", {n(b.batch_norm(e, 48, "bn2")), Argument::from_float(0.0),
+                                     Argument::from_float(6.0)});
     Node* d = b.conv(e, b.input("dw3_w", {48, 1, 3, 3}), 1, 1, 48);
     d = b.call("hardswish_.default", {n(d)});
     d = b.conv(d, b.input("dw5_w", {48, 1, 5, 5}), 1, 2, 48);
@@ -86,14 +85,15 @@ void build(WarmUpGraph& b) {
     Node* norm = b.call("layer_norm.default",
                         {n(tokens), ints({32}), n(b.input("ln_w", {32})), n(b.input("ln_b", {32})),
                          Argument::from_float(1e-5), Argument::from_bool(true)});
-    Node* qkv = b.call("linear.default", {n(norm), n(b.input("qkv_w", {96, 32})),
-                                          n(b.input("qkv_b", {96}))});
+    Node* qkv = b.call("linear.default",
+                       {n(norm), n(b.input("qkv_w", {96, 32})), n(b.input("qkv_b", {96}))});
     Node* heads = b.call("view.default", {n(qkv), ints({1, 32, 3, 4, 8})});
     heads = b.call("permute.default", {n(heads), ints({2, 0, 3, 1, 4})});
     auto pick = [&](int64_t k) {
         return b.call("select.int", {n(heads), Argument::from_int(0), Argument::from_int(k)});
     };
-    Node* att = b.call("scaled_dot_product_attention.default", {n(pick(0)), n(pick(1)), n(pick(2))});
+    Node* att =
+        b.call("scaled_dot_product_attention.default", {n(pick(0)), n(pick(1)), n(pick(2))});
     Node* softmax = b.call("softmax.int", {n(att), Argument::from_int(-1)});
     Node* act = b.call("gelu.default", {n(softmax)});
     b.g.output(Argument::tuple({n(logits), n(act)}));
