@@ -171,9 +171,9 @@ int bench_output_numel() {
 }
 // The kernel warm-up (exec/warm_up.h), as the page runs it after its first
 // frame: its time in ms, or -1 with bench_error() set.
-double bench_warm_up() {
+double bench_warm_up(int runs) {
     auto t0 = std::chrono::steady_clock::now();
-    Status s = warm_up_kernels();
+    Status s = warm_up_kernels(runs);
     if (!s.ok()) {
         g_bench.error = s.error().str();
         return -1.0;

@@ -28,6 +28,7 @@ function parseArgs(argv) {
     else if (argv[k] === "--models") a.models = argv[++k].split(",");
     else if (argv[k] === "--reference") a.reference = true;
     else if (argv[k] === "--cold") a.cold = true; // also pt2lab without the kernel warm-up
+    else if (argv[k] === "--warm-runs") a.warmRuns = Math.max(1, Number(argv[++k])); // warm-up graph runs
     else if (argv[k] === "--json") a.json = true;
     else if (argv[k] === "--calls") a.calls = Math.max(0, Number(argv[++k])); // per-shape rows to print
     else if (argv[k] === "--js-flags") a.jsFlags = argv[++k]; // V8 experiments, e.g. --no-wasm-dynamic-tiering
@@ -85,7 +86,7 @@ async function main() {
         const errors = [];
         page.on("pageerror", (e) => errors.push(String(e)));
         page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-        await page.goto(server.url + "index.html");
+        await page.goto(server.url + "index.html" + (args.warmRuns ? `?warm=${args.warmRuns}` : ""));
         await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30000 });
         const runs = runtime === "pt2lab-reference" ? args.referenceRuns : args.runs;
         let r;

@@ -110,15 +110,17 @@ std::vector<std::string> warm_up_ops() {
     return ops;
 }
 
-Status warm_up_kernels() {
+Status warm_up_kernels(int runs) {
     WarmUpGraph b;
     build(b);
     ModuleState state;
     RunOptions opt;
     opt.kernels.fast_conv = true;
     opt.keep_values = false;
-    auto r = run_graph(b.g, b.inputs, state, opt);
-    if (!r.ok()) return r.error();
+    for (int k = 0; k < runs; ++k) {
+        auto r = run_graph(b.g, b.inputs, state, opt);
+        if (!r.ok()) return r.error();
+    }
     return Status();
 }
 

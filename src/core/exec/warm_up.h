@@ -20,8 +20,8 @@ namespace pt2lab {
 // The warm-up graph's call_function targets, in graph order (for tests and docs).
 std::vector<std::string> warm_up_ops();
 
-// Builds and runs the graph once (fast kernels, values dropped after last use).
-// An error names the node, as any run's does: the ops must all run.
-Status warm_up_kernels();
+// Builds the graph and runs it `runs` times (fast kernels, values dropped after
+// last use). An error names the node, as any run's does: the ops must all run.
+Status warm_up_kernels(int runs = 1);
 
 } // namespace pt2lab
