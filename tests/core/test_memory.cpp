@@ -122,7 +122,8 @@ TEST_CASE("a train-mode batch_norm updates the state's running stats, never the 
     CHECK_FALSE(rm.storage.shared());
     CHECK(rm.storage.data() != mean.bytes.data());
     CHECK(rm.storage.to_bytes() != mean.bytes); // new values
-    CHECK(bytes_of(s, "conv.weight") == ep.find_tensor("conv.weight")->bytes.data()); // read only
+    // conv.weight is only read: still shared
+    CHECK(bytes_of(s, "conv.weight") == ep.find_tensor("conv.weight")->bytes.data());
     check_unchanged(ep, before);
 
     // ep.module(): batch_norm updates the stats in place and add_ counts num_batches_tracked.
@@ -146,8 +147,8 @@ TEST_CASE("deflated and misaligned records are copied once, aligned, and read th
     ExportedProgram ref = pt2lab_test::load_asset("conv_relu");
     // deflated.pt2: every record deflated; python_zipfile_no_root_folder.pt2: stored,
     // but its weight records start at file offsets 51 and 966 (not 4-byte aligned).
-    for (const char* rel :
-         {"tests/corpus/good/deflated.pt2", "tests/corpus/good/python_zipfile_no_root_folder.pt2"}) {
+    for (const char* rel : {"tests/corpus/good/deflated.pt2",
+                            "tests/corpus/good/python_zipfile_no_root_folder.pt2"}) {
         INFO(rel);
         FileBytes file = file_bytes(rel);
         auto loaded = load_program(file, rel);

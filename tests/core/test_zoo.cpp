@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "exec/parity.h"
 #include "graph/printer.h"

@@ -78,7 +78,8 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         auto fused_b = std::make_shared<TensorData>();
         fused_b->dtype = ScalarType::Float;
         fused_b->sizes = {O};
-        std::vector<float> fused_wv(static_cast<size_t>(w->numel())), fused_bv(static_cast<size_t>(O));
+        std::vector<float> fused_wv(static_cast<size_t>(w->numel())),
+            fused_bv(static_cast<size_t>(O));
         float* fw = fused_wv.data();
         float* fb = fused_bv.data();
         for (int64_t o = 0; o < O; ++o) {
