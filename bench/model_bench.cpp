@@ -27,8 +27,8 @@ using namespace pt2lab;
 
 namespace {
 
-// One loaded model. Load order keeps the file's bytes alive only while the
-// loader reads them (load_program takes the vector and drops it).
+// One loaded model. load_program takes the file's bytes (moved, not copied):
+// the program's weights are views into them, and the state shares those.
 struct Bench {
     std::vector<uint8_t> file;
     std::unique_ptr<ExportedProgram> ep;

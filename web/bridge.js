@@ -19,7 +19,8 @@
     var M = app();
     if (!M || !M._pt2lab_file_arrived) return;
     var n = bytes ? bytes.length : 0;
-    var data = n ? M._malloc(n) : 0;
+    // A buffer the app takes over without a copy (a copy would hold a big file twice).
+    var data = n ? (M._pt2lab_file_buffer ? M._pt2lab_file_buffer(n) : M._malloc(n)) : 0;
     if (n) M.HEAPU8.set(bytes, data);
     var nameLen = M.lengthBytesUTF8(name) + 1, namePtr = M._malloc(nameLen);
     M.stringToUTF8(name, namePtr, nameLen);

@@ -17,8 +17,9 @@ TEST_CASE("summaries of stored tensors of several dtypes", "[summary]") {
     f.dtype = ScalarType::Float;
     f.sizes = {2, 3};
     float vals[6] = {1.5f, -2.0f, 0.25f, std::numeric_limits<float>::quiet_NaN(), 4.0f, 0.0f};
-    f.bytes.resize(sizeof vals);
-    std::memcpy(f.bytes.data(), vals, sizeof vals);
+    std::vector<uint8_t> fb(sizeof vals);
+    std::memcpy(fb.data(), vals, sizeof vals);
+    f.bytes = Bytes(std::move(fb));
     TensorSummary s = summarize(f, 4);
     CHECK(s.type == "f32[2, 3]");
     CHECK(s.numel == 6);
@@ -40,7 +41,7 @@ TEST_CASE("summaries of stored tensors of several dtypes", "[summary]") {
     TensorData half;
     half.dtype = ScalarType::Half;
     half.sizes = {4};
-    half.bytes.resize(8);
+    half.bytes = Bytes(std::vector<uint8_t>(8, 0));
     s = summarize(half);
     CHECK_FALSE(s.numeric);
     CHECK(s.type == "f16[4]");

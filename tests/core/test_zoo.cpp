@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "exec/parity.h"
 #include "graph/printer.h"
@@ -94,6 +95,15 @@ double run_and_compare(const std::string& what, const ExportedProgram& ep,
         INFO(what << " output " << k << ": max |diff| " << p.max_abs);
         CHECK(p.max_abs <= 1e-4);
         worst = std::max(worst, p.max_abs);
+    }
+    // Reading never copies: every tensor the program does not write still shares its bytes.
+    std::set<std::string> written;
+    for (const OutputSpec& os : ep.signature.outputs)
+        if (os.kind == OutputKind::BufferMutation || os.kind == OutputKind::ParameterMutation)
+            written.insert(os.target);
+    for (const auto& [fqn, t] : state.tensors) {
+        INFO(what << ": " << fqn << " was copied by a run that only reads it");
+        if (!written.count(fqn)) CHECK(t->storage.shared());
     }
     return worst;
 }

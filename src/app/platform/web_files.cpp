@@ -3,6 +3,7 @@
 // from JS (web/bridge.js) through pt2lab_file_arrived and are never uploaded.
 #include <emscripten.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,15 +14,37 @@ std::vector<pt2lab::app::platform::OpenedFile>& arrived() {
     static std::vector<pt2lab::app::platform::OpenedFile> files;
     return files;
 }
+// Buffers pt2lab_file_buffer gave JS to fill, until pt2lab_file_arrived takes them.
+std::vector<std::vector<uint8_t>>& buffers() {
+    static std::vector<std::vector<uint8_t>> b;
+    return b;
+}
 } // namespace
 
-// Called by web/bridge.js: `data` was allocated with malloc and is taken over.
+// Called by web/bridge.js: a buffer for a file of `size` bytes, which JS fills and
+// pt2lab_file_arrived takes without a copy (a copy would hold a 47 MB file twice,
+// and the wasm memory never shrinks).
+extern "C" EMSCRIPTEN_KEEPALIVE uint8_t* pt2lab_file_buffer(int size) {
+    buffers().emplace_back(static_cast<size_t>(size > 0 ? size : 0));
+    return buffers().back().data();
+}
+
+// Called by web/bridge.js: `data` (or null) is taken over. It is a buffer from
+// pt2lab_file_buffer, or (a bridge.js older than this file) one from malloc, copied.
 extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived(const char* name, uint8_t* data, int size,
                                                          const char* error) {
     pt2lab::app::platform::OpenedFile f;
     f.name = name ? name : "";
-    if (data && size > 0) f.bytes.assign(data, data + size);
-    std::free(data);
+    auto& b = buffers();
+    auto it = std::find_if(b.begin(), b.end(), [&](const auto& v) { return v.data() == data; });
+    if (data && it != b.end()) {
+        it->resize(static_cast<size_t>(size > 0 ? size : 0));
+        f.bytes = std::move(*it);
+        b.erase(it);
+    } else {
+        if (data && size > 0) f.bytes.assign(data, data + size);
+        std::free(data);
+    }
     f.error = error ? error : "";
     arrived().push_back(std::move(f));
 }

@@ -26,13 +26,18 @@ struct ModuleState {
     std::map<std::string, std::shared_ptr<Observer>> observers;
     uint64_t file_size = 0; // size of the file the state came from: sizes the run budget
 
-    // A private copy of the program's parameters, buffers and constants.
+    // The program's parameters, buffers and constants, sharing the program's
+    // bytes (no copy): a tensor's first write (an in-place op, a buffer
+    // mutation) copies it (tensor.h's TensorStorage), so the program never changes.
     static ModuleState from_program(const ExportedProgram& ep);
-    // A private copy of a module's attributes, with a fresh observer per observer submodule.
+    // A module's attributes, shared in the same way, with a fresh observer per
+    // observer submodule.
     static ModuleState from_module(const GraphModule& gm);
     // Adds a fresh observer for every observer submodule the state lacks (after edits).
     void add_missing_observers(const GraphModule& gm);
-    ModuleState clone() const; // deep copy (observers included, sharing kept)
+    // Own Tensor objects (observers included, sharing kept); their bytes are
+    // copied, except bytes still shared with a program, which stay shared.
+    ModuleState clone() const;
     // A deep copy of observers that keeps which names share an instance.
     static std::map<std::string, std::shared_ptr<Observer>>
     copy_observers(const std::map<std::string, std::shared_ptr<Observer>>& from);

@@ -23,8 +23,9 @@ template <class F> Result<Value> unary_float(const CallArgs& a, const KernelOpti
         return kernel_error(op + ": expected float32, got " + x.value()->type_str());
     auto yr = new_tensor(opt, ScalarType::Float, x.value()->sizes, op);
     if (!yr.ok()) return yr.error();
-    const float* xd = x.value()->f32(); // x: [any]
-    float* yd = yr.value().f32();       // y: same shape
+    const Tensor& xt = *x.value(); // read only: a non-const access un-shares
+    const float* xd = xt.f32();    // x: [any]
+    float* yd = yr.value().f32();  // y: same shape
     for (int64_t k = 0; k < yr.value().numel(); ++k) yd[k] = static_cast<float>(f(double(xd[k])));
     return Value::of(yr.take());
 }

@@ -114,8 +114,10 @@ Result<LayerNormOut> layer_norm_impl(const CallArgs& a, const KernelOptions& opt
     if (!rstd.ok()) return rstd.error();
     if (Status s = charge_work(opt, work_of({in.numel(), 3}), op); !s.ok()) return s.error();
     const float* xd = in.f32();
-    const float* wd = w.value() ? w.value()->f32() : nullptr;
-    const float* bd = b.value() ? b.value()->f32() : nullptr;
+    const Tensor* wt = w.value().get(); // read only: a non-const access un-shares
+    const Tensor* bt = b.value().get();
+    const float* wd = wt ? wt->f32() : nullptr;
+    const float* bd = bt ? bt->f32() : nullptr;
     for (int64_t m = 0; m < M; ++m) {
         double mu = 0.0, var = 0.0;
         for (int64_t d = 0; d < D; ++d) mu += xd[m * D + d];

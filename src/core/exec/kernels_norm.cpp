@@ -13,6 +13,12 @@ namespace {
 
 struct BnInputs {
     std::shared_ptr<Tensor> x, w, b, rm, rv;
+    // Read-only views: reading through a non-const Tensor would un-share the
+    // state's weights (tensor.h's copy on write) for nothing.
+    const Tensor* weight() const { return w.get(); }
+    const Tensor* bias() const { return b.get(); }
+    const Tensor* mean() const { return rm.get(); }
+    const Tensor* var() const { return rv.get(); }
 };
 
 // Checks x: [N, C, ...] and every per-channel tensor: [C].
@@ -56,11 +62,11 @@ Result<Tensor> bn_eval(const KernelOptions& opt, const char* op, const BnInputs&
     if (!yr.ok()) return yr;
     Tensor& y = yr.value();
     for (int64_t c = 0; c < C; ++c) {
-        float mean = in.rm ? in.rm->f32()[c] : 0.0f;
-        float var = in.rv ? in.rv->f32()[c] : 1.0f;
+        float mean = in.rm ? in.mean()->f32()[c] : 0.0f;
+        float var = in.rv ? in.var()->f32()[c] : 1.0f;
         float invstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
-        float alpha = invstd * (in.w ? in.w->f32()[c] : 1.0f);
-        float beta = (in.b ? in.b->f32()[c] : 0.0f) - mean * alpha;
+        float alpha = invstd * (in.w ? in.weight()->f32()[c] : 1.0f);
+        float beta = (in.b ? in.bias()->f32()[c] : 0.0f) - mean * alpha;
         for (int64_t n = 0; n < N; ++n)
             scale_shift(x.f32() + (n * C + c) * S, y.f32() + (n * C + c) * S, S, alpha, beta);
     }
@@ -105,7 +111,7 @@ Result<BnTrainResult> bn_train(const KernelOptions& opt, const char* op, const B
             }
         const double var = sq / double(count);
         const double invstd = 1.0 / std::sqrt(var + eps);
-        const double w = in.w ? in.w->f32()[c] : 1.0, b = in.b ? in.b->f32()[c] : 0.0;
+        const double w = in.w ? in.weight()->f32()[c] : 1.0, b = in.b ? in.bias()->f32()[c] : 0.0;
         for (int64_t n = 0; n < N; ++n)
             for (int64_t s = 0; s < S; ++s) {
                 int64_t k = (n * C + c) * S + s;
@@ -114,7 +120,7 @@ Result<BnTrainResult> bn_train(const KernelOptions& opt, const char* op, const B
         r.save_mean.f32()[c] = static_cast<float>(mean);
         r.save_rstd.f32()[c] = static_cast<float>(invstd);
         const double unbiased = count > 1 ? sq / double(count - 1) : std::nan("");
-        const double rm = in.rm ? in.rm->f32()[c] : 0.0, rv = in.rv ? in.rv->f32()[c] : 1.0;
+        const double rm = in.rm ? in.mean()->f32()[c] : 0.0, rv = in.rv ? in.var()->f32()[c] : 1.0;
         r.new_rm.f32()[c] = static_cast<float>(momentum * mean + (1.0 - momentum) * rm);
         r.new_rv.f32()[c] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * rv);
     }

@@ -25,7 +25,7 @@ Tensor Tensor::from_data(const TensorData& d) {
     Tensor t;
     t.dtype = d.dtype;
     t.sizes = d.sizes;
-    t.storage = d.bytes;
+    t.storage = TensorStorage(d.bytes);
     return t;
 }
 
@@ -39,7 +39,7 @@ TensorData Tensor::to_data() const {
     TensorData d;
     d.dtype = dtype;
     d.sizes = sizes;
-    d.bytes = storage;
+    d.bytes = storage.to_bytes();
     return d;
 }
 

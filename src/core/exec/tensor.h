@@ -12,21 +12,76 @@
 
 #include "graph/dtype.h"
 #include "program/exported_program.h"
+#include "util/bytes.h"
 
 namespace pt2lab {
+
+// A tensor's bytes, copy on write: a buffer of its own, or a read-only view
+// shared with a program's TensorData (and so, often, with the file's bytes).
+// Every non-const access (data(), operator[], resize) goes through unshare(),
+// which first copies a shared view into a buffer of its own, so writing a
+// tensor never changes the program it came from. Reading never copies.
+class TensorStorage {
+public:
+    TensorStorage() = default;
+    TensorStorage(std::vector<uint8_t> own) : own_(std::move(own)) {}
+    // Shares `view`'s bytes; its data is aligned for the tensor's dtype.
+    explicit TensorStorage(Bytes view) : view_(std::move(view)), shared_(true) {}
+
+    // Whether the bytes are a shared read-only view (not yet written).
+    bool shared() const { return shared_; }
+    const uint8_t* data() const { return shared_ ? view_.data() : own_.data(); }
+    uint8_t* data() { return unshare().data(); }
+    size_t size() const { return shared_ ? view_.size() : own_.size(); }
+    bool empty() const { return size() == 0; }
+    const uint8_t& operator[](size_t k) const { return data()[k]; }
+    uint8_t& operator[](size_t k) { return unshare()[k]; }
+    const uint8_t* begin() const { return data(); }
+    const uint8_t* end() const { return data() + size(); }
+    void assign(size_t n, uint8_t v) {
+        view_ = Bytes();
+        shared_ = false;
+        own_.assign(n, v);
+    }
+    void resize(size_t n) { unshare().resize(n); }
+    // The bytes as an immutable Bytes: the shared view itself, or a copy of its own buffer.
+    Bytes to_bytes() const { return shared_ ? view_ : Bytes(own_); }
+
+    friend bool operator==(const TensorStorage& a, const TensorStorage& b) {
+        return a.size() == b.size() &&
+               (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+    }
+    friend bool operator!=(const TensorStorage& a, const TensorStorage& b) { return !(a == b); }
+
+private:
+    // The one place a shared view becomes a buffer of its own (before a write).
+    std::vector<uint8_t>& unshare() {
+        if (shared_) {
+            own_.assign(view_.begin(), view_.end());
+            view_ = Bytes();
+            shared_ = false;
+        }
+        return own_;
+    }
+
+    std::vector<uint8_t> own_;
+    Bytes view_;
+    bool shared_ = false;
+};
 
 struct Tensor {
     ScalarType dtype = ScalarType::Float;
     std::vector<int64_t> sizes;
-    std::vector<uint8_t> storage; // numel * itemsize bytes, C order
+    TensorStorage storage; // numel * itemsize bytes, C order
 
     static Tensor empty(ScalarType dtype, std::vector<int64_t> sizes);
     static Tensor zeros(ScalarType dtype, std::vector<int64_t> sizes) {
         return empty(dtype, std::move(sizes));
     }
+    // Shares d's bytes (copy on write: the first write copies them).
     static Tensor from_data(const TensorData& d);
     static Tensor scalar_i64(int64_t v);
-    TensorData to_data() const;
+    TensorData to_data() const; // shares a shared view, else copies the bytes
 
     int64_t numel() const;
     int64_t dim() const { return static_cast<int64_t>(sizes.size()); }

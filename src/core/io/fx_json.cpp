@@ -285,7 +285,7 @@ GraphModule module_from_fx(FxGraph fx) {
     for (const auto& [name, shape] : fx.attributes) {
         auto t = std::make_shared<TensorData>();
         t->sizes = shape;
-        t->bytes.assign(static_cast<size_t>(t->numel()) * 4, 0);
+        t->bytes = Bytes(std::vector<uint8_t>(static_cast<size_t>(t->numel()) * 4, 0));
         t->stand_in = true;
         gm.attrs[name] = t;
     }

@@ -171,7 +171,7 @@ Result<TensorData> read_npy(const std::vector<uint8_t>& b, const std::string& fi
         e.file = file;
         return e;
     }
-    t.bytes.assign(b.begin() + static_cast<long>(data), b.end());
+    t.bytes = Bytes(std::vector<uint8_t>(b.begin() + static_cast<long>(data), b.end()));
     return t;
 }
 

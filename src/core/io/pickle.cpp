@@ -581,18 +581,19 @@ private:
         t->dtype = st.dtype;
         t->sizes = sizes.value();
         t->requires_grad = a[4]->b;
-        t->bytes.resize(static_cast<size_t>(numel) * item);
+        std::vector<uint8_t> bytes(static_cast<size_t>(numel) * item);
         std::vector<int64_t> idx(t->sizes.size(), 0);
         for (int64_t n = 0; n < numel; ++n) {
             int64_t off = a[1]->i;
             for (size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides.value()[k];
-            std::memcpy(&t->bytes[static_cast<size_t>(n) * item],
+            std::memcpy(&bytes[static_cast<size_t>(n) * item],
                         st.bytes->data() + static_cast<size_t>(off) * item, item);
             for (size_t k = idx.size(); k-- > 0;) {
                 if (++idx[k] < t->sizes[k]) break;
                 idx[k] = 0;
             }
         }
+        t->bytes = Bytes(std::move(bytes));
         ObjP o = make(Obj::K::Tensor);
         o->tensor = t;
         push(o);

@@ -1,7 +1,10 @@
 // PT2 archive layout, weights, constants and pt2lab extras.
 #include "io/program_loader.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -9,6 +12,7 @@
 #include "io/npy.h"
 #include "io/pickle.h"
 #include "io/zip.h"
+#include "util/check.h"
 #include "util/checked.h"
 #include "util/json_read.h"
 #include "util/rng.h"
@@ -40,8 +44,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// A read-only view of the archive rooted at its top folder; every record read
-// is charged to the file's budget before it is extracted.
+// A read-only view of the archive rooted at its top folder; every record
+// copied out is charged to the file's budget before it is extracted.
 struct Archive {
     const ZipArchive& zip;
     std::string prefix; // "conv_relu/" or ""
@@ -56,6 +60,16 @@ struct Archive {
             return s.error();
         return zip.read(*e);
     }
+    // A record without a copy when it is stored (a view into the file's buffer);
+    // only a deflated record, which needs a buffer of its own, is charged.
+    Result<Bytes> view(const std::string& rel) const {
+        const ZipEntry* e = zip.find(prefix + rel);
+        if (!e) return file_error(file, rel, "record missing from the archive");
+        if (e->method != 0)
+            if (Status s = in_file(budget.bytes(e->size, "record " + rel), file); !s.ok())
+                return s.error();
+        return zip.view(*e);
+    }
     std::string label(const std::string& rel) const { return file + ":" + rel; }
 };
 
@@ -63,10 +77,19 @@ std::string as_text(const std::vector<uint8_t>& b) {
     return std::string(b.begin(), b.end());
 }
 
+// Whether `p` may be read as the dtype of `itemsize` bytes (float*, int64_t*...).
+bool aligned_for(const uint8_t* p, size_t itemsize) {
+    const size_t align = std::min<size_t>(itemsize, alignof(std::max_align_t));
+    return align == 0 || reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
 // Cuts a tensor out of raw storage bytes, honouring strides and offset. Every
 // size, stride and offset is checked (negative values, int64 overflow) before
-// the storage is indexed, and the copy is charged to the budget first.
-Result<TensorData> tensor_from_storage(const std::vector<uint8_t>& storage, const TensorMeta& m,
+// the storage is indexed, and the tensor is charged to the budget first. A
+// contiguous tensor whose first byte is aligned for its dtype is a view into
+// `storage` (which a stored record shares with the file: no copy); any other
+// is copied once into a buffer of its own (malloc's, so aligned).
+Result<TensorData> tensor_from_storage(const Bytes& storage, const TensorMeta& m,
                                        const std::string& file, const std::string& where,
                                        Budget& budget) {
     TensorData t;
@@ -129,31 +152,38 @@ Result<TensorData> tensor_from_storage(const std::vector<uint8_t>& storage, cons
                               ", the stored data has " + std::to_string(storage.size()),
                           "the weights do not belong to this graph; export the model again");
     }
-    t.bytes.resize(static_cast<size_t>(numel) * item);
+    const size_t nbytes = static_cast<size_t>(numel) * item;
     bool contiguous = true;
     for (size_t k = rank, expect = 1; k-- > 0;) {
         if (m.sizes[k] != 1 && strides[k] != static_cast<int64_t>(expect)) contiguous = false;
         expect *= static_cast<size_t>(m.sizes[k]);
     }
     if (contiguous) {
-        if (numel)
-            std::memcpy(t.bytes.data(),
-                        storage.data() + static_cast<size_t>(m.storage_offset) * item,
-                        t.bytes.size());
+        // numel == 0: storage_offset may lie past the data; nothing is read.
+        const size_t first = numel ? static_cast<size_t>(m.storage_offset) * item : 0;
+        if (aligned_for(storage.data() + first, item)) {
+            t.bytes = storage.slice(first, nbytes);
+        } else {
+            std::vector<uint8_t> copy(nbytes);
+            if (numel) std::memcpy(copy.data(), storage.data() + first, nbytes);
+            t.bytes = Bytes(std::move(copy));
+        }
         return t;
     }
     // Walk the index space in C order; every offset is within `extent`.
+    std::vector<uint8_t> out(nbytes);
     std::vector<int64_t> idx(rank, 0);
     for (int64_t n = 0; n < numel; ++n) {
         int64_t off = m.storage_offset;
         for (size_t k = 0; k < rank; ++k) off += idx[k] * strides[k];
-        std::memcpy(&t.bytes[static_cast<size_t>(n) * item],
-                    &storage[static_cast<size_t>(off) * item], item);
+        std::memcpy(&out[static_cast<size_t>(n) * item],
+                    storage.data() + static_cast<size_t>(off) * item, item);
         for (size_t k = rank; k-- > 0;) {
             if (++idx[k] < m.sizes[k]) break;
             idx[k] = 0;
         }
     }
+    t.bytes = Bytes(std::move(out));
     return t;
 }
 
@@ -249,7 +279,7 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
             return entry.get("path_name")
                 .error("points at \"" + rel + "\", which is not in the archive",
                        "the archive is incomplete; export it again");
-        auto storage = ar.read(rel);
+        auto storage = ar.view(rel);
         if (!storage.ok()) return storage.error();
         auto t = tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + it.key(),
                                      ar.budget);
@@ -464,8 +494,8 @@ void read_sample_inputs(const Archive& ar, ExportedProgram& ep) {
     ep.example_inputs = std::move(inputs);
 }
 
-Result<ExportedProgram> load_archive(std::vector<uint8_t> bytes, const std::string& file,
-                                     Budget& budget) {
+Result<ExportedProgram> load_archive(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                     const std::string& file, Budget& budget) {
     auto z = ZipArchive::open(std::move(bytes), file);
     if (!z.ok()) return z.error();
     const ZipArchive& zip = z.value();
@@ -575,6 +605,14 @@ Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
 
 Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file,
                                      const Limits& limits) {
+    return load_program(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), file,
+                        limits);
+}
+
+Result<ExportedProgram> load_program(std::shared_ptr<const std::vector<uint8_t>> shared,
+                                     const std::string& file, const Limits& limits) {
+    PT2LAB_CHECK(shared != nullptr);
+    const std::vector<uint8_t>& bytes = *shared;
     Budget budget(limits, Budget::Scope::File, bytes.size());
     auto done = [size = bytes.size()](Result<ExportedProgram> r) {
         if (r.ok()) r.value().file_size = size;
@@ -587,7 +625,7 @@ Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::stri
     if (bytes.empty())
         return file_error(file, "", "the file is empty", "open a .pt2 or an ExportedProgram .json");
     if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K')
-        return done(load_archive(std::move(bytes), file, budget));
+        return done(load_archive(std::move(shared), file, budget));
     if (first < bytes.size() && (bytes[first] == '{' || bytes[first] == '[')) {
         ExportedProgram ep;
         ep.source_file = file;
@@ -622,26 +660,34 @@ TensorData make_stand_in(const std::string& fqn, const TensorMeta& meta) {
     t.stand_in = true;
     t.requires_grad = meta.requires_grad;
     size_t item = scalar_type_size(meta.dtype);
-    t.bytes.assign(static_cast<size_t>(t.numel()) * (item ? item : 1), 0);
     auto leaf =
         fqn.substr(fqn.find_last_of('.') == std::string::npos ? 0 : fqn.find_last_of('.') + 1);
-    if (meta.dtype != ScalarType::Float) return t; // integers (num_batches_tracked) start at 0
-    float* f = reinterpret_cast<float*>(t.bytes.data());
-    int64_t n = t.numel();
-    if (leaf == "running_var" || (leaf == "weight" && meta.sizes.size() == 1)) {
-        for (int64_t k = 0; k < n; ++k) f[k] = 1.0f;
+    const int64_t n = t.numel();
+    if (meta.dtype != ScalarType::Float) { // integers (num_batches_tracked) start at 0
+        t.bytes = Bytes(std::vector<uint8_t>(static_cast<size_t>(n) * (item ? item : 1), 0));
         return t;
+    }
+    std::vector<float> f(static_cast<size_t>(n), 0.0f);
+    auto done = [&]() {
+        std::vector<uint8_t> b(f.size() * sizeof(float));
+        if (!f.empty()) std::memcpy(b.data(), f.data(), b.size());
+        t.bytes = Bytes(std::move(b));
+        return t;
+    };
+    if (leaf == "running_var" || (leaf == "weight" && meta.sizes.size() == 1)) {
+        for (float& v : f) v = 1.0f;
+        return done();
     }
     if (leaf == "running_mean" ||
         (leaf == "bias" && meta.sizes.size() == 1 && fqn.find("bn") != std::string::npos))
-        return t;
+        return done();
     int64_t fan_in = 1;
     for (size_t k = 1; k < meta.sizes.size(); ++k) fan_in *= meta.sizes[k];
     if (meta.sizes.size() <= 1) fan_in = meta.sizes.empty() ? 1 : meta.sizes[0];
     float bound = 1.0f / std::sqrt(static_cast<float>(fan_in > 0 ? fan_in : 1));
     SeededRng rng(fnv1a(fqn));
-    for (int64_t k = 0; k < n; ++k) f[k] = rng.uniform(-bound, bound);
-    return t;
+    for (float& v : f) v = rng.uniform(-bound, bound);
+    return done();
 }
 
 } // namespace pt2lab

@@ -4,6 +4,7 @@
 // and the record, JSON path or node.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,15 @@ namespace pt2lab {
 // Everything loading allocates for the file's data (records, weights, stand-ins,
 // extras) is charged to one Budget made from `limits` and the file's size, so a
 // small file cannot take much memory; the default limits are the page's.
+// Weights are not copied: a tensor in a stored (not deflated) record whose
+// data is aligned for its dtype is a view into the file's bytes, which it
+// keeps alive (the load takes the vector, moved, not copied); any other is
+// copied once. The file's bytes are then the program's weights.
 Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::string& file,
                                      const Limits& limits = Limits());
+// The same for bytes the caller keeps sharing (tests check the views point into them).
+Result<ExportedProgram> load_program(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                     const std::string& file, const Limits& limits = Limits());
 Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits = Limits());
 
 // Reads a whole file; the error names it.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/check.h"
 #include "util/checked.h"
 
 namespace pt2lab {
@@ -63,10 +64,16 @@ uint32_t crc32(const uint8_t* data, size_t n) {
 }
 
 Result<ZipArchive> ZipArchive::open(std::vector<uint8_t> bytes, std::string file) {
+    return open(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), std::move(file));
+}
+
+Result<ZipArchive> ZipArchive::open(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                    std::string file) {
+    PT2LAB_CHECK(bytes != nullptr);
     ZipArchive z;
     z.bytes_ = std::move(bytes);
     z.file_ = std::move(file);
-    const auto& b = z.bytes_;
+    const auto& b = *z.bytes_;
     Reader r(b);
     if (b.size() < 22) {
         if (b.size() >= 4 && r.u32(0) == kLocalSig)
@@ -208,27 +215,32 @@ Result<std::vector<uint8_t>> ZipArchive::read(const std::string& name) const {
 }
 
 Result<std::vector<uint8_t>> ZipArchive::read(const ZipEntry& e) const {
+    auto v = view(e);
+    if (!v.ok()) return v.error();
+    return v.value().to_vector();
+}
+
+Result<Bytes> ZipArchive::view(const ZipEntry& e) const {
     // open() checked that [data_offset, data_offset + compressed_size) lies in the file;
     // an entry from elsewhere is checked again.
     const uint64_t data = e.data_offset;
-    if (!Reader(bytes_).has(data, e.compressed_size))
+    if (!Reader(*bytes_).has(data, e.compressed_size))
         return zip_error(file_, e.name, "the record's data runs past the end of the file");
-    std::vector<uint8_t> out;
+    Bytes out;
     if (e.method == 0) {
         if (e.compressed_size != e.size)
             return zip_error(file_, e.name,
                              "stored record with different compressed and plain sizes");
-        out.assign(bytes_.begin() + static_cast<long>(data),
-                   bytes_.begin() + static_cast<long>(data + e.size));
+        out = Bytes::of(bytes_).slice(static_cast<size_t>(data), static_cast<size_t>(e.size));
     } else if (e.method == 8) {
-        auto inf = inflate_raw(bytes_.data() + data, e.compressed_size, e.size);
+        auto inf = inflate_raw(bytes_->data() + data, e.compressed_size, e.size);
         if (!inf.ok()) {
             Error err = inf.error();
             err.file = file_;
             err.where = e.name;
             return err;
         }
-        out = inf.take();
+        out = Bytes(inf.take());
     } else {
         return zip_error(
             file_, e.name, "compression method " + std::to_string(e.method) + " is not supported",

@@ -1,7 +1,8 @@
 // ZipArchive: reads the zip files torch.export writes (stored entries, zip64,
 // sizes only in the central directory, 64-byte aligned data) and plain zips
 // as Python's zipfile or the `zip` tool write them (local-header sizes,
-// unaligned, deflated). Bytes are copied out; nothing assumes alignment.
+// unaligned, deflated). A stored record can be read as a view into the
+// archive's buffer (no copy); nothing assumes alignment.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/bytes.h"
 #include "util/status.h"
 
 namespace pt2lab {
@@ -32,17 +34,25 @@ public:
     // a small zip inflate into gigabytes), and two records with one name.
     // `file` names the archive in error messages.
     static Result<ZipArchive> open(std::vector<uint8_t> bytes, std::string file);
+    // The same for a buffer the caller shares (views of records keep it alive).
+    static Result<ZipArchive> open(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                   std::string file);
 
     const std::vector<ZipEntry>& entries() const { return entries_; }
     const ZipEntry* find(const std::string& name) const; // O(1)
     // The entry's uncompressed bytes, CRC-checked.
     Result<std::vector<uint8_t>> read(const ZipEntry& e) const;
     Result<std::vector<uint8_t>> read(const std::string& name) const;
+    // The entry's uncompressed bytes, CRC-checked, without a copy: a stored record is a
+    // view into the archive's buffer (at any alignment), a deflated one its own buffer.
+    Result<Bytes> view(const ZipEntry& e) const;
+    // The archive's whole buffer.
+    const std::shared_ptr<const std::vector<uint8_t>>& buffer() const { return bytes_; }
     const std::string& file() const { return file_; }
     bool zip64() const { return zip64_; }
 
 private:
-    std::vector<uint8_t> bytes_;
+    std::shared_ptr<const std::vector<uint8_t>> bytes_; // never null after open()
     std::vector<ZipEntry> entries_;
     std::unordered_map<std::string, size_t> by_name_;
     std::string file_;

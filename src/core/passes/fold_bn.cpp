@@ -3,6 +3,7 @@
 //   w' = w * (bn_w * rsqrt(rv + eps))[:, None, None, None]
 //   b' = (b - rm) * rsqrt(rv + eps) * bn_w + bn_b
 #include <cmath>
+#include <cstring>
 
 #include "passes/pt2e.h"
 
@@ -19,6 +20,12 @@ bool is_bn(const Node& n) {
 }
 
 // The float32 tensor a get_attr argument reads, or null.
+Bytes float_bytes(const std::vector<float>& v) {
+    std::vector<uint8_t> b(v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return Bytes(std::move(b));
+}
+
 std::shared_ptr<const TensorData> attr_of(const GraphModule& gm, const Argument& a) {
     if (!a.is_node() || a.node->op() != Op::GetAttr) return nullptr;
     auto it = gm.attrs.find(a.node->target());
@@ -71,9 +78,10 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         auto fused_b = std::make_shared<TensorData>();
         fused_b->dtype = ScalarType::Float;
         fused_b->sizes = {O};
-        fused_b->bytes.assign(static_cast<size_t>(O) * 4, 0);
-        float* fw = reinterpret_cast<float*>(fused_w->bytes.data());
-        float* fb = reinterpret_cast<float*>(fused_b->bytes.data());
+        std::vector<float> fused_wv(static_cast<size_t>(w->numel())),
+            fused_bv(static_cast<size_t>(O));
+        float* fw = fused_wv.data();
+        float* fb = fused_bv.data();
         for (int64_t o = 0; o < O; ++o) {
             float rsq = 1.0f / std::sqrt(rv->f32()[o] + static_cast<float>(eps));
             float gamma = bw ? bw->f32()[o] : 1.0f, beta = bb ? bb->f32()[o] : 0.0f;
@@ -82,6 +90,8 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
             float b0 = cb ? cb->f32()[o] : 0.0f;
             fb[o] = (b0 - rm->f32()[o]) * rsq * gamma + beta;
         }
+        fused_w->bytes = float_bytes(fused_wv);
+        fused_b->bytes = float_bytes(fused_bv);
         Node* wnode = conv->args()[1].node;
         gm.attrs[wnode->target()] = fused_w;
         std::vector<Argument> cargs = conv->args();

@@ -302,8 +302,9 @@ void scalars_to_attrs(GraphModule& gm) {
             auto t = std::make_shared<TensorData>();
             t->dtype = ScalarType::Float;
             float v = static_cast<float>(a.kind == ArgKind::Float ? a.f : double(a.i));
-            t->bytes.resize(sizeof v);
-            std::memcpy(t->bytes.data(), &v, sizeof v);
+            std::vector<uint8_t> b(sizeof v);
+            std::memcpy(b.data(), &v, sizeof v);
+            t->bytes = Bytes(std::move(b));
             gm.attrs[name] = t;
             Node* attr;
             {

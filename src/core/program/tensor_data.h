@@ -9,15 +9,18 @@
 #include <vector>
 
 #include "graph/dtype.h"
+#include "util/bytes.h"
 
 namespace pt2lab {
 
 // A tensor's bytes plus its shape. Data is the raw little-endian storage,
-// already cut to this tensor (contiguous, storage_offset applied).
+// already cut to this tensor (contiguous, storage_offset applied). The bytes
+// are immutable and often a view into the .pt2 file's buffer (no copy); they
+// are always aligned for the dtype, so f32() may be read directly.
 struct TensorData {
     ScalarType dtype = ScalarType::Float;
     std::vector<int64_t> sizes;
-    std::vector<uint8_t> bytes;
+    Bytes bytes;
     bool requires_grad = false;
     bool stand_in = false; // deterministic stand-in values, not the real weights
 
