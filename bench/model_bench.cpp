@@ -169,11 +169,12 @@ const float* bench_output() {
 int bench_output_numel() {
     return static_cast<int>(g_bench.output.size());
 }
-// The kernel warm-up (exec/warm_up.h), as the page runs it after its first
-// frame: its time in ms, or -1 with bench_error() set.
+// The kernel warm-up (exec/warm_up.h): `runs` runs (0: kWarmUpRuns, as many as
+// the page makes in its idle frames, here in one go); its time in ms, or -1
+// with bench_error() set.
 double bench_warm_up(int runs) {
     auto t0 = std::chrono::steady_clock::now();
-    Status s = warm_up_kernels(runs);
+    Status s = warm_up_kernels(runs > 0 ? runs : kWarmUpRuns);
     if (!s.ok()) {
         g_bench.error = s.error().str();
         return -1.0;

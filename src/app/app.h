@@ -109,8 +109,8 @@ struct UiState {
     // Start-up milestones (platform::now_seconds): main() entered, fonts
     // rasterized, first file opened, first frame on screen.
     double t_main = 0, t_fonts = 0, t_opened = 0, t_first_frame = 0;
-    // The kernel warm-up's time (exec/warm_up.h), run once the page is idle after
-    // its first frame; -1 until then (and in ?bench=1, which times frames).
+    // The kernel warm-up's total time (exec/warm_up.h), run in idle frames after
+    // the first one; -1 until it is done (and in ?bench=1, which times frames).
     double warm_up_ms = -1;
 };
 

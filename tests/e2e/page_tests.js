@@ -107,9 +107,10 @@ test("loads the first lesson graph with no console errors", async (ctx) => {
   const before = (await state(page)).frames;
   await page.waitForTimeout(1000);
   assert.ok((await state(page)).frames - before <= 1, "no frames while idle");
-  // Once idle, the page ran the kernel warm-up (exec/warm_up.h) once, without errors.
-  const warm = (await state(page)).startup_ms.warm_up;
-  assert.ok(warm >= 0 && warm < 10000, `the kernel warm-up ran (${warm} ms)`);
+  // While idle (no frames drawn), the page ran the kernel warm-up (exec/warm_up.h).
+  const warm = (await waitState(page, (st) => st.startup_ms.warm_up >= 0, "the kernel warm-up"))
+    .startup_ms.warm_up;
+  assert.ok(warm < 20000, `the kernel warm-up ran (${warm} ms)`);
   noErrors(page);
   await shot(ctx, page, "page.png");
   await shot(ctx, page, "panel-file.png", "file");

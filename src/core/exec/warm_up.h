@@ -17,6 +17,11 @@
 
 namespace pt2lab {
 
+// How many runs of the warm-up graph the page makes (one per idle frame) and
+// the model benchmark makes at load: enough, as measured in Chromium, that V8
+// has optimized the common kernels before a model's first run (docs/BENCHMARKS.md).
+constexpr int kWarmUpRuns = 40;
+
 // The warm-up graph's call_function targets, in graph order (for tests and docs).
 std::vector<std::string> warm_up_ops();
 
