@@ -152,9 +152,9 @@ function report(results, version, args) {
                 `${((p.init_ms + p.load_ms) / (o.init_ms + o.load_ms)).toFixed(2)} |`);
   }
   console.log("(time ratios: below 1 means pt2lab is faster)");
-  for (const r of results.filter((x) => x.runtime === "pt2lab")) {
+  for (const r of results.filter((x) => x.runtime.startsWith("pt2lab"))) {
     console.log("");
-    console.log(`pt2lab ${r.model}: weights ${mb(r.weight_bytes)} MB; wasm memory ${mb(r.heap_after_load)} MB ` +
+    console.log(`${r.runtime} ${r.model}: weights ${mb(r.weight_bytes)} MB; wasm memory ${mb(r.heap_after_load)} MB ` +
                 `after load, ${mb(r.heap_peak)} MB at the end (peak / weights ` +
                 `${(r.heap_peak / r.weight_bytes).toFixed(2)}); malloc's peak footprint ` +
                 `${mb(r.malloc_peak_after_load)} MB after load, ${mb(r.malloc_peak)} MB at the end ` +
