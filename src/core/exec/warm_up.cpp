@@ -72,6 +72,12 @@ void build(WarmUpGraph& b) {
     d = b.call("mul.Tensor", {n(d), n(b.call("sigmoid.default", {n(gate)}))});
     Node* p = b.conv(d, b.input("project_w", {16, 48, 1, 1}), 1, 0);
     x = b.call("add.Tensor", {n(p), n(x)});
+    // ShuffleNet's channel split and concatenation.
+    Node* halves = b.call("chunk.default", {n(x), Argument::from_int(2), Argument::from_int(1)});
+    auto half = [&](int64_t k) {
+        return b.g.call_function("operator.getitem", {n(halves), Argument::from_int(k)});
+    };
+    x = b.call("cat.default", {Argument::list({n(half(1)), n(half(0))}), Argument::from_int(1)});
     // Downsampling: im2col at stride 2 and a depthwise conv at stride 2.
     Node* s = b.conv(x, b.input("down_w", {32, 16, 3, 3}), 2, 1);
     s = b.conv(s, b.input("dw_s2_w", {32, 1, 3, 3}), 2, 1, 32);
@@ -95,8 +101,23 @@ void build(WarmUpGraph& b) {
     Node* att =
         b.call("scaled_dot_product_attention.default", {n(pick(0)), n(pick(1)), n(pick(2))});
     Node* softmax = b.call("softmax.int", {n(att), Argument::from_int(-1)});
-    Node* act = b.call("gelu.default", {n(softmax)});
-    b.g.output(Argument::tuple({n(logits), n(act)}));
+    Node* act = b.call("gelu.default", {n(softmax)}); // [1, 4, 32, 8]
+    // The shape ops and batched matmul of nn.MultiheadAttention and the encoder layer.
+    Node* t = b.call(
+        "contiguous.default",
+        {n(b.call("transpose.int", {n(act), Argument::from_int(1), Argument::from_int(2)}))});
+    Node* r = b.call("reshape.default", {n(t), ints({1, 32, 32})});
+    r = b.call("squeeze.dim", {n(b.call("unsqueeze.default", {n(r), Argument::from_int(0)})),
+                               Argument::from_int(0)});
+    Node* u = b.call("unflatten.int", {n(r), Argument::from_int(-1), ints({4, 8})});
+    Node* m3 = b.call("reshape.default", {n(u), ints({32, 4, 8})});
+    Node* mt = b.call("transpose.int", {n(m3), Argument::from_int(1), Argument::from_int(2)});
+    Node* scores = b.call("bmm.default", {n(m3), n(mt)});
+    scores = b.call("dropout.default",
+                    {n(scores), Argument::from_float(0.1), Argument::from_bool(false)});
+    scores = b.call("dropout_.default",
+                    {n(scores), Argument::from_float(0.1), Argument::from_bool(false)});
+    b.g.output(Argument::tuple({n(logits), n(scores)}));
 }
 
 } // namespace
