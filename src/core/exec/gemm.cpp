@@ -47,15 +47,9 @@ __attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float
         c30 += w3 * b0;
         c31 += w3 * b1;
     };
-    // Two k per iteration (same order of additions): in V8 this measured ~1.4x
-    // faster than one (half the loop's counter updates and interrupt checks);
-    // four spilled registers and was slower.
-    int64_t k = 0;
-    for (; k + 2 <= kc; k += 2, b += 2 * kPanel) {
-        step(k, b);
-        step(k + 1, b + kPanel);
-    }
-    if (k < kc) step(k, b);
+    // One k per iteration: unrolling by two measured 20-30 % slower in V8 on the
+    // conv bench's layers (bench/conv_bench.cpp), though faster on an isolated tile.
+    for (int64_t k = 0; k < kc; ++k, b += kPanel) step(k, b);
     f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < 4; ++r) {
         f32x4 bb = {0, 0, 0, 0};
