@@ -11,6 +11,7 @@
 
 #include "exec/gemm.h"
 #include "exec/kernels.h"
+#include "exec/phase_plane.h"
 
 namespace pt2lab {
 
@@ -107,77 +108,13 @@ __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int6
     }
 }
 
-// The depthwise fast path reads a zero-padded copy of one input plane, stored by
-// column phase so that every stride reads consecutive floats: for a W stride S,
-// each padded row is S runs of WQ floats, run q holding the padded columns
-// q, q + S, q + 2S, ...  Tap (kh, kw) of output (oh, ow) reads padded row
-// oh*sh + kh*dh, column ow*S + kw*dw: run (kw*dw) % S, element ow + (kw*dw) / S.
-// The padding zeros are read like any input, so each output is the same float
-// sum, in the same (kh, kw) order, as depthwise_channel computes below.
-struct DwPlane {
-    int64_t rows = 0, S = 1, WQ = 0; // padded rows, phases, floats per run
-    int64_t row_floats() const { return S * WQ; }
-};
+// The depthwise fast path reads a zero-padded copy of one input plane stored by
+// column phase (phase_plane.h). The padding zeros are read like any input, so
+// each output is the same float sum, in the same (kh, kw) order, as
+// depthwise_channel computes above.
 
-// Output columns are computed 8 at a time; a run holds the columns of
-// ceil(OW / 8) * 8 outputs, so the last block reads zeros, never past the buffer.
+// Output columns are computed 8 at a time (see phase_plane's `block`).
 constexpr int64_t kDwBlock = 8;
-
-DwPlane dw_plane(int64_t KH, int64_t KW, int64_t OH, int64_t OW, const ConvParams& p) {
-    DwPlane g;
-    g.rows = (OH - 1) * p.stride[0] + (KH - 1) * p.dilation[0] + 1;
-    g.S = p.stride[1];
-    g.WQ = (OW + kDwBlock - 1) / kDwBlock * kDwBlock + (KW - 1) * p.dilation[1] / g.S;
-    return g;
-}
-
-// Copies the input plane into the padded plane's interior, by phase:
-//   dst[r, q, j] = x[r - ph, S*j + q - pw]  where that lies inside x
-// Every other element is padding, the same for every channel: the buffer is
-// zeroed once per conv and those elements are never written. Out of line:
-// called once per channel.
-// x: [H, W]  dst: [rows, S, WQ]
-__attribute__((noinline)) void dw_fill_plane(const float* x, int64_t H, int64_t W, int64_t ph,
-                                             int64_t pw, const DwPlane& g, float* dst) {
-    const int64_t S = g.S, r0 = std::min(ph, g.rows), r1 = std::min(ph + H, g.rows);
-    // The j of run q with 0 <= S*j + q - pw < W: [lo(q), hi(q)), clipped to the run.
-    auto lo = [&](int64_t q) {
-        const int64_t first = pw - q; // S*j >= first
-        return std::min(first <= 0 ? 0 : (first + S - 1) / S, g.WQ);
-    };
-    auto hi = [&](int64_t q) {
-        const int64_t end = W + pw - q; // S*j < end
-        return std::max(lo(q), std::min(end <= 0 ? 0 : (end + S - 1) / S, g.WQ));
-    };
-    for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + (r - ph) * W; // xr[S*j + q - pw] = x[r - ph, S*j + q - pw]
-        float* d = dst + r * g.row_floats();
-        if (S == 1) {
-            const int64_t j1 = hi(0);
-            int64_t j = lo(0);
-            for (; j + 4 <= j1; j += 4) store4(d + j, load4(xr + (j - pw)));
-            for (; j < j1; ++j) d[j] = xr[j - pw];
-            continue;
-        }
-        // Stride 2: both runs of 4 j at once from 8 consecutive floats (even, odd).
-        int64_t v0 = 0, v1 = 0; // [v0, v1): the j already copied to both runs
-        if (S == 2) {
-            const int64_t end = std::min(hi(0), hi(1));
-            v0 = std::max(lo(0), lo(1));
-            for (v1 = v0; v1 + 4 <= end; v1 += 4) {
-                const f32x4 a = load4(xr + (2 * v1 - pw)), b = load4(xr + (2 * v1 - pw + 4));
-                store4(d + v1, __builtin_shufflevector(a, b, 0, 2, 4, 6));
-                store4(d + g.WQ + v1, __builtin_shufflevector(a, b, 1, 3, 5, 7));
-            }
-        }
-        for (int64_t q = 0; q < S; ++q) { // the rest one float at a time
-            float* dq = d + q * g.WQ;
-            const int64_t j0 = lo(q), j1 = hi(q);
-            for (int64_t j = j0; j < std::min(j1, v0); ++j) dq[j] = xr[S * j + q - pw];
-            for (int64_t j = std::max(j0, v1); j < j1; ++j) dq[j] = xr[S * j + q - pw];
-        }
-    }
-}
 
 // y[ow .. ow + 8) = {c0, c1}, the lanes past OW dropped.
 inline void dw_store(float* y, int64_t ow, int64_t OW, f32x4 c0, f32x4 c1) {
@@ -240,14 +177,6 @@ __attribute__((noinline)) void dw_channel_3x3(const float* xp, int64_t row_step,
         }
 }
 
-// The depthwise fast path when its padded plane is not much larger than the
-// input and the work (it is for every ordinary stride, padding and dilation;
-// a huge stride or dilation over a small input uses depthwise_channel instead).
-bool dw_plane_fits(const DwPlane& g, int64_t H, int64_t W, int64_t K, int64_t P) {
-    auto plane = work_of({g.rows, g.row_floats()}), in = work_of({H, W}), work = work_of({K, P});
-    return plane && in && work && *plane <= 2 * (*in + *work) + 4096;
-}
-
 } // namespace
 
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
@@ -271,27 +200,23 @@ Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, 
         !s.ok())
         return s.error();
     if (CG == 1) { // depthwise (OG filters per channel): no im2col, small kernels per channel
-        const DwPlane g = dw_plane(KH, KW, OH, OW, p);
-        if (dw_plane_fits(g, H, W, K, P)) {
+        const PhasePlane g = phase_plane(KH, KW, OH, OW, p.stride[0], p.stride[1], p.dilation[0],
+                                         p.dilation[1], kDwBlock);
+        if (phase_plane_fits(g, H, W, work_of({K, P}))) {
             // plane: [rows, S, WQ], one input channel padded; off: [KH * KW] tap offsets
             if (Status s = charge_bytes(opt, work_of({g.rows, g.row_floats(), 4}),
                                         "conv2d (fast) depthwise plane");
                 !s.ok())
                 return s.error();
             std::vector<float> plane(static_cast<size_t>(g.rows * g.row_floats()));
-            std::vector<int64_t> off(static_cast<size_t>(K));
-            for (int64_t kh = 0; kh < KH; ++kh)
-                for (int64_t kw = 0; kw < KW; ++kw) {
-                    const int64_t col = kw * p.dilation[1];
-                    off[static_cast<size_t>(kh * KW + kw)] =
-                        kh * p.dilation[0] * g.row_floats() + col % g.S * g.WQ + col / g.S;
-                }
+            const std::vector<int64_t> off =
+                phase_plane_taps(KH, KW, p.dilation[0], p.dilation[1], g);
             const int64_t row_step = p.stride[0] * g.row_floats();
             for (int64_t n = 0; n < N; ++n)
                 for (int64_t c = 0; c < G; ++c) {
                     // x[n, c]: [H, W] into the plane's interior (its padding stays 0)
-                    dw_fill_plane(x.f32() + (n * C + c) * H * W, H, W, p.padding[0], p.padding[1],
-                                  g, plane.data());
+                    fill_phase_plane(x.f32() + (n * C + c) * H * W, H, W, p.padding[0],
+                                     p.padding[1], g, plane.data());
                     for (int64_t o = c * OG; o < (c + 1) * OG; ++o) { // y[n, o] = x[n, c] * w[o]
                         const float bias = b ? b->f32()[o] : 0.0f;
                         float* yo = y.f32() + (n * O + o) * P;

@@ -1,23 +1,12 @@
 // The register-tiled float GEMM behind the fast convolutions (conv_fast.cpp,
-// conv_winograd.cpp), with the 4-lane vector type they share: GCC/Clang vector
-// extensions, SSE natively and SIMD128 in the -msimd128 WebAssembly build.
+// conv_winograd.cpp).
 #pragma once
 
 #include <cstdint>
-#include <cstring>
+
+#include "exec/simd.h"
 
 namespace pt2lab {
-
-typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
-
-inline f32x4 load4(const float* p) {
-    f32x4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store4(float* p, f32x4 v) {
-    std::memcpy(p, &v, sizeof v);
-}
 
 // B operands are packed into 8-column panels, [ceil(N / 8)][K][8]: panel j holds
 // columns 8j .. 8j+7 of B, row by row, zero past column N.

@@ -3,8 +3,8 @@
 // in training: pt2lab does not reproduce torch's random masks).
 #include <cmath>
 
-#include "exec/gemm.h"
 #include "exec/kernels.h"
+#include "exec/simd.h"
 
 namespace pt2lab {
 

@@ -5,11 +5,12 @@
 // kernel costs no more than the input it covers.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "exec/kernels.h"
+#include "exec/phase_plane.h"
+#include "exec/simd.h"
 #include "util/checked.h"
 
 namespace pt2lab {
@@ -172,36 +173,12 @@ __attribute__((noinline)) void max_pool_plane(const float* xs, int64_t W, const 
 }
 
 // The fast path (KernelOptions::fast_conv, values only): each plane copied into
-// a -inf-padded plane stored by column phase, as the fast depthwise conv pads
-// its planes (conv_fast.cpp), then 4 outputs at a time in f32x4. A -inf tap
+// a -inf-padded plane stored by column phase (phase_plane.h, as the fast
+// depthwise conv pads its planes), then 4 outputs at a time in f32x4. A -inf tap
 // never replaces the max (v > max is false), so the padding changes nothing,
 // and each lane computes exactly what max_pool_plane computes: the same
 // `v > max` select and the last NaN winning.
-typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
 typedef int32_t i32x4 __attribute__((vector_size(16), aligned(4)));
-
-struct PoolPlane {
-    int64_t rows = 0, S = 1, WQ = 0; // padded rows, phases, floats per run
-    int64_t row_floats() const { return S * WQ; }
-};
-
-// x: [H, W] into the interior of dst: [rows, S, WQ] (dst[r, q, j] = x[r - ph, S*j + q - pw]);
-// the rest of dst holds -inf, written once per call.
-__attribute__((noinline)) void pool_fill_plane(const float* x, int64_t H, int64_t W, int64_t ph,
-                                               int64_t pw, const PoolPlane& g, float* dst) {
-    const int64_t r0 = std::min(ph, g.rows), r1 = std::min(ph + H, g.rows);
-    for (int64_t q = 0; q < g.S; ++q) {
-        // The j with 0 <= S*j + q - pw < W: [lo, hi), clipped to the run.
-        const int64_t first = pw - q, end = W + pw - q;
-        const int64_t lo = std::min(first <= 0 ? 0 : (first + g.S - 1) / g.S, g.WQ);
-        const int64_t hi = std::max(lo, std::min(end <= 0 ? 0 : (end + g.S - 1) / g.S, g.WQ));
-        for (int64_t r = r0; r < r1; ++r) {
-            const float* xr = x + (r - ph) * W;
-            float* d = dst + r * g.row_floats() + q * g.WQ;
-            for (int64_t j = lo; j < hi; ++j) d[j] = xr[g.S * j + q - pw];
-        }
-    }
-}
 
 // One plane over the padded plane: y[oh, ow] = max_t xp[oh*row_step + off[t] + ow].
 // xp: [rows, S, WQ]  off: [T]  y: [OH, OW]
@@ -214,8 +191,7 @@ __attribute__((noinline)) void pool_plane_fast(const float* xp, int64_t row_step
             f32x4 best = {-inf, -inf, -inf, -inf}, nan = {0, 0, 0, 0};
             i32x4 any_nan = {0, 0, 0, 0};
             for (int64_t t = 0; t < T; ++t) {
-                f32x4 v;
-                std::memcpy(&v, xp + off[t] + ow, sizeof v);
+                const f32x4 v = load4(xp + off[t] + ow);
                 const i32x4 is_nan = v != v;
                 nan = is_nan ? v : nan;
                 any_nan |= is_nan;
@@ -223,7 +199,7 @@ __attribute__((noinline)) void pool_plane_fast(const float* xp, int64_t row_step
             }
             best = any_nan ? nan : best;
             if (ow + 4 <= OW)
-                std::memcpy(y + ow, &best, sizeof best);
+                store4(y + ow, best);
             else
                 for (int64_t k = 0; k < OW - ow; ++k) y[ow + k] = best[k];
         }
@@ -236,21 +212,14 @@ bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& 
                    const std::vector<int64_t>& D, int64_t OH, int64_t OW, float* y,
                    const KernelOptions& opt, const std::string& op) {
     const int64_t H = in.size(-2), W = in.size(-1);
-    PoolPlane g;
-    g.rows = (OH - 1) * st[0] + (K[0] - 1) * D[0] + 1;
-    g.S = st[1];
-    g.WQ = (OW + 3) / 4 * 4 + (K[1] - 1) * D[1] / g.S;
-    auto plane = work_of({g.rows, g.row_floats()}), area = work_of({H, W}),
-         work = work_of({OH, OW, K[0], K[1]});
-    if (!plane || !area || !work || *plane > 2 * (*area + *work) + 4096) return false;
+    const PhasePlane g = phase_plane(K[0], K[1], OH, OW, st[0], st[1], D[0], D[1], 4);
+    if (!phase_plane_fits(g, H, W, work_of({OH, OW, K[0], K[1]}))) return false;
     if (!charge_bytes(opt, work_of({g.rows, g.row_floats(), 4}), op).ok()) return false;
-    std::vector<float> xp(static_cast<size_t>(*plane), -std::numeric_limits<float>::infinity());
-    std::vector<int64_t> off; // tap (i, j): row i*DH, run (j*DW) % S, element (j*DW) / S
-    for (int64_t i = 0; i < K[0]; ++i)
-        for (int64_t j = 0; j < K[1]; ++j)
-            off.push_back(i * D[0] * g.row_floats() + j * D[1] % g.S * g.WQ + j * D[1] / g.S);
+    std::vector<float> xp(static_cast<size_t>(g.rows * g.row_floats()),
+                          -std::numeric_limits<float>::infinity());
+    const std::vector<int64_t> off = phase_plane_taps(K[0], K[1], D[0], D[1], g);
     for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
-        pool_fill_plane(in.f32() + b * H * W, H, W, P[0], P[1], g, xp.data());
+        fill_phase_plane(in.f32() + b * H * W, H, W, P[0], P[1], g, xp.data());
         pool_plane_fast(xp.data(), st[0] * g.row_floats(), off.data(),
                         static_cast<int64_t>(off.size()), y + b * OH * OW, OH, OW);
     }
