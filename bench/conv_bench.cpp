@@ -10,18 +10,10 @@
 
 #include "exec/kernels.h"
 #include "exec/warm_up.h"
-#include "util/rng.h"
 
 using namespace pt2lab;
 
 namespace {
-
-Tensor random_tensor(std::vector<int64_t> sizes, uint64_t seed) {
-    Tensor t = Tensor::empty(ScalarType::Float, std::move(sizes));
-    SeededRng rng(seed);
-    for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = rng.normal();
-    return t;
-}
 
 // The timed calls sit in their own out-of-line functions, called repeatedly:
 // in WebAssembly, V8 starts every function in its baseline compiler (Liftoff)
@@ -118,7 +110,8 @@ int main(int argc, char** argv) {
         {"mv2 pw 576@14 -> 96", {1, 576, 14, 14}, {96, 576, 1, 1}, 1, 0, 1, 0, 20},
     };
     for (const Case& c : cases) {
-        Tensor x = random_tensor(c.x, 1), w = random_tensor(c.w, 2), b = random_tensor({c.w[0]}, 3);
+        Tensor x = Tensor::seeded_normal(c.x, 1), w = Tensor::seeded_normal(c.w, 2),
+               b = Tensor::seeded_normal({c.w[0]}, 3);
         ConvParams p;
         p.stride[0] = p.stride[1] = c.stride;
         p.padding[0] = p.padding[1] = c.pad;

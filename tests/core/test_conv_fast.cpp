@@ -10,18 +10,10 @@
 
 #include "exec/kernels.h"
 #include "exec/warm_up.h"
-#include "util/rng.h"
 
 using namespace pt2lab;
 
 namespace {
-
-Tensor normal(std::vector<int64_t> sizes, uint64_t seed) {
-    Tensor t = Tensor::empty(ScalarType::Float, std::move(sizes));
-    SeededRng rng(seed);
-    for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = rng.normal();
-    return t;
-}
 
 Tensor abs_of(const Tensor& t) {
     Tensor a = t;
@@ -51,7 +43,8 @@ template <class Conv> void check_against_reference(const ConvCase& c, ConvParams
               << Tensor::empty(ScalarType::Float, c.w).type_str() << ", padding " << c.pad
               << (c.bias ? ", bias" : ""));
     p.padding[0] = p.padding[1] = c.pad;
-    Tensor x = normal(c.x, 11), w = normal(c.w, 12), b = normal({c.w[0]}, 13);
+    Tensor x = Tensor::seeded_normal(c.x, 11), w = Tensor::seeded_normal(c.w, 12),
+           b = Tensor::seeded_normal({c.w[0]}, 13);
     const Tensor* bp = c.bias ? &b : nullptr;
     auto want = conv2d_reference(x, w, bp, p);
     REQUIRE(want.ok());

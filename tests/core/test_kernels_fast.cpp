@@ -11,18 +11,10 @@
 #include "exec/interpreter.h"
 #include "exec/kernels.h"
 #include "exec/parity.h"
-#include "util/rng.h"
 
 using namespace pt2lab;
 
 namespace {
-
-Tensor random_tensor(std::vector<int64_t> sizes, uint64_t seed) {
-    Tensor t = Tensor::empty(ScalarType::Float, std::move(sizes));
-    SeededRng rng(seed);
-    for (int64_t k = 0; k < t.numel(); ++k) t.f32()[k] = rng.normal();
-    return t;
-}
 
 struct DwCase {
     const char* name;
@@ -70,9 +62,9 @@ TEST_CASE("the depthwise fast conv agrees with the reference loop", "[exec]") {
     for (const DwCase& c : cases) {
         INFO(c.name);
         const int64_t C = c.x[1];
-        Tensor x = random_tensor(c.x, ++seed),
-               w = random_tensor({C * c.mult, 1, c.kh, c.kw}, ++seed),
-               b = random_tensor({C * c.mult}, ++seed);
+        Tensor x = Tensor::seeded_normal(c.x, ++seed),
+               w = Tensor::seeded_normal({C * c.mult, 1, c.kh, c.kw}, ++seed),
+               b = Tensor::seeded_normal({C * c.mult}, ++seed);
         ConvParams p;
         for (int i = 0; i < 2; ++i) {
             p.stride[i] = c.stride[i];
@@ -146,7 +138,7 @@ TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN
     uint64_t seed = 100;
     for (const PoolCase& c : cases) {
         INFO(c.name);
-        Tensor x = random_tensor(c.x, ++seed);
+        Tensor x = Tensor::seeded_normal(c.x, ++seed);
         // NaNs in a few places (two in one window), and an all -inf plane row.
         const int64_t H = x.size(-2), W = x.size(-1);
         x.f32()[3] = nan;
@@ -204,7 +196,7 @@ TEST_CASE("max_pool2d agrees with ATen's loop: padding, dilation, ceil_mode, NaN
 }
 
 TEST_CASE("same-shape float add, sub, mul, div equal the broadcast loop's arithmetic", "[exec]") {
-    Tensor a = random_tensor({2, 3, 5, 7}, 7), b = random_tensor({2, 3, 5, 7}, 8);
+    Tensor a = Tensor::seeded_normal({2, 3, 5, 7}, 7), b = Tensor::seeded_normal({2, 3, 5, 7}, 8);
     struct Op {
         const char* target;
         bool alpha;

@@ -120,13 +120,17 @@ struct Tiles {
           NP(panels_of(T2)) {}
 };
 
+// The convs F(2x2, 3x3) computes: 3x3 filters, stride 1, undilated, ungrouped.
+bool winograd_conv(const Tensor& w, const ConvParams& p) {
+    return w.dim() == 4 && w.sizes[2] == 3 && w.sizes[3] == 3 && p.stride[0] == 1 &&
+           p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1;
+}
+
 } // namespace
 
 bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p) {
-    if (x.dim() != 4 || w.dim() != 4 || w.sizes[2] != 3 || w.sizes[3] != 3) return false;
-    if (p.stride[0] != 1 || p.stride[1] != 1 || p.dilation[0] != 1 || p.dilation[1] != 1)
-        return false;
-    if (p.groups != 1 || x.dtype != ScalarType::Float || w.dtype != ScalarType::Float) return false;
+    if (x.dim() != 4 || !winograd_conv(w, p)) return false;
+    if (x.dtype != ScalarType::Float || w.dtype != ScalarType::Float) return false;
     // Enough channels for the transforms to pay off, and enough tiles that
     // transforming the filters on every call (16/9 of their size) costs little.
     const int64_t OH = x.sizes[2] + 2 * p.padding[0] - 2, OW = x.sizes[3] + 2 * p.padding[1] - 2;
@@ -135,8 +139,7 @@ bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p
 
 Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b,
                                const ConvParams& p, const KernelOptions& opt) {
-    if (w.dim() != 4 || w.sizes[2] != 3 || w.sizes[3] != 3 || p.stride[0] != 1 ||
-        p.stride[1] != 1 || p.dilation[0] != 1 || p.dilation[1] != 1 || p.groups != 1)
+    if (!winograd_conv(w, p))
         return Error{"conv2d (Winograd): needs a 3x3, stride-1, undilated, ungrouped conv"};
     auto yr = conv2d_result(x, w, b, p, opt);
     if (!yr.ok()) return yr;

@@ -2,6 +2,7 @@
 #include "exec/tensor.h"
 
 #include "util/check.h"
+#include "util/rng.h"
 
 #include "util/checked.h"
 
@@ -26,6 +27,14 @@ Tensor Tensor::from_data(const TensorData& d) {
     t.dtype = d.dtype;
     t.sizes = d.sizes;
     t.storage = TensorStorage(d.bytes);
+    return t;
+}
+
+Tensor Tensor::seeded_normal(std::vector<int64_t> sizes, uint64_t seed) {
+    Tensor t = empty(ScalarType::Float, std::move(sizes));
+    SeededRng rng(seed);
+    float* d = t.f32();
+    for (int64_t k = 0; k < t.numel(); ++k) d[k] = rng.normal();
     return t;
 }
 

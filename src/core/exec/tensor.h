@@ -81,6 +81,9 @@ struct Tensor {
     // Shares d's bytes (copy on write: the first write copies them).
     static Tensor from_data(const TensorData& d);
     static Tensor scalar_i64(int64_t v);
+    // float32 filled with SeededRng(seed).normal() in order: the same values on
+    // every machine and build (the tests' and benchmarks' random inputs).
+    static Tensor seeded_normal(std::vector<int64_t> sizes, uint64_t seed);
     TensorData to_data() const; // shares a shared view, else copies the bytes
 
     int64_t numel() const;
