@@ -103,7 +103,8 @@ TEST_CASE("the fast conv takes Winograd only for 3x3 stride-1 convs with channel
     auto refused = conv2d_winograd(Tensor::empty(ScalarType::Float, {1, 16, 8, 8}),
                                    Tensor::empty(ScalarType::Float, {16, 16, 5, 5}), nullptr, five);
     REQUIRE_FALSE(refused.ok());
-    CHECK(refused.error().str().find("needs a 3x3, stride-1") != std::string::npos);
+    CHECK(refused.error().message.find("needs a 3x3, stride-1") != std::string::npos);
+    CHECK(refused.error().file.empty()); // a kernel error names no file
 }
 
 TEST_CASE("the im2col GEMM matches the reference conv past its tile, panel and block edges",

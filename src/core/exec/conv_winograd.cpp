@@ -140,7 +140,7 @@ bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p
 Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b,
                                const ConvParams& p, const KernelOptions& opt) {
     if (!winograd_conv(w, p))
-        return Error{"conv2d (Winograd): needs a 3x3, stride-1, undilated, ungrouped conv"};
+        return kernel_error("conv2d (Winograd): needs a 3x3, stride-1, undilated, ungrouped conv");
     auto yr = conv2d_result(x, w, b, p, opt);
     if (!yr.ok()) return yr;
     Tensor& y = yr.value();
