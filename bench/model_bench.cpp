@@ -126,7 +126,9 @@ std::string profile_once() {
     std::map<std::string, std::pair<int, double>> per_op, per_call;
     for (const NodeTime& t : times) {
         for (auto* m : {&per_op, &per_call}) {
-            auto& e = (*m)[m == &per_op ? t.node->target() : call_key(*t.node)];
+            // A batch norm or activation fused into its conv: its time is in the conv's.
+            const std::string fused = t.fused ? " (in its conv)" : "";
+            auto& e = (*m)[(m == &per_op ? t.node->target() : call_key(*t.node)) + fused];
             e.first += 1;
             e.second += t.ms;
         }

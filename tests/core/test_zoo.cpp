@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -104,6 +105,20 @@ double run_and_compare(const std::string& what, const ExportedProgram& ep,
     for (const auto& [fqn, t] : state.tensors) {
         INFO(what << ": " << fqn << " was copied by a run that only reads it");
         if (!written.count(fqn)) CHECK(t->storage.shared());
+    }
+    if (fast_conv) { // the fused convs (conv_fusion.h) write the bits of the unfused kernels
+        ModuleState plain = ModuleState::from_program(ep);
+        RunOptions unfused = opt;
+        unfused.fuse_convs = false;
+        auto u = run_program(ep, plain, example_inputs(ep), unfused);
+        REQUIRE(u.ok());
+        for (size_t k = 0; k < expected.size(); ++k) {
+            const Tensor &f = *r.value().outputs[k].tensor, &g = *u.value().outputs[k].tensor;
+            INFO(what << " output " << k << ": the fused run differs from the unfused one");
+            REQUIRE(f.sizes == g.sizes);
+            REQUIRE(f.storage.size() == g.storage.size());
+            CHECK(std::memcmp(f.data<uint8_t>(), g.data<uint8_t>(), f.storage.size()) == 0);
+        }
     }
     return worst;
 }

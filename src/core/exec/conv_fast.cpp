@@ -22,9 +22,18 @@ namespace {
 __attribute__((noinline)) void pack_panel(const float* B, int64_t N, int64_t K, int64_t n0,
                                           float* dst) {
     const int64_t cols = std::min(kPanel, N - n0);
-    for (int64_t k = 0; k < K; ++k, dst += kPanel) {
-        std::memcpy(dst, B + k * N + n0, static_cast<size_t>(cols) * sizeof(float));
-        std::fill(dst + cols, dst + kPanel, 0.0f);
+    const float* src = B + n0;
+    if (cols == kPanel) { // two vector copies per row (a memcpy call each would cost more)
+        for (int64_t k = 0; k < K; ++k, dst += kPanel, src += N) {
+            store4(dst, load4(src));
+            store4(dst + 4, load4(src + 4));
+        }
+        return;
+    }
+    for (int64_t k = 0; k < K; ++k, dst += kPanel, src += N) {
+        int64_t c = 0;
+        for (; c < cols; ++c) dst[c] = src[c];
+        for (; c < kPanel; ++c) dst[c] = 0.0f;
     }
 }
 
@@ -71,8 +80,8 @@ __attribute__((noinline)) void scatter_row(const float* row, int64_t P, int64_t 
 // x: [H, W]  w: [KH, KW]  y: [OH, OW]
 __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int64_t W,
                                                  const float* w, int64_t KH, int64_t KW, float bias,
-                                                 float* y, int64_t OH, int64_t OW,
-                                                 const ConvParams& p, float* acc) {
+                                                 const ChannelEpilogue& e, float* y, int64_t OH,
+                                                 int64_t OW, const ConvParams& p, float* acc) {
     const int64_t sh = p.stride[0], sw = p.stride[1], ph = p.padding[0], pw = p.padding[1];
     const int64_t dh = p.dilation[0], dw = p.dilation[1];
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -104,7 +113,7 @@ __attribute__((noinline)) void depthwise_channel(const float* x, int64_t H, int6
             }
         }
         float* out = y + oh * OW;
-        for (int64_t ow = 0; ow < OW; ++ow) out[ow] = acc[ow] + bias;
+        for (int64_t ow = 0; ow < OW; ++ow) out[ow] = e(acc[ow] + bias);
     }
 }
 
@@ -132,13 +141,14 @@ inline void dw_store(float* y, int64_t ow, int64_t OW, f32x4 c0, f32x4 c1) {
 }
 
 // One output channel of a depthwise conv over the padded plane:
-//   y[oh, ow] = (sum_t w[t] * xp[oh*row_step + off[t] + ow]) + bias   (t = kh*KW + kw, in order)
+//   y[oh, ow] = e((sum_t w[t] * xp[oh*row_step + off[t] + ow]) + bias)   (t = kh*KW + kw, in order)
 // 8 outputs per block in two f32x4 sums. Out of line for V8's tier-up (see
 // tile_4x8): called once per output channel.
 // xp: [rows, S, WQ]  off, w: [T]  y: [OH, OW]
 __attribute__((noinline)) void dw_channel(const float* xp, int64_t row_step, const int64_t* off,
-                                          const float* w, int64_t T, float bias, float* y,
-                                          int64_t OH, int64_t OW) {
+                                          const float* w, int64_t T, float bias,
+                                          const ChannelEpilogue& e, float* y, int64_t OH,
+                                          int64_t OW) {
     const f32x4 bb = {bias, bias, bias, bias};
     for (int64_t oh = 0; oh < OH; ++oh, xp += row_step, y += OW)
         for (int64_t ow = 0; ow < OW; ow += kDwBlock) {
@@ -149,15 +159,15 @@ __attribute__((noinline)) void dw_channel(const float* xp, int64_t row_step, con
                 c0 += wv * load4(r);
                 c1 += wv * load4(r + 4);
             }
-            dw_store(y, ow, OW, c0 + bb, c1 + bb);
+            dw_store(y, ow, OW, e(c0 + bb), e(c1 + bb));
         }
 }
 
 // dw_channel for a 3 x 3 kernel (MobileNet's): the nine weights held in
 // registers across the channel, the same sums in the same order.
 __attribute__((noinline)) void dw_channel_3x3(const float* xp, int64_t row_step, const int64_t* off,
-                                              const float* w, float bias, float* y, int64_t OH,
-                                              int64_t OW) {
+                                              const float* w, float bias, const ChannelEpilogue& e,
+                                              float* y, int64_t OH, int64_t OW) {
     const f32x4 bb = {bias, bias, bias, bias};
     f32x4 wv[9];
     for (int t = 0; t < 9; ++t) wv[t] = f32x4{w[t], w[t], w[t], w[t]};
@@ -173,20 +183,20 @@ __attribute__((noinline)) void dw_channel_3x3(const float* xp, int64_t row_step,
             };
             tap(0, o0), tap(1, o1), tap(2, o2), tap(3, o3), tap(4, o4), tap(5, o5), tap(6, o6);
             tap(7, o7), tap(8, o8);
-            dw_store(y, ow, OW, c0 + bb, c1 + bb);
+            dw_store(y, ow, OW, e(c0 + bb), e(c1 + bb));
         }
 }
 
 } // namespace
 
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
-                           const KernelOptions& opt) {
-    if (conv2d_winograd_suits(x, w, p)) return conv2d_winograd(x, w, b, p, opt);
-    return conv2d_im2col(x, w, b, p, opt);
+                           const KernelOptions& opt, const ConvEpilogue* ep) {
+    if (conv2d_winograd_suits(x, w, p)) return conv2d_winograd(x, w, b, p, opt, ep);
+    return conv2d_im2col(x, w, b, p, opt, ep);
 }
 
 Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
-                             const KernelOptions& opt) {
+                             const KernelOptions& opt, const ConvEpilogue* ep) {
     auto yr = conv2d_result(x, w, b, p, opt);
     if (!yr.ok()) return yr;
     Tensor& y = yr.value();
@@ -220,12 +230,13 @@ Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, 
                     for (int64_t o = c * OG; o < (c + 1) * OG; ++o) { // y[n, o] = x[n, c] * w[o]
                         const float bias = b ? b->f32()[o] : 0.0f;
                         float* yo = y.f32() + (n * O + o) * P;
+                        const ChannelEpilogue e(ep, o);
                         if (KH == 3 && KW == 3)
                             dw_channel_3x3(plane.data(), row_step, off.data(), w.f32() + o * K,
-                                           bias, yo, OH, OW);
+                                           bias, e, yo, OH, OW);
                         else
                             dw_channel(plane.data(), row_step, off.data(), w.f32() + o * K, K, bias,
-                                       yo, OH, OW);
+                                       e, yo, OH, OW);
                     }
                 }
             return yr;
@@ -234,8 +245,8 @@ Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, 
         for (int64_t n = 0; n < N; ++n)
             for (int64_t o = 0; o < O; ++o)
                 depthwise_channel(x.f32() + (n * C + o / OG) * H * W, H, W, w.f32() + o * K, KH, KW,
-                                  b ? b->f32()[o] : 0.0f, y.f32() + (n * O + o) * P, OH, OW, p,
-                                  acc.data());
+                                  b ? b->f32()[o] : 0.0f, ChannelEpilogue(ep, o),
+                                  y.f32() + (n * O + o) * P, OH, OW, p, acc.data());
         return yr;
     }
     // A 1x1, stride-1, unpadded conv's im2col is its input: only packed into panels.
@@ -259,9 +270,10 @@ Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, 
                             scatter_row(row.data(), P, K, (c * KH + kh) * KW + kw, col.get());
                         }
             }
-            // y[n, g*OG:(g+1)*OG] = w[g*OG:(g+1)*OG] [OG, K] @ col [K, P]
+            // y[n, g*OG:(g+1)*OG] = ep(w[g*OG:(g+1)*OG] [OG, K] @ col [K, P] + b)
+            const ConvEpilogue eg = shifted(ep, g * OG);
             gemm_packed(w.f32() + g * OG * K, col.get(), y.f32() + (n * O + g * OG) * P, OG, P, K,
-                        P, b ? b->f32() + g * OG : nullptr);
+                        P, b ? b->f32() + g * OG : nullptr, ep ? &eg : nullptr);
         }
     return yr;
 }

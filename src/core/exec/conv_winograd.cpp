@@ -84,12 +84,12 @@ __attribute__((noinline)) void transform_input_row(const float* rows, int64_t Q,
     }
 }
 
-// Y = A^T M A (+ bias) for one row of tiles of one output channel: the 2 output
-// rows 2th, 2th+1 (of OH), columns up to OW. M[e] is [O][T2] (row stride T2, the
-// stride between the 16 is O*T2); m points at M[0][o][th*TW4].
+// Y = post(A^T M A (+ bias)) for one row of tiles of one output channel (post: the
+// channel's epilogue): the 2 output rows 2th, 2th+1 (of OH), columns up to OW. M[e] is [O][T2] (row
+// stride T2, the stride between the 16 is O*T2); m points at M[0][o][th*TW4].
 __attribute__((noinline)) void transform_output_row(const float* m, int64_t ms, int64_t TW4,
-                                                    float bias, float* y, int64_t rows,
-                                                    int64_t OW) {
+                                                    float bias, const ChannelEpilogue& post,
+                                                    float* y, int64_t rows, int64_t OW) {
     for (int64_t tw = 0; tw < TW4; tw += kLanes) {
         f32x4 s[2][4]; // A^T M: [2, 4]
         for (int j = 0; j < 4; ++j) {
@@ -101,8 +101,8 @@ __attribute__((noinline)) void transform_output_row(const float* m, int64_t ms, 
         const f32x4 bb = {bias, bias, bias, bias};
         const int64_t col = 2 * tw, cols = std::min<int64_t>(2 * kLanes, OW - col);
         for (int64_t i = 0; i < rows; ++i) { // (A^T M) A, row i: tile k's outputs in lane k
-            const f32x4 y0 = s[i][0] + s[i][1] + s[i][2] + bb;
-            const f32x4 y1 = s[i][1] - s[i][2] - s[i][3] + bb;
+            const f32x4 y0 = post(s[i][0] + s[i][1] + s[i][2] + bb);
+            const f32x4 y1 = post(s[i][1] - s[i][2] - s[i][3] + bb);
             float out[2 * kLanes]; // the four tiles' two columns, interleaved
             store4(out, __builtin_shufflevector(y0, y1, 0, 4, 1, 5));
             store4(out + 4, __builtin_shufflevector(y0, y1, 2, 6, 3, 7));
@@ -138,7 +138,8 @@ bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p
 }
 
 Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b,
-                               const ConvParams& p, const KernelOptions& opt) {
+                               const ConvParams& p, const KernelOptions& opt,
+                               const ConvEpilogue* ep) {
     if (!winograd_conv(w, p))
         return kernel_error("conv2d (Winograd): needs a 3x3, stride-1, undilated, ungrouped conv");
     auto yr = conv2d_result(x, w, b, p, opt);
@@ -187,8 +188,9 @@ Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b
         for (int64_t o = 0; o < O; ++o) {
             float* yo = y.f32() + (n * O + o) * OH * OW;
             const float bias = b ? b->f32()[o] : 0.0f;
+            const ChannelEpilogue post(ep, o);
             for (int64_t th = 0; th < g.TH; ++th)
-                transform_output_row(M.get() + o * g.T2 + th * g.TW4, O * g.T2, g.TW4, bias,
+                transform_output_row(M.get() + o * g.T2 + th * g.TW4, O * g.T2, g.TW4, bias, post,
                                      yo + 2 * th * OW, std::min<int64_t>(2, OH - 2 * th), OW);
         }
     }

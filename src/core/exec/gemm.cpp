@@ -9,17 +9,34 @@ namespace pt2lab {
 
 namespace {
 
+// C[0, 8] = {c0, c1} (+ *bias), then row m's epilogue when given.
+inline void store_row(f32x4 c0, f32x4 c1, const float* bias, const ConvEpilogue* ep, int64_t m,
+                      float* C) {
+    if (bias) {
+        const f32x4 bb = {*bias, *bias, *bias, *bias};
+        c0 += bb, c1 += bb;
+    }
+    if (ep) {
+        const ChannelEpilogue e(ep, m);
+        c0 = e(c0), c1 = e(c1);
+    }
+    store4(C, c0);
+    store4(C + 4, c1);
+}
+
 // One 4 x 8 tile over a block of kc rows of K:
 //   C[4, 8] (row stride ldc) (+)= A[4, kc] (row stride lda) @ b[kc][8] (a packed panel)
 // `first` starts the sums from 0, else from what C holds (the sums of the earlier
 // blocks: the additions happen in the same order as one unblocked loop, so
-// blocking does not change a bit). `bias` (4 values) is added after the last block.
+// blocking does not change a bit). `bias` (4 values) is added after the last block,
+// then the epilogue `ep` of rows m .. m+3 (conv_epilogue.h) when given.
 // Kept out of line on purpose: the engine's optimizing tier (V8's TurboFan in
 // the browser) replaces a function's code between calls, never inside a running
 // call, so a hot loop in a small function called thousands of times per conv is
 // optimized during a model's first run instead of after it.
 __attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float* b, int64_t kc,
-                                        bool first, const float* bias, float* C, int64_t ldc) {
+                                        bool first, const float* bias, const ConvEpilogue* ep,
+                                        int64_t m, float* C, int64_t ldc) {
     f32x4 c00, c01, c10, c11, c20, c21, c30, c31;
     if (first) {
         c00 = f32x4{0, 0, 0, 0};
@@ -51,28 +68,22 @@ __attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float
     // conv bench's layers (bench/conv_bench.cpp), though faster on an isolated tile.
     for (int64_t k = 0; k < kc; ++k, b += kPanel) step(k, b);
     f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-    for (int r = 0; r < 4; ++r) {
-        f32x4 bb = {0, 0, 0, 0};
-        if (bias) bb = f32x4{bias[r], bias[r], bias[r], bias[r]};
-        store4(C + r * ldc, bias ? rows[r][0] + bb : rows[r][0]);
-        store4(C + r * ldc + 4, bias ? rows[r][1] + bb : rows[r][1]);
-    }
+    for (int r = 0; r < 4; ++r)
+        store_row(rows[r][0], rows[r][1], bias ? bias + r : nullptr, ep, m + r, C + r * ldc);
 }
 
 // One row of C past the last full 4-row tile, the same sums one lane at a time:
 //   C[0, 8] (+)= A[0, kc] @ b[kc][8]
 __attribute__((noinline)) void row_1x8(const float* A, const float* b, int64_t kc, bool first,
-                                       const float* bias, float* C) {
+                                       const float* bias, const ConvEpilogue* ep, int64_t m,
+                                       float* C) {
     f32x4 c0 = first ? f32x4{0, 0, 0, 0} : load4(C), c1 = first ? c0 : load4(C + 4);
     for (int64_t k = 0; k < kc; ++k, b += kPanel) {
         f32x4 w = {A[k], A[k], A[k], A[k]};
         c0 += w * load4(b);
         c1 += w * load4(b + 4);
     }
-    f32x4 bb = {0, 0, 0, 0};
-    if (bias) bb = f32x4{bias[0], bias[0], bias[0], bias[0]};
-    store4(C, bias ? c0 + bb : c0);
-    store4(C + 4, bias ? c1 + bb : c1);
+    store_row(c0, c1, bias, ep, m, C);
 }
 
 // C[M, N] (row stride ldc) = A[M, K] (row-major) @ B (+ bias[m]), B packed into
@@ -84,23 +95,25 @@ constexpr int64_t kKc = 256;
 } // namespace
 
 void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
-                 int64_t ldc, const float* bias) {
+                 int64_t ldc, const float* bias, const ConvEpilogue* ep) {
     const int64_t M4 = M / 4 * 4, NP = panels_of(N), tail = N - (NP - 1) * kPanel;
     std::vector<float> edge(tail < kPanel ? static_cast<size_t>(M * kPanel) : 0);
     for (int64_t k0 = 0; k0 < K; k0 += kKc) {
         const int64_t kc = std::min(kKc, K - k0);
         const bool first = k0 == 0, last = k0 + kc == K;
+        const float* bias_last = last ? bias : nullptr;
+        const ConvEpilogue* ep_last = last ? ep : nullptr;
         for (int64_t j = 0; j < NP; ++j) {
             const float* bp = Bp + j * K * kPanel + k0 * kPanel;
             const bool partial = j == NP - 1 && tail < kPanel;
             float* cj = partial ? edge.data() : C + j * kPanel;
             const int64_t ld = partial ? kPanel : ldc;
             for (int64_t m = 0; m < M4; m += 4)
-                tile_4x8(A + m * K + k0, K, bp, kc, first, last && bias ? bias + m : nullptr,
-                         cj + m * ld, ld);
+                tile_4x8(A + m * K + k0, K, bp, kc, first, bias_last ? bias_last + m : nullptr,
+                         ep_last, m, cj + m * ld, ld);
             for (int64_t m = M4; m < M; ++m)
-                row_1x8(A + m * K + k0, bp, kc, first, last && bias ? bias + m : nullptr,
-                        cj + m * ld);
+                row_1x8(A + m * K + k0, bp, kc, first, bias_last ? bias_last + m : nullptr, ep_last,
+                        m, cj + m * ld);
         }
     }
     if (!edge.empty())

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "exec/conv_epilogue.h"
 #include "exec/simd.h"
 
 namespace pt2lab {
@@ -16,8 +17,9 @@ inline int64_t panels_of(int64_t n) {
 }
 
 // C[M, N] (row stride ldc) = A[M, K] (row-major, row stride K) @ B (+ bias[m]),
-// B packed into panels. Sums run over k in order from 0 in float, then + bias.
+// B packed into panels. Sums run over k in order from 0 in float, then + bias,
+// then row m's epilogue ep (output channel m: conv_epilogue.h) when given.
 void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
-                 int64_t ldc, const float* bias);
+                 int64_t ldc, const float* bias, const ConvEpilogue* ep = nullptr);
 
 } // namespace pt2lab

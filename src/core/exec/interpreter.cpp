@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+
+#include "exec/conv_fusion.h"
 
 #include "util/rng.h"
 
@@ -120,6 +123,9 @@ public:
                 release[last].push_back(n);
             }
         }
+        // Conv fusion hides intermediate values: only when none is kept (conv_fusion.h).
+        if (!opt_.keep_values && kernels_.fast_conv && opt_.fuse_convs)
+            fusions_ = plan_conv_fusions(g_);
         size_t step = 0;
         for (Node* n : g_.nodes()) {
             Value v;
@@ -147,12 +153,26 @@ public:
             case Op::CallFunction: {
                 using Clock = std::chrono::steady_clock;
                 Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
+                auto ms = [&] {
+                    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                };
+                if (auto it = fused_.find(n); it != fused_.end()) { // computed by its conv
+                    v = std::move(it->second);
+                    fused_.erase(it);
+                    if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
+                    break;
+                }
+                if (auto it = fusions_.find(n); it != fusions_.end()) {
+                    if (std::optional<Value> fv = run_fused(it->second)) {
+                        v = std::move(*fv);
+                        if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
+                        break;
+                    }
+                }
                 auto r = call_function(*n);
                 if (!r.ok()) return r.error();
                 v = r.take();
-                if (opt_.node_times)
-                    opt_.node_times->push_back(
-                        {n, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
+                if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
                 break;
             }
             case Op::CallModule: {
@@ -244,12 +264,21 @@ private:
     }
 
     Result<Value> call_function(const Node& n) {
+        KernelFn fn = find_kernel(n);
+        auto args = bind(n);
+        if (!args.ok()) return args.error();
+        auto r = fn(args.value(), kernels_);
+        if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
+        return r.take();
+    }
+
+    // n's arguments in schema order (defaults filled in), after the checks every call makes.
+    Result<CallArgs> bind(const Node& n) {
         const OpSchema* schema = n.schema();
         if (!schema)
             return node_error(n, "op " + n.target() + " is not in pt2lab's op schema table",
                               "pt2lab shows this node but cannot run it");
-        KernelFn fn = find_kernel(n);
-        if (!fn)
+        if (!find_kernel(n))
             return node_error(n, "pt2lab has no kernel for " + schema->overload_str(),
                               "this op cannot run yet");
         const auto& sargs = schema->arguments;
@@ -295,10 +324,83 @@ private:
                     schema->overload_str() + ": pt2lab's executor does not compute in " +
                         std::string(scalar_type_name(t->dtype)) + " (" + t->type_str() + ")",
                     "it runs float32/float64, int64/int32, uint8, int8 and bool");
-        CallArgs args(*schema, std::move(bound));
-        auto r = fn(args, kernels_);
-        if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
-        return r.take();
+        return CallArgs(*schema, std::move(bound));
+    }
+
+    // Runs a fused group (conv_fusion.h) at its conv: the conv with the batch norm
+    // and activation as its epilogue. The group's later nodes take their values
+    // from fused_ when they come. Null when the arguments are not what the fused
+    // kernel computes exactly (the nodes then run one by one, as without fusion).
+    std::optional<Value> run_fused(const ConvFusion& f) {
+        // The later nodes read the conv (and the batch norm): a stand-in while binding.
+        env_[f.conv] = Value::none();
+        if (f.bn) env_[f.bn] = Value::none();
+        if (f.item) env_[f.item] = Value::none();
+        auto done = [&](std::optional<Value> v) {
+            for (const Node* m : {f.conv, f.bn, f.item})
+                if (m) env_.erase(m);
+            return v;
+        };
+        auto conv_args = bind(*f.conv);
+        if (!conv_args.ok()) return done(std::nullopt);
+        auto oc = conv_args.value().tensor(1); // the weight [O, C/groups, KH, KW]
+        if (!oc.ok() || oc.value()->dim() != 4 || oc.value()->dtype != ScalarType::Float)
+            return done(std::nullopt);
+        const int64_t O = oc.value()->sizes[0];
+        ConvEpilogue ep;
+        std::vector<float> alpha, beta;
+        if (f.bn) {
+            auto a = bind(*f.bn);
+            if (!a.ok()) return done(std::nullopt);
+            const CallArgs& bn = a.value();
+            const bool legit = f.bn->is(OpId::native_bn_no_training);
+            if (!legit) { // batch_norm(..., bool training, float momentum, float eps, ...)
+                auto training = bn.boolean(5);
+                if (!training.ok() || training.value()) return done(std::nullopt);
+            }
+            auto eps = bn.real(legit ? 6 : 7);
+            if (!eps.ok()) return done(std::nullopt);
+            const float* per_channel[4] = {}; // weight, bias, running_mean, running_var
+            for (size_t k = 1; k <= 4; ++k) {
+                auto t = bn.opt_tensor(k);
+                if (!t.ok()) return done(std::nullopt);
+                const Tensor* c = t.value().get();
+                if (!c) {
+                    if (k >= 3) return done(std::nullopt); // eval needs the running stats
+                    continue;
+                }
+                if (c->dtype != ScalarType::Float || c->dim() != 1 || c->numel() != O)
+                    return done(std::nullopt);
+                per_channel[k - 1] = c->f32();
+            }
+            alpha.resize(static_cast<size_t>(O)), beta.resize(static_cast<size_t>(O));
+            bn_eval_coefficients(per_channel[0], per_channel[1], per_channel[2], per_channel[3],
+                                 eps.value(), O, alpha.data(), beta.data());
+            ep.alpha = alpha.data(), ep.beta = beta.data();
+        }
+        if (f.act) {
+            if (f.act->is(OpId::relu) || f.act->is(OpId::relu_)) {
+                ep.act = ConvAct::Relu;
+            } else {
+                if (f.bn) env_[f.act->args()[0].node] = Value::none();
+                auto a = bind(*f.act);
+                if (!a.ok()) return done(std::nullopt);
+                auto lo = a.value().real(1), hi = a.value().real(2);
+                if (!lo.ok() || !hi.ok()) return done(std::nullopt);
+                ep.act = ConvAct::Clamp;
+                ep.lo = static_cast<float>(lo.value()), ep.hi = static_cast<float>(hi.value());
+            }
+        }
+        auto y = conv_with_epilogue(conv_args.value(), f.conv->is(OpId::convolution), ep, kernels_);
+        if (!y.ok()) return done(std::nullopt); // the conv alone reports it
+        // The values nothing outside the group reads stay none: the conv's, and
+        // the batch norm's before a functional activation.
+        const Value out = y.take();
+        const bool in_place = f.act && (f.act->is(OpId::hardtanh_) || f.act->is(OpId::relu_));
+        if (f.bn) fused_[f.bn] = f.item || (f.act && !in_place) ? Value::none() : out;
+        if (f.item) fused_[f.item] = f.act && !in_place ? Value::none() : out;
+        if (f.act) fused_[f.act] = out;
+        return done(Value::none());
     }
 
     Result<Value> call_module(const Node& n) {
@@ -355,6 +457,8 @@ private:
     Budget budget_;
     KernelOptions kernels_;
     std::map<const Node*, Value> env_;
+    std::map<const Node*, ConvFusion> fusions_; // by conv node
+    std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
 };
 
 // Count and dtype always; static shapes too unless a _guards_fn call will check them.

@@ -50,6 +50,7 @@ struct ModuleState {
 struct NodeTime {
     const Node* node = nullptr;
     double ms = 0.0;
+    bool fused = false; // computed inside the conv before it (conv_fusion.h): its time is there
 };
 
 struct RunOptions {
@@ -57,6 +58,9 @@ struct RunOptions {
     Limits limits;            // the run budget's limits (defaults: the page's)
     bool check_guards = true; // evaluate _guards_fn calls
     bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
+    // Without keep_values and with the fast conv: fuse each conv with the eval
+    // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
+    bool fuse_convs = true;
     // When set, every call_function node appends its time here, in execution order.
     std::vector<NodeTime>* node_times = nullptr;
 };

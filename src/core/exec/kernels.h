@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/conv_epilogue.h"
 #include "exec/tensor.h"
 #include "graph/node.h"
 #include "graph/op_table.h"
@@ -80,6 +81,12 @@ Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
 // Normalizes a possibly negative dim against `rank`.
 Result<int64_t> wrap_dim(int64_t d, int64_t rank);
 
+// An eval batch norm's per-channel y = x * alpha[c] + beta[c] (kernels_norm.cpp):
+// alpha = w / sqrt(rv + eps), beta = b - rm * alpha, in float32 as ATen's CPU
+// kernel computes them; absent w, b, rm, rv count as 1, 0, 0, 1. alpha, beta: [C].
+void bn_eval_coefficients(const float* w, const float* b, const float* rm, const float* rv,
+                          double eps, int64_t C, float* alpha, float* beta);
+
 // Conv parameters shared by conv2d and convolution.
 struct ConvParams {
     int64_t stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1}, groups = 1;
@@ -88,16 +95,26 @@ struct ConvParams {
 // The result, the scratch and the multiply-adds are charged to opt.budget.
 Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
                                 const ConvParams& p, const KernelOptions& opt = KernelOptions());
+// The fast paths take an epilogue (conv_epilogue.h): the eval batch norm and
+// activation that follow the conv, applied to each output before it is stored.
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
-                           const KernelOptions& opt = KernelOptions());
+                           const KernelOptions& opt = KernelOptions(),
+                           const ConvEpilogue* ep = nullptr);
 // The fast path's general case: im2col + GEMM (depthwise: a direct kernel per channel).
 Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
-                             const KernelOptions& opt = KernelOptions());
+                             const KernelOptions& opt = KernelOptions(),
+                             const ConvEpilogue* ep = nullptr);
 // Winograd F(2x2, 3x3) (conv_winograd.cpp): a 3x3, stride-1, undilated, ungrouped
 // float conv; conv2d_fast takes it when conv2d_winograd_suits (enough channels and tiles).
 bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p);
 Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b,
-                               const ConvParams& p, const KernelOptions& opt = KernelOptions());
+                               const ConvParams& p, const KernelOptions& opt = KernelOptions(),
+                               const ConvEpilogue* ep = nullptr);
+// A conv2d call (convolution: an aten.convolution call), arguments in schema order,
+// on the fast path with the epilogue `ep`: what the interpreter runs for a conv
+// fused with the batch norm and activation after it (conv_fusion.h).
+Result<Value> conv_with_epilogue(const CallArgs& a, bool convolution, const ConvEpilogue& ep,
+                                 const KernelOptions& opt);
 // The zeroed result of a convolution, its shape validated by conv2d_output_shape,
 // its bytes and multiply-adds charged (shared by the reference and the fast conv).
 Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,

@@ -50,19 +50,12 @@ double clamp_nan(double v, double lo, double hi) {
 // the values widened to double.
 // Four lanes at a time as vector selects (V8 compiles scalar float selects to
 // branches, which mispredict on random signs: ~10x slower on MobileNet's ReLU6).
+// The arithmetic is conv_epilogue.h's, which a fused conv applies instead.
 void hardtanh_loop(const float* x, float* y, int64_t n, float lo, float hi) {
     const f32x4 lo4 = {lo, lo, lo, lo}, hi4 = {hi, hi, hi, hi};
     int64_t k = 0;
-    for (; k + 4 <= n; k += 4) {
-        const f32x4 v = load4(x + k);
-        const f32x4 r = lo4 > v ? lo4 : v;
-        store4(y + k, r > hi4 ? hi4 : r);
-    }
-    for (; k < n; ++k) {
-        const float v = x[k];
-        const float r = lo > v ? lo : v;
-        y[k] = r > hi ? hi : r;
-    }
+    for (; k + 4 <= n; k += 4) store4(y + k, clamp4(load4(x + k), lo4, hi4));
+    for (; k < n; ++k) y[k] = clamp1(x[k], lo, hi);
 }
 
 // hardtanh (in_place false) or hardtanh_ (true: writes self, which every alias sees).

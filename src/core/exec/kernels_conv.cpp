@@ -145,30 +145,30 @@ Result<ConvParams> read_params(const CallArgs& a, size_t stride_at, size_t paddi
     return p;
 }
 
-Result<Value> run_conv(const CallArgs& a, const ConvParams& p, const KernelOptions& opt) {
+Result<Value> run_conv(const CallArgs& a, const ConvParams& p, const KernelOptions& opt,
+                       const ConvEpilogue* ep) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     auto w = a.tensor(1);
     if (!w.ok()) return w.error();
     auto b = a.opt_tensor(2);
     if (!b.ok()) return b.error();
-    auto y = opt.fast_conv ? conv2d_fast(*x.value(), *w.value(), b.value().get(), p, opt)
-                           : conv2d_reference(*x.value(), *w.value(), b.value().get(), p, opt);
+    const Tensor *xt = x.value().get(), *wt = w.value().get(), *bt = b.value().get();
+    auto y = opt.fast_conv ? conv2d_fast(*xt, *wt, bt, p, opt, ep)
+                           : conv2d_reference(*xt, *wt, bt, p, opt);
     if (!y.ok()) return y.error();
     return Value::of(y.take());
 }
 
-} // namespace
-
-// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
-Result<Value> kernel_conv2d(const CallArgs& a, const KernelOptions& opt) {
-    auto p = read_params(a, 3, 4, 5, 6);
-    if (!p.ok()) return p.error();
-    return run_conv(a, p.value(), opt);
-}
-
+// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1), or
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-Result<Value> kernel_convolution(const CallArgs& a, const KernelOptions& opt) {
+Result<Value> conv_call(const CallArgs& a, bool convolution, const KernelOptions& opt,
+                        const ConvEpilogue* ep) {
+    if (!convolution) {
+        auto p = read_params(a, 3, 4, 5, 6);
+        if (!p.ok()) return p.error();
+        return run_conv(a, p.value(), opt, ep);
+    }
     auto t = a.boolean(6);
     if (!t.ok()) return t.error();
     if (t.value())
@@ -182,7 +182,24 @@ Result<Value> kernel_convolution(const CallArgs& a, const KernelOptions& opt) {
             x.value()->type_str());
     auto p = read_params(a, 3, 4, 5, 8);
     if (!p.ok()) return p.error();
-    return run_conv(a, p.value(), opt);
+    return run_conv(a, p.value(), opt, ep);
+}
+
+} // namespace
+
+Result<Value> kernel_conv2d(const CallArgs& a, const KernelOptions& opt) {
+    return conv_call(a, false, opt, nullptr);
+}
+
+Result<Value> kernel_convolution(const CallArgs& a, const KernelOptions& opt) {
+    return conv_call(a, true, opt, nullptr);
+}
+
+Result<Value> conv_with_epilogue(const CallArgs& a, bool convolution, const ConvEpilogue& ep,
+                                 const KernelOptions& opt) {
+    if (!opt.fast_conv)
+        return kernel_error("conv2d: an epilogue needs the fast conv (KernelOptions::fast_conv)");
+    return conv_call(a, convolution, opt, &ep);
 }
 
 } // namespace pt2lab

@@ -4,6 +4,7 @@
 // Empty inputs follow ATen: batch_norm returns an empty result and leaves the
 // running statistics alone; training over zero values per channel is refused.
 #include <cmath>
+#include <vector>
 
 #include "exec/kernels.h"
 
@@ -48,10 +49,25 @@ int64_t plane_size(const Tensor& x) {
 
 // y[s] = x[s] * alpha + beta over one channel's plane. Out of line: called once
 // per channel, so V8 optimizes it during a model's first run (see conv_fast.cpp).
+// The arithmetic is conv_epilogue.h's, which a fused conv applies instead.
 __attribute__((noinline)) void scale_shift(const float* x, float* y, int64_t S, float alpha,
                                            float beta) {
-    for (int64_t s = 0; s < S; ++s) y[s] = x[s] * alpha + beta;
+    for (int64_t s = 0; s < S; ++s) y[s] = scale_shift1(x[s], alpha, beta);
 }
+
+} // namespace
+
+void bn_eval_coefficients(const float* w, const float* b, const float* rm, const float* rv,
+                          double eps, int64_t C, float* alpha, float* beta) {
+    for (int64_t c = 0; c < C; ++c) {
+        const float mean = rm ? rm[c] : 0.0f, var = rv ? rv[c] : 1.0f;
+        const float invstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
+        alpha[c] = invstd * (w ? w[c] : 1.0f);
+        beta[c] = (b ? b[c] : 0.0f) - mean * alpha[c];
+    }
+}
+
+namespace {
 
 // Eval: y = x * alpha + beta per channel, with alpha = w / sqrt(rv + eps) and
 // beta = b - rm * alpha computed in float32 as ATen's CPU kernel does.
@@ -61,15 +77,14 @@ Result<Tensor> bn_eval(const KernelOptions& opt, const char* op, const BnInputs&
     auto yr = new_tensor(opt, ScalarType::Float, x.sizes, op);
     if (!yr.ok()) return yr;
     Tensor& y = yr.value();
-    for (int64_t c = 0; c < C; ++c) {
-        float mean = in.rm ? in.mean()->f32()[c] : 0.0f;
-        float var = in.rv ? in.var()->f32()[c] : 1.0f;
-        float invstd = 1.0f / std::sqrt(var + static_cast<float>(eps));
-        float alpha = invstd * (in.w ? in.weight()->f32()[c] : 1.0f);
-        float beta = (in.b ? in.bias()->f32()[c] : 0.0f) - mean * alpha;
+    std::vector<float> alpha(static_cast<size_t>(C)), beta(static_cast<size_t>(C));
+    bn_eval_coefficients(in.w ? in.weight()->f32() : nullptr, in.b ? in.bias()->f32() : nullptr,
+                         in.rm ? in.mean()->f32() : nullptr, in.rv ? in.var()->f32() : nullptr, eps,
+                         C, alpha.data(), beta.data());
+    for (int64_t c = 0; c < C; ++c)
         for (int64_t n = 0; n < N; ++n)
-            scale_shift(x.f32() + (n * C + c) * S, y.f32() + (n * C + c) * S, S, alpha, beta);
-    }
+            scale_shift(x.f32() + (n * C + c) * S, y.f32() + (n * C + c) * S, S,
+                        alpha[static_cast<size_t>(c)], beta[static_cast<size_t>(c)]);
     return yr;
 }
 

@@ -32,15 +32,25 @@ struct WarmUpGraph {
         return call("conv2d.default", {n(x), n(w), Argument::none(), ints({stride, stride}),
                                        ints({pad, pad}), ints({1, 1}), Argument::from_int(groups)});
     }
-    Node* batch_norm(Node* x, int64_t c, const std::string& name) {
-        Node* weight = input(name + "_weight", {c});
-        Node* bias = input(name + "_bias", {c});
-        Node* mean = input(name + "_mean", {c});
+    // A batch norm's parameters, made before its conv: as in an export, whose
+    // parameters are all placeholders at the top, the conv, the batch norm and
+    // the activation are then consecutive and run fused (conv_fusion.h).
+    struct BnParams {
+        Node *weight, *bias, *mean, *var;
+    };
+    BnParams bn_params(int64_t c, const std::string& name) {
+        BnParams p;
+        p.weight = input(name + "_weight", {c});
+        p.bias = input(name + "_bias", {c});
+        p.mean = input(name + "_mean", {c});
         Tensor var = Tensor::empty(ScalarType::Float, {c});
         for (int64_t k = 0; k < c; ++k) var.f32()[k] = 1.0f + 0.1f * float(k % 7);
         inputs.push_back(Value::of(std::make_shared<Tensor>(std::move(var))));
-        Node* v = g.placeholder(name + "_var");
-        return call("batch_norm.default", {n(x), n(weight), n(bias), n(mean), n(v),
+        p.var = g.placeholder(name + "_var");
+        return p;
+    }
+    Node* batch_norm(Node* x, const BnParams& p) {
+        return call("batch_norm.default", {n(x), n(p.weight), n(p.bias), n(p.mean), n(p.var),
                                            Argument::from_bool(false), Argument::from_float(0.1),
                                            Argument::from_float(1e-5), Argument::from_bool(false)});
     }
@@ -51,18 +61,20 @@ void build(WarmUpGraph& b) {
     auto ints = WarmUpGraph::ints;
     // The stem: 3-channel 7x7 stride 2, then a max pool. [1, 3, 32, 32] -> [1, 16, 16, 16]
     Node* image = b.input("image", {1, 3, 32, 32});
+    const WarmUpGraph::BnParams bn0 = b.bn_params(16, "bn0"), bn1 = b.bn_params(16, "bn1"),
+                                bn2 = b.bn_params(48, "bn2");
     Node* stem = b.conv(image, b.input("stem_w", {16, 3, 7, 7}), 2, 3);
-    stem = b.call("relu_.default", {n(b.batch_norm(stem, 16, "bn0"))});
+    stem = b.call("relu_.default", {n(b.batch_norm(stem, bn0))});
     Node* x = b.call("max_pool2d.default", {n(stem), ints({3, 3}), ints({1, 1}), ints({1, 1})});
     // A residual block on Winograd convs (16 channels, 16x16: 64 tiles).
     Node* y = b.conv(x, b.input("w1", {16, 16, 3, 3}), 1, 1);
-    y = b.call("relu.default", {n(b.batch_norm(y, 16, "bn1"))});
+    y = b.call("relu.default", {n(b.batch_norm(y, bn1))});
     y = b.conv(y, b.input("w2", {16, 16, 3, 3}), 1, 1);
     x = b.call("relu_.default", {n(b.call("add_.Tensor", {n(y), n(x)}))});
     // An inverted residual: pointwise expand, depthwise 3x3 and 5x5, pointwise project.
     Node* e = b.conv(x, b.input("expand_w", {48, 16, 1, 1}), 1, 0);
-    e = b.call("hardtanh_.default", {n(b.batch_norm(e, 48, "bn2")), Argument::from_float(0.0),
-                                     Argument::from_float(6.0)});
+    e = b.call("hardtanh_.default",
+               {n(b.batch_norm(e, bn2)), Argument::from_float(0.0), Argument::from_float(6.0)});
     Node* d = b.conv(e, b.input("dw3_w", {48, 1, 3, 3}), 1, 1, 48);
     d = b.call("hardswish_.default", {n(d)});
     d = b.conv(d, b.input("dw5_w", {48, 1, 5, 5}), 1, 2, 48);
