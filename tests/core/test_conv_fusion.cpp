@@ -145,7 +145,8 @@ void require_same_bits(const Value& x, const Value& y, const std::string& what) 
 
 } // namespace
 
-TEST_CASE("conv fusion: the plan takes conv + eval batch norm + activation groups", "[exec][fusion]") {
+TEST_CASE("conv fusion: the plan takes conv + eval batch norm + activation groups",
+          "[exec][fusion]") {
     Net net;
     auto plan = plan_conv_fusions(net.g);
     REQUIRE(plan.size() == 6); // A, B, C, D, E and G; F's conv has two users
@@ -169,7 +170,8 @@ TEST_CASE("conv fusion: the plan takes conv + eval batch norm + activation group
     CHECK(group(net.gconv).bn != nullptr); // train mode is seen only when it runs
 }
 
-TEST_CASE("conv fusion: fused runs write the bits of the kernels run one by one", "[exec][fusion]") {
+TEST_CASE("conv fusion: fused runs write the bits of the kernels run one by one",
+          "[exec][fusion]") {
     Net net;
     Run plain = run(net, false, false), fused = run(net, false, true), kept = run(net, true, true);
     CHECK(plain.fused == 0);
@@ -192,7 +194,8 @@ TEST_CASE("conv fusion: fused runs write the bits of the kernels run one by one"
     CHECK(top == 6.0f);
 }
 
-TEST_CASE("conv fusion: a batch norm it cannot fuse still reports its own error", "[exec][fusion]") {
+TEST_CASE("conv fusion: a batch norm it cannot fuse still reports its own error",
+          "[exec][fusion]") {
     Net net;
     // bnb's running_var gets the wrong size: the fused path steps aside and the
     // batch norm kernel names the mismatch, as without fusion.
