@@ -7,10 +7,14 @@
 // first forward (V8 still in its baseline compiler, weights being prepared),
 // "steady" the median of N forwards after it. Exits 1 if an output differs from
 // PyTorch eager by more than 1e-4 relative to its magnitude.
+// This VM's speed moves by up to 1.6x over seconds (other guests: steal time),
+// so --trials T (default 3) repeats the whole set T times, the two runtimes of a
+// model back to back within a trial; each ratio is taken within a trial (the
+// same machine state), and the tables give the median over trials with the range.
 //
 //   bash scripts/torch_env.sh run sid python3 tools/onnx_models.py   # build/modelbench/
 //   cmake --preset wasm && cmake --build --preset wasm --target pt2lab_model_bench
-//   node tools/model_bench.js [--runs N] [--models resnet18,mobilenet_v2] [--reference] [--cold] [--json] [--calls N]
+//   node tools/model_bench.js [--runs N] [--trials T] [--models resnet18,mobilenet_v2] [--reference] [--cold] [--json] [--calls N]
 //                             [--js-flags "V8 flags"]   (experiments only: users run default V8)
 "use strict";
 const fs = require("fs");
@@ -21,10 +25,11 @@ const { ROOT, serve, launch } = require("../tests/e2e/lib");
 const TOLERANCE = 1e-4;
 
 function parseArgs(argv) {
-  const a = { runs: 15, models: ["resnet18", "mobilenet_v2"], reference: false, json: false,
-              referenceRuns: 3 };
+  const a = { runs: 15, trials: 3, models: ["resnet18", "mobilenet_v2"], reference: false,
+              json: false, referenceRuns: 3 };
   for (let k = 0; k < argv.length; k++) {
     if (argv[k] === "--runs") a.runs = Math.max(1, Number(argv[++k]));
+    else if (argv[k] === "--trials") a.trials = Math.max(1, Number(argv[++k]));
     else if (argv[k] === "--models") a.models = argv[++k].split(",");
     else if (argv[k] === "--reference") a.reference = true;
     else if (argv[k] === "--cold") a.cold = true; // also pt2lab without the kernel warm-up
@@ -32,7 +37,7 @@ function parseArgs(argv) {
     else if (argv[k] === "--json") a.json = true;
     else if (argv[k] === "--calls") a.calls = Math.max(0, Number(argv[++k])); // per-shape rows to print
     else if (argv[k] === "--js-flags") a.jsFlags = argv[++k]; // V8 experiments, e.g. --no-wasm-dynamic-tiering
-    else throw new Error("usage: node tools/model_bench.js [--runs N] [--models a,b] [--reference] [--cold] [--json] [--calls N] [--js-flags F]");
+    else throw new Error("usage: node tools/model_bench.js [--runs N] [--trials T] [--models a,b] [--reference] [--cold] [--json] [--calls N] [--js-flags F]");
   }
   return a;
 }
@@ -68,6 +73,10 @@ function makeSite() {
 }
 
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
 const mb = (b) => (b / 1e6).toFixed(1);
 
 async function main() {
@@ -79,27 +88,30 @@ async function main() {
   try {
     const runtimes = ["onnxruntime-web", "pt2lab"].concat(args.cold ? ["pt2lab-cold"] : [],
                                                           args.reference ? ["pt2lab-reference"] : []);
-    for (const model of args.models) {
-      for (const runtime of runtimes) {
-        const context = await browser.newContext();
-        const page = await context.newPage();
-        const errors = [];
-        page.on("pageerror", (e) => errors.push(String(e)));
-        page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-        await page.goto(server.url + "index.html" + (args.warmRuns ? `?warm=${args.warmRuns}` : ""));
-        await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30000 });
-        const runs = runtime === "pt2lab-reference" ? args.referenceRuns : args.runs;
-        let r;
-        try {
-          r = await page.evaluate(([rt, m, n]) => window.bench(rt, m, n), [runtime, model, runs]);
-        } catch (e) {
-          throw new Error(`${runtime} on ${model}: ${e.message}\n${errors.join("\n")}`);
+    for (let trial = 0; trial < args.trials; trial++) {
+      for (const model of args.models) {
+        for (const runtime of runtimes) {
+          const context = await browser.newContext();
+          const page = await context.newPage();
+          const errors = [];
+          page.on("pageerror", (e) => errors.push(String(e)));
+          page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+          await page.goto(server.url + "index.html" + (args.warmRuns ? `?warm=${args.warmRuns}` : ""));
+          await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30000 });
+          const runs = runtime === "pt2lab-reference" ? args.referenceRuns : args.runs;
+          let r;
+          try {
+            r = await page.evaluate(([rt, m, n]) => window.bench(rt, m, n), [runtime, model, runs]);
+          } catch (e) {
+            throw new Error(`${runtime} on ${model}: ${e.message}\n${errors.join("\n")}`);
+          }
+          r.trial = trial;
+          results.push(r);
+          if (!args.json)
+            console.error(`  trial ${trial + 1}: ${runtime.padEnd(16)} ${model.padEnd(13)} load ${fmt(r.init_ms + r.load_ms)} ms, ` +
+                          `first ${fmt(r.first_ms)} ms, median of ${runs} ${fmt(r.median_ms)} ms`);
+          await context.close();
         }
-        results.push(r);
-        if (!args.json)
-          console.error(`  ${runtime.padEnd(16)} ${model.padEnd(13)} load ${fmt(r.init_ms + r.load_ms)} ms, ` +
-                        `first ${fmt(r.first_ms)} ms, median of ${runs} ${fmt(r.median_ms)} ms`);
-        await context.close();
       }
     }
   } finally {
@@ -133,26 +145,48 @@ function report(results, version, args) {
               `proxy off); pt2lab WASM (-O3 -msimd128, linked -Os as the page); ` +
               `load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} on ${os.cpus().length} cores`);
   console.log("");
-  console.log("| model | runtime | load ms (of it warm-up) | first run ms | steady ms (median) | min ms | first / steady | max rel diff vs eager |");
+  const trials = [...new Set(results.map((r) => r.trial))].length;
+  // "median (lowest - highest)" of a figure over the trials
+  const spread = (xs, f = fmt) => xs.length === 1 ? f(xs[0]) :
+    `${f(median(xs))} (${f(Math.min(...xs))}-${f(Math.max(...xs))})`;
+  const ratio = (x) => x.toFixed(2);
+  console.log(`${trials} trial(s); figures are the median over trials (lowest-highest)`);
+  console.log("");
+  console.log("| model | runtime | load ms (of it warm-up) | first run ms | steady ms (median of each trial's runs) | min ms | first / steady | max rel diff vs eager |");
   console.log("|---|---|---|---|---|---|---|---|");
-  for (const r of results)
-    console.log(`| ${r.model} | ${r.runtime} | ${fmt(r.init_ms + r.load_ms)}` +
-                `${r.warm_up_ms ? ` (${fmt(r.warm_up_ms)})` : ""} | ${fmt(r.first_ms)} | ` +
-                `${fmt(r.median_ms)} (of ${r.steady_ms.length}) | ${fmt(r.min_ms)} | ` +
-                `${(r.first_ms / r.median_ms).toFixed(2)} | ${r.diff.rel.toExponential(1)} |`);
+  const models = [...new Set(results.map((r) => r.model))];
+  const runtimes = [...new Set(results.map((r) => r.runtime))];
+  const of = (m, rt) => results.filter((r) => r.model === m && r.runtime === rt);
+  for (const m of models)
+    for (const rt of runtimes) {
+      const rs = of(m, rt);
+      if (!rs.length) continue;
+      const warm = rs.map((r) => r.warm_up_ms || 0);
+      console.log(`| ${m} | ${rt} | ${spread(rs.map((r) => r.init_ms + r.load_ms))}` +
+                  `${median(warm) ? ` (${fmt(median(warm))})` : ""} | ${spread(rs.map((r) => r.first_ms))} | ` +
+                  `${spread(rs.map((r) => r.median_ms))} (${rs[0].steady_ms.length} runs) | ` +
+                  `${fmt(Math.min(...rs.map((r) => r.min_ms)))} | ` +
+                  `${spread(rs.map((r) => r.first_ms / r.median_ms), ratio)} | ` +
+                  `${Math.max(...rs.map((r) => r.diff.rel)).toExponential(1)} |`);
+    }
   console.log("");
   console.log("| model | pt2lab / ORT steady | pt2lab / ORT first run | pt2lab / ORT load |");
   console.log("|---|---|---|---|");
-  const models = [...new Set(results.map((r) => r.model))];
   for (const m of models) {
-    const p = results.find((r) => r.model === m && r.runtime === "pt2lab");
-    const o = results.find((r) => r.model === m && r.runtime === "onnxruntime-web");
-    if (!p || !o) continue;
-    console.log(`| ${m} | ${(p.median_ms / o.median_ms).toFixed(2)} | ${(p.first_ms / o.first_ms).toFixed(2)} | ` +
-                `${((p.init_ms + p.load_ms) / (o.init_ms + o.load_ms)).toFixed(2)} |`);
+    const pairs = [];
+    for (const p of of(m, "pt2lab")) {
+      const o = of(m, "onnxruntime-web").find((r) => r.trial === p.trial);
+      if (o) pairs.push([p, o]);
+    }
+    if (!pairs.length) continue;
+    console.log(`| ${m} | ${spread(pairs.map(([p, o]) => p.median_ms / o.median_ms), ratio)} | ` +
+                `${spread(pairs.map(([p, o]) => p.first_ms / o.first_ms), ratio)} | ` +
+                `${spread(pairs.map(([p, o]) => (p.init_ms + p.load_ms) / (o.init_ms + o.load_ms)), ratio)} |`);
   }
-  console.log("(time ratios: below 1 means pt2lab is faster)");
-  for (const r of results.filter((x) => x.runtime.startsWith("pt2lab"))) {
+  console.log("(time ratios within each trial: below 1 means pt2lab is faster)");
+  // The memory and per-op figures of the last trial.
+  const last = Math.max(...results.map((r) => r.trial));
+  for (const r of results.filter((x) => x.runtime.startsWith("pt2lab") && x.trial === last)) {
     console.log("");
     console.log(`${r.runtime} ${r.model}: weights ${mb(r.weight_bytes)} MB; wasm memory ${mb(r.heap_after_load)} MB ` +
                 `after load, ${mb(r.heap_peak)} MB at the end (peak / weights ` +

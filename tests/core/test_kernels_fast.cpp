@@ -239,3 +239,52 @@ TEST_CASE("same-shape float add, sub, mul, div equal the broadcast loop's arithm
         }
     }
 }
+
+TEST_CASE("linear's fast float dot products agree with the double reference", "[exec]") {
+    // K: whole eight-lane blocks, a tail only, both; batch dims in front; with and without bias
+    struct Case {
+        std::vector<int64_t> x;
+        int64_t out;
+        bool bias;
+    };
+    for (const Case& c : {Case{{1, 1280}, 1000, true}, Case{{3, 5}, 7, false},
+                          Case{{2, 4, 37}, 9, true}, Case{{1, 0}, 3, true}}) {
+        const int64_t K = c.x.back();
+        INFO("x " << shape_str(c.x) << ", " << c.out << " outputs");
+        Graph g;
+        std::vector<Argument> args = {Argument::from_node(g.placeholder("x")),
+                                      Argument::from_node(g.placeholder("w"))};
+        std::vector<Value> in = {Value::of(Tensor::seeded_normal(c.x, 1)),
+                                 Value::of(Tensor::seeded_normal({c.out, K}, 2))};
+        if (c.bias) {
+            args.push_back(Argument::from_node(g.placeholder("b")));
+            in.push_back(Value::of(Tensor::seeded_normal({c.out}, 3)));
+        }
+        Node* n = g.call_function("torch.ops.aten.linear.default", std::move(args));
+        g.output(Argument::tuple({Argument::from_node(n)}));
+        Tensor y[2];
+        for (bool fast : {false, true}) {
+            ModuleState state;
+            RunOptions opt;
+            opt.kernels.fast_conv = fast;
+            auto r = run_graph(g, in, state, opt);
+            REQUIRE(r.ok());
+            y[fast] = *r.value().outputs[0].tensor;
+        }
+        REQUIRE(y[1].sizes == y[0].sizes);
+        // float sums of K products: within K ulps-ish of the sum of magnitudes
+        const Tensor &x = *in[0].tensor, &w = *in[1].tensor;
+        const int64_t M = x.numel() / std::max<int64_t>(K, 1);
+        for (int64_t m = 0; m < (K ? M : 0); ++m)
+            for (int64_t o = 0; o < c.out; ++o) {
+                double mag = 0.0;
+                for (int64_t k = 0; k < K; ++k)
+                    mag += std::fabs(double(x.f32()[m * K + k]) * double(w.f32()[o * K + k]));
+                const int64_t i = m * c.out + o;
+                CHECK(std::fabs(double(y[1].f32()[i]) - double(y[0].f32()[i])) <=
+                      1e-6 * (mag + 1.0));
+            }
+        if (K == 0) // an empty sum: the bias alone
+            for (int64_t i = 0; i < y[1].numel(); ++i) CHECK(y[1].f32()[i] == y[0].f32()[i]);
+    }
+}

@@ -1,5 +1,8 @@
-// Matrix kernels: linear, addmm, mm (double accumulation).
+// Matrix kernels: linear, addmm, mm (double accumulation). linear has a fast
+// path (KernelOptions::fast_conv, the fast kernels): float dot products eight
+// lanes at a time, which the tests compare against the reference loop.
 #include "exec/kernels.h"
+#include "exec/simd.h"
 
 namespace pt2lab {
 
@@ -26,6 +29,21 @@ void matmul(const float* a, B b, int64_t M, int64_t K, int64_t N, std::vector<do
             for (int64_t k = 0; k < K; ++k) acc += double(a[m * K + k]) * double(b(k, n));
             c[static_cast<size_t>(m * N + n)] = acc;
         }
+}
+// sum_k x[k] * w[k] in float: eight partial sums (lane j takes k = j mod 8), then
+// added pairwise, then the tail. Out of line: called once per output, so V8
+// optimizes it during a model's first run (see gemm.cpp's tile_4x8).
+__attribute__((noinline)) float dot_fast(const float* x, const float* w, int64_t K) {
+    f32x4 s0 = {0, 0, 0, 0}, s1 = s0;
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        s0 += load4(x + k) * load4(w + k);
+        s1 += load4(x + k + 4) * load4(w + k + 4);
+    }
+    const f32x4 s = s0 + s1;
+    float acc = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; k < K; ++k) acc += x[k] * w[k];
+    return acc;
 }
 } // namespace
 
@@ -56,6 +74,16 @@ Result<Value> kernel_linear(const CallArgs& a, const KernelOptions& opt) {
     out_sizes.back() = N;
     auto yr = new_tensor(opt, ScalarType::Float, out_sizes, "aten.linear.default");
     if (!yr.ok()) return yr.error();
+    if (opt.fast_conv) { // y[m, n] = x[m, :] . w[n, :] (+ b[n]), rows read in place
+        if (Status s = charge_work(opt, work_of({M, N, K}), "aten.linear.default"); !s.ok())
+            return s.error();
+        Tensor& y = yr.value();
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n)
+                y.f32()[m * N + n] =
+                    dot_fast(X.f32() + m * K, Wt.f32() + n * K, K) + (bias ? bias->f32()[n] : 0.0f);
+        return Value::of(yr.take());
+    }
     if (Status s = accumulator(opt, M, N, K, "aten.linear.default"); !s.ok()) return s.error();
     std::vector<double> c;
     const float* wd = Wt.f32();
