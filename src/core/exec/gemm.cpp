@@ -96,6 +96,14 @@ constexpr int64_t kKc = 256;
 
 void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N, int64_t K,
                  int64_t ldc, const float* bias, const ConvEpilogue* ep) {
+    if (K == 0) { // an empty sum: the bias alone, then the epilogue (C may hold anything)
+        for (int64_t m = 0; m < M; ++m) {
+            const ChannelEpilogue e(ep, m);
+            const float v = e(bias ? 0.0f + bias[m] : 0.0f);
+            std::fill(C + m * ldc, C + m * ldc + N, v);
+        }
+        return;
+    }
     const int64_t M4 = M / 4 * 4, NP = panels_of(N), tail = N - (NP - 1) * kPanel;
     std::vector<float> edge(tail < kPanel ? static_cast<size_t>(M * kPanel) : 0);
     for (int64_t k0 = 0; k0 < K; k0 += kKc) {

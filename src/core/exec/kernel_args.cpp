@@ -16,8 +16,9 @@ Error budget_error(const Status& s, const std::string& op) {
 }
 } // namespace
 
-Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vector<int64_t> sizes,
-                          const std::string& op) {
+namespace {
+Result<Tensor> charged_tensor(const KernelOptions& opt, ScalarType dtype,
+                              std::vector<int64_t> sizes, const std::string& op, bool zeroed) {
     size_t item = scalar_type_size(dtype);
     Status s;
     if (opt.budget) {
@@ -28,7 +29,19 @@ Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vecto
         s = unlimited.tensor(sizes, item, "result " + shape_str(sizes));
     }
     if (!s.ok()) return budget_error(s, op + ": result " + shape_str(sizes));
-    return Tensor::empty(dtype, std::move(sizes));
+    return zeroed ? Tensor::empty(dtype, std::move(sizes))
+                  : Tensor::unfilled(dtype, std::move(sizes));
+}
+} // namespace
+
+Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vector<int64_t> sizes,
+                          const std::string& op) {
+    return charged_tensor(opt, dtype, std::move(sizes), op, true);
+}
+
+Result<Tensor> new_unfilled_tensor(const KernelOptions& opt, ScalarType dtype,
+                                   std::vector<int64_t> sizes, const std::string& op) {
+    return charged_tensor(opt, dtype, std::move(sizes), op, false);
 }
 
 Result<Tensor> copy_tensor(const KernelOptions& opt, const Tensor& x, const std::string& op) {

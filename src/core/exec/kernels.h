@@ -66,6 +66,10 @@ Error kernel_error(const std::string& message, const std::string& hint = {});
 // one visit per element charged to the run's budget first.
 Result<Tensor> new_tensor(const KernelOptions& opt, ScalarType dtype, std::vector<int64_t> sizes,
                           const std::string& op);
+// The same, its values unspecified: for kernels that write every element
+// (conv2d), which then skip a pass over the result.
+Result<Tensor> new_unfilled_tensor(const KernelOptions& opt, ScalarType dtype,
+                                   std::vector<int64_t> sizes, const std::string& op);
 // A copy of `x` for a result of `op` (reshapes, clones), charged like new_tensor.
 Result<Tensor> copy_tensor(const KernelOptions& opt, const Tensor& x, const std::string& op);
 // Scratch bytes (conv's im2col buffer) and work (multiply-adds, element visits)
@@ -115,7 +119,8 @@ Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b
 // fused with the batch norm and activation after it (conv_fusion.h).
 Result<Value> conv_with_epilogue(const CallArgs& a, bool convolution, const ConvEpilogue& ep,
                                  const KernelOptions& opt);
-// The zeroed result of a convolution, its shape validated by conv2d_output_shape,
+// The result of a convolution, its shape validated by conv2d_output_shape, its
+// values unspecified (every conv path writes each element),
 // its bytes and multiply-adds charged (shared by the reference and the fast conv).
 Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
                              const KernelOptions& opt);

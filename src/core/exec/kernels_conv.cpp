@@ -76,7 +76,7 @@ Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, 
     auto shape = conv2d_output_shape(x, w, b, p);
     if (!shape.ok()) return shape.error();
     const std::vector<int64_t>& s = shape.value();
-    auto y = new_tensor(opt, ScalarType::Float, s, "aten.conv2d.default");
+    auto y = new_unfilled_tensor(opt, ScalarType::Float, s, "aten.conv2d.default");
     if (!y.ok()) return y;
     // N * O * OH * OW outputs, each C/groups * KH * KW multiply-adds.
     Status st =

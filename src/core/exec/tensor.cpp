@@ -22,6 +22,14 @@ Tensor Tensor::empty(ScalarType dtype, std::vector<int64_t> sizes) {
     return t;
 }
 
+Tensor Tensor::unfilled(ScalarType dtype, std::vector<int64_t> sizes) {
+    Tensor t;
+    t.dtype = dtype;
+    t.sizes = std::move(sizes);
+    t.storage.allocate_unfilled(static_cast<size_t>(t.numel()) * scalar_type_size(dtype));
+    return t;
+}
+
 Tensor Tensor::from_data(const TensorData& d) {
     Tensor t;
     t.dtype = d.dtype;

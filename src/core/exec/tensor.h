@@ -21,10 +21,21 @@ namespace pt2lab {
 // Every non-const access (data(), operator[], resize) goes through unshare(),
 // which first copies a shared view into a buffer of its own, so writing a
 // tensor never changes the program it came from. Reading never copies.
+// An allocator whose resize() leaves new bytes as they are (no zero fill): a
+// kernel that writes every element of its result (conv2d's) skips a pass.
+template <class T> struct DefaultInitAllocator : std::allocator<T> {
+    template <class U> struct rebind { using other = DefaultInitAllocator<U>; };
+    using std::allocator<T>::allocator;
+    template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <class U, class... A> void construct(U* p, A&&... a) {
+        ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+    }
+};
+using ByteBuffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 class TensorStorage {
 public:
     TensorStorage() = default;
-    TensorStorage(std::vector<uint8_t> own) : own_(std::move(own)) {}
     // Shares `view`'s bytes; its data is aligned for the tensor's dtype.
     explicit TensorStorage(Bytes view) : view_(std::move(view)), shared_(true) {}
 
@@ -43,9 +54,19 @@ public:
         shared_ = false;
         own_.assign(n, v);
     }
+    // n bytes of its own whose values are unspecified: for a result every element of
+    // which its kernel writes before anything reads it.
+    void allocate_unfilled(size_t n) {
+        view_ = Bytes();
+        shared_ = false;
+        own_.clear();
+        own_.resize(n);
+    }
     void resize(size_t n) { unshare().resize(n); }
     // The bytes as an immutable Bytes: the shared view itself, or a copy of its own buffer.
-    Bytes to_bytes() const { return shared_ ? view_ : Bytes(own_); }
+    Bytes to_bytes() const {
+        return shared_ ? view_ : Bytes(std::vector<uint8_t>(own_.begin(), own_.end()));
+    }
 
     friend bool operator==(const TensorStorage& a, const TensorStorage& b) {
         return a.size() == b.size() &&
@@ -55,7 +76,7 @@ public:
 
 private:
     // The one place a shared view becomes a buffer of its own (before a write).
-    std::vector<uint8_t>& unshare() {
+    ByteBuffer& unshare() {
         if (shared_) {
             own_.assign(view_.begin(), view_.end());
             view_ = Bytes();
@@ -64,7 +85,7 @@ private:
         return own_;
     }
 
-    std::vector<uint8_t> own_;
+    ByteBuffer own_;
     Bytes view_;
     bool shared_ = false;
 };
@@ -75,6 +96,8 @@ struct Tensor {
     TensorStorage storage; // numel * itemsize bytes, C order
 
     static Tensor empty(ScalarType dtype, std::vector<int64_t> sizes);
+    // The same shape with unspecified values (TensorStorage::allocate_unfilled).
+    static Tensor unfilled(ScalarType dtype, std::vector<int64_t> sizes);
     static Tensor zeros(ScalarType dtype, std::vector<int64_t> sizes) {
         return empty(dtype, std::move(sizes));
     }
