@@ -2,10 +2,11 @@
 // (batch 1, 3x224x224) in headless Chromium, pt2lab's WASM executor
 // (bench/model_bench.cpp) vs ONNX Runtime Web (npm onnxruntime-web, wasm
 // backend, SIMD, one thread, no proxy worker) on the same model, in one browser
-// run. Each (runtime, model) gets a fresh page, so its first run is cold:
+// run. Each model gets a fresh page with both runtimes, so each first run is cold:
 // "load" is instantiating the runtime's wasm + reading the model, "first" the
 // first forward (V8 still in its baseline compiler, weights being prepared),
-// "steady" the median of N forwards after it. Exits 1 if an output differs from
+// "steady" the median of N forwards after it, the two runtimes' forwards
+// alternating (a pt2lab / ORT ratio per pair). Exits 1 if an output differs from
 // PyTorch eager by more than 1e-4 relative to its magnitude.
 // This VM's speed moves by up to 1.6x over seconds (other guests: steal time),
 // so --trials T (default 3) repeats the whole set T times, the two runtimes of a
@@ -86,8 +87,9 @@ async function main() {
   const browser = await launch(args.jsFlags ? [`--js-flags=${args.jsFlags}`] : []);
   const results = [];
   try {
-    const runtimes = ["onnxruntime-web", "pt2lab"].concat(args.cold ? ["pt2lab-cold"] : [],
-                                                          args.reference ? ["pt2lab-reference"] : []);
+    // "pair": ONNX Runtime Web and pt2lab in one page, steady runs alternating.
+    const runtimes = ["pair"].concat(args.cold ? ["pt2lab-cold"] : [],
+                                     args.reference ? ["pt2lab-reference"] : []);
     for (let trial = 0; trial < args.trials; trial++) {
       for (const model of args.models) {
         for (const runtime of runtimes) {
@@ -105,11 +107,14 @@ async function main() {
           } catch (e) {
             throw new Error(`${runtime} on ${model}: ${e.message}\n${errors.join("\n")}`);
           }
-          r.trial = trial;
-          results.push(r);
-          if (!args.json)
-            console.error(`  trial ${trial + 1}: ${runtime.padEnd(16)} ${model.padEnd(13)} load ${fmt(r.init_ms + r.load_ms)} ms, ` +
-                          `first ${fmt(r.first_ms)} ms, median of ${runs} ${fmt(r.median_ms)} ms`);
+          for (const x of Array.isArray(r) ? r : [r]) {
+            x.trial = trial;
+            results.push(x);
+            if (!args.json)
+              console.error(`  trial ${trial + 1}: ${x.runtime.padEnd(16)} ${model.padEnd(13)} load ` +
+                            `${fmt(x.init_ms + x.load_ms)} ms, first ${fmt(x.first_ms)} ms, ` +
+                            `median of ${runs} ${fmt(x.median_ms)} ms`);
+          }
           await context.close();
         }
       }
@@ -179,11 +184,12 @@ function report(results, version, args) {
       if (o) pairs.push([p, o]);
     }
     if (!pairs.length) continue;
-    console.log(`| ${m} | ${spread(pairs.map(([p, o]) => p.median_ms / o.median_ms), ratio)} | ` +
+    console.log(`| ${m} | ${spread(pairs.map(([p]) => median(p.pair_ratios)), ratio)} | ` +
                 `${spread(pairs.map(([p, o]) => p.first_ms / o.first_ms), ratio)} | ` +
                 `${spread(pairs.map(([p, o]) => (p.init_ms + p.load_ms) / (o.init_ms + o.load_ms)), ratio)} |`);
   }
-  console.log("(time ratios within each trial: below 1 means pt2lab is faster)");
+  console.log("(time ratios within each trial: below 1 means pt2lab is faster; steady: the median " +
+              "of the ratios of alternating runs)");
   // The memory and per-op figures of the last trial.
   const last = Math.max(...results.map((r) => r.trial));
   for (const r of results.filter((x) => x.runtime.startsWith("pt2lab") && x.trial === last)) {
