@@ -121,6 +121,8 @@ TEST_CASE("the im2col GEMM matches the reference conv past its tile, panel and b
         {{{1, 64, 14, 14}, {128, 64, 3, 3}, 1, false}, 2}, // stride 2
         {{{1, 512, 7, 7}, {64, 512, 3, 3}, 1, true}, 1},   // K = 4608, 4 x 4 tiles (no Winograd)
         {{{1, 0, 5, 5}, {6, 0, 3, 3}, 1, true}, 1},        // no input channels: K = 0, the bias
+        {{{1, 128, 5, 5}, {262, 128, 3, 3}, 1, true},
+         1}, // 262 rows: 65 tiles and two single rows, five K blocks
     };
     for (const Strided& s : cases) {
         ConvParams p;
