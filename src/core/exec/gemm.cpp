@@ -72,6 +72,35 @@ __attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float
         store_row(rows[r][0], rows[r][1], bias ? bias + r : nullptr, ep, m + r, C + r * ldc);
 }
 
+// tile_4x8 for a last panel with at most 4 columns of C (a 7x7 output's 49th
+// column): lanes 0-3 only, half the work; the same sums for those columns.
+//   C[4, 4] (row stride ldc) (+)= A[4, kc] @ b[kc][0..4) (a packed panel, row stride 8)
+__attribute__((noinline)) void tile_4x4(const float* A, int64_t lda, const float* b, int64_t kc,
+                                        bool first, const float* bias, const ConvEpilogue* ep,
+                                        int64_t m, float* C, int64_t ldc) {
+    f32x4 c0, c1, c2, c3;
+    if (first) {
+        c0 = c1 = c2 = c3 = f32x4{0, 0, 0, 0};
+    } else {
+        c0 = load4(C), c1 = load4(C + ldc), c2 = load4(C + 2 * ldc), c3 = load4(C + 3 * ldc);
+    }
+    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda;
+    for (int64_t k = 0; k < kc; ++k, b += kPanel) {
+        const f32x4 bk = load4(b);
+        c0 += f32x4{a0[k], a0[k], a0[k], a0[k]} * bk;
+        c1 += f32x4{a1[k], a1[k], a1[k], a1[k]} * bk;
+        c2 += f32x4{a2[k], a2[k], a2[k], a2[k]} * bk;
+        c3 += f32x4{a3[k], a3[k], a3[k], a3[k]} * bk;
+    }
+    const f32x4 rows[4] = {c0, c1, c2, c3};
+    for (int r = 0; r < 4; ++r) {
+        f32x4 v = rows[r];
+        if (bias) v += f32x4{bias[r], bias[r], bias[r], bias[r]};
+        if (ep) v = ChannelEpilogue(ep, m + r)(v);
+        store4(C + r * ldc, v);
+    }
+}
+
 // One row of C past the last full 4-row tile, the same sums one lane at a time:
 //   C[0, 8] (+)= A[0, kc] @ b[kc][8]
 __attribute__((noinline)) void row_1x8(const float* A, const float* b, int64_t kc, bool first,
@@ -116,9 +145,11 @@ void gemm_packed(const float* A, const float* Bp, float* C, int64_t M, int64_t N
             const bool partial = j == NP - 1 && tail < kPanel;
             float* cj = partial ? edge.data() : C + j * kPanel;
             const int64_t ld = partial ? kPanel : ldc;
+            // A last panel of at most 4 columns takes the half-width tile.
+            const auto tile = partial && tail <= kPanel / 2 ? tile_4x4 : tile_4x8;
             for (int64_t m = 0; m < M4; m += 4)
-                tile_4x8(A + m * K + k0, K, bp, kc, first, bias_last ? bias_last + m : nullptr,
-                         ep_last, m, cj + m * ld, ld);
+                tile(A + m * K + k0, K, bp, kc, first, bias_last ? bias_last + m : nullptr, ep_last,
+                     m, cj + m * ld, ld);
             for (int64_t m = M4; m < M; ++m)
                 row_1x8(A + m * K + k0, bp, kc, first, bias_last ? bias_last + m : nullptr, ep_last,
                         m, cj + m * ld);

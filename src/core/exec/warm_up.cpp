@@ -8,7 +8,8 @@ namespace pt2lab {
 namespace {
 
 // The graph: a small CNN stage (every conv path of the fast kernels: Winograd,
-// im2col with stride, pointwise, depthwise 3x3 and 5x5, a 3-channel 7x7 stem),
+// im2col with stride, pointwise, depthwise 3x3 and 5x5, a 3-channel 7x7 stem,
+// a half-width last GEMM panel, conv + batch norm + activation fused),
 // the norms and activations the torchvision families use, pooling and a head,
 // then a transformer block's ops. Small: what a first call costs in V8 is mostly
 // compiling, which any size pays; the whole run takes a few milliseconds natively.
@@ -93,6 +94,8 @@ void build(WarmUpGraph& b) {
     // Downsampling: im2col at stride 2 and a depthwise conv at stride 2.
     Node* s = b.conv(x, b.input("down_w", {32, 16, 3, 3}), 2, 1);
     s = b.conv(s, b.input("dw_s2_w", {32, 1, 3, 3}), 2, 1, 32);
+    // A GEMM whose last panel has at most 4 columns (6x6 = 36 outputs): the half-width tile.
+    s = b.conv(s, b.input("edge_w", {32, 32, 3, 3}), 1, 2);
     // The head: pool, flatten, linear.
     Node* pooled = b.call("adaptive_avg_pool2d.default", {n(s), ints({1, 1})});
     Node* flat = b.call("flatten.using_ints", {n(pooled), Argument::from_int(1)});
