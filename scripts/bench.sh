@@ -14,7 +14,7 @@ if [ "${1:-}" = models ]; then
     cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab_model_bench >/dev/null
     cmake --preset wasm >/dev/null && cmake --build --preset wasm -j"$JOBS" --target pt2lab_model_bench >/dev/null
     uptime
-    node tools/model_bench.js --runs 15
+    node tools/model_bench.js --runs 15 --trials 5
     echo
     echo "native pt2lab (fast kernels, one thread):"
     for m in resnet18 mobilenet_v2; do
