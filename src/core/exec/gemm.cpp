@@ -9,19 +9,16 @@ namespace pt2lab {
 
 namespace {
 
-// C[0, 8] = {c0, c1} (+ *bias), then row m's epilogue when given.
-inline void store_row(f32x4 c0, f32x4 c1, const float* bias, const ConvEpilogue* ep, int64_t m,
+// C[0, 4n] = c[0 .. n) (+ *bias), then row m's epilogue when given (n: 1 or 2 vectors).
+inline void store_row(const f32x4* c, int n, const float* bias, const ConvEpilogue* ep, int64_t m,
                       float* C) {
-    if (bias) {
-        const f32x4 bb = {*bias, *bias, *bias, *bias};
-        c0 += bb, c1 += bb;
+    const ChannelEpilogue e = ep ? ChannelEpilogue(ep, m) : ChannelEpilogue();
+    for (int i = 0; i < n; ++i) {
+        f32x4 v = c[i];
+        if (bias) v += f32x4{*bias, *bias, *bias, *bias};
+        if (ep) v = e(v);
+        store4(C + 4 * i, v);
     }
-    if (ep) {
-        const ChannelEpilogue e(ep, m);
-        c0 = e(c0), c1 = e(c1);
-    }
-    store4(C, c0);
-    store4(C + 4, c1);
 }
 
 // One 4 x 8 tile over a block of kc rows of K:
@@ -69,7 +66,7 @@ __attribute__((noinline)) void tile_4x8(const float* A, int64_t lda, const float
     for (int64_t k = 0; k < kc; ++k, b += kPanel) step(k, b);
     f32x4 rows[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     for (int r = 0; r < 4; ++r)
-        store_row(rows[r][0], rows[r][1], bias ? bias + r : nullptr, ep, m + r, C + r * ldc);
+        store_row(rows[r], 2, bias ? bias + r : nullptr, ep, m + r, C + r * ldc);
 }
 
 // tile_4x8 for a last panel with at most 4 columns of C (a 7x7 output's 49th
@@ -93,12 +90,8 @@ __attribute__((noinline)) void tile_4x4(const float* A, int64_t lda, const float
         c3 += f32x4{a3[k], a3[k], a3[k], a3[k]} * bk;
     }
     const f32x4 rows[4] = {c0, c1, c2, c3};
-    for (int r = 0; r < 4; ++r) {
-        f32x4 v = rows[r];
-        if (bias) v += f32x4{bias[r], bias[r], bias[r], bias[r]};
-        if (ep) v = ChannelEpilogue(ep, m + r)(v);
-        store4(C + r * ldc, v);
-    }
+    for (int r = 0; r < 4; ++r)
+        store_row(&rows[r], 1, bias ? bias + r : nullptr, ep, m + r, C + r * ldc);
 }
 
 // One row of C past the last full 4-row tile, the same sums one lane at a time:
@@ -112,7 +105,8 @@ __attribute__((noinline)) void row_1x8(const float* A, const float* b, int64_t k
         c0 += w * load4(b);
         c1 += w * load4(b + 4);
     }
-    store_row(c0, c1, bias, ep, m, C);
+    const f32x4 row[2] = {c0, c1};
+    store_row(row, 2, bias, ep, m, C);
 }
 
 // C[M, N] (row stride ldc) = A[M, K] (row-major) @ B (+ bias[m]), B packed into

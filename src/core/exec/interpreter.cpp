@@ -264,10 +264,9 @@ private:
     }
 
     Result<Value> call_function(const Node& n) {
-        KernelFn fn = find_kernel(n);
         auto args = bind(n);
         if (!args.ok()) return args.error();
-        auto r = fn(args.value(), kernels_);
+        auto r = find_kernel(n)(args.value(), kernels_); // bind checked that it has one
         if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
         return r.take();
     }
@@ -381,8 +380,7 @@ private:
         if (f.act) {
             if (f.act->is(OpId::relu) || f.act->is(OpId::relu_)) {
                 ep.act = ConvAct::Relu;
-            } else {
-                if (f.bn) env_[f.act->args()[0].node] = Value::none();
+            } else { // its input (the conv, batch norm or getitem) has its stand-in
                 auto a = bind(*f.act);
                 if (!a.ok()) return done(std::nullopt);
                 auto lo = a.value().real(1), hi = a.value().real(2);

@@ -16,11 +16,6 @@
 
 namespace pt2lab {
 
-// A tensor's bytes, copy on write: a buffer of its own, or a read-only view
-// shared with a program's TensorData (and so, often, with the file's bytes).
-// Every non-const access (data(), operator[], resize) goes through unshare(),
-// which first copies a shared view into a buffer of its own, so writing a
-// tensor never changes the program it came from. Reading never copies.
 // An allocator whose resize() leaves new bytes as they are (no zero fill): a
 // kernel that writes every element of its result (conv2d's) skips a pass.
 template <class T> struct DefaultInitAllocator : std::allocator<T> {
@@ -33,6 +28,11 @@ template <class T> struct DefaultInitAllocator : std::allocator<T> {
 };
 using ByteBuffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 
+// A tensor's bytes, copy on write: a buffer of its own, or a read-only view
+// shared with a program's TensorData (and so, often, with the file's bytes).
+// Every non-const access (data(), operator[], resize) goes through unshare(),
+// which first copies a shared view into a buffer of its own, so writing a
+// tensor never changes the program it came from. Reading never copies.
 class TensorStorage {
 public:
     TensorStorage() = default;
