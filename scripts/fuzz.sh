@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds pt2lab's libFuzzer harnesses (fuzz/: clang-14, ASan + UBSan) and runs
-# each for SECONDS, one after the other, niced. Idempotent: corpora persist in
+# each for SECONDS, side by side, niced. Idempotent: corpora persist in
 # build/fuzz/corpus/<harness> and grow run after run; seeds come from
 # assets/graphs, assets/fx and tests/corpus every time.
 #   scripts/fuzz.sh                 30 s per harness (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600            an hour each
 #   scripts/fuzz.sh 600 drop zip    some harnesses only (zip, export_json, drop)
 #   PT2LAB_FUZZ_SEED=1 ...          libFuzzer's -seed (scripts/test.sh fixes it; default random)
+#   scripts/fuzz.sh --build-only    configure and build only (scripts/test.sh does it
+#                                   beside the single-threaded assets suite)
 # Prints executions, coverage and corpus size per harness. A crash, leak,
 # sanitizer report or timeout is saved in build/fuzz/crashes/<harness>/ and
 # makes the script fail: add the input to tools/make_corpus.py as a bad file
@@ -14,6 +16,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+BUILD_ONLY=
+if [ "${1:-}" = "--build-only" ]; then BUILD_ONLY=1; shift; fi
 SECONDS_EACH=${1:-30}
 shift || true
 HARNESSES=${*:-"zip export_json drop"}
@@ -26,6 +30,7 @@ command -v clang++-14 >/dev/null || { say "clang++-14 missing (scripts/deps.sh i
 cmake -S fuzz -B "$OUT" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
     { say "configure failed"; exit 1; }
 nice cmake --build "$OUT" -j"$JOBS" >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log"; say "build failed"; exit 1; }
+[ -n "$BUILD_ONLY" ] && { say "built"; exit 0; }
 
 # Seed folders, one per harness (rebuilt every run; the corpora they feed are kept).
 SEEDS=$OUT/seeds
@@ -57,18 +62,17 @@ done
 declare -A MAXLEN=([zip]=1048576 [export_json]=262144 [drop]=262144)
 SEED_OPT=()
 [ -n "${PT2LAB_FUZZ_SEED:-}" ] && SEED_OPT=(-seed="$PT2LAB_FUZZ_SEED")
-FAILED=0
-SUMMARY=()
-for h in $HARNESSES; do
-    corpus=$OUT/corpus/$h crashes=$OUT/crashes/$h log=$OUT/$h.log
+# The harnesses run side by side (each is one process, one core), each for
+# SECONDS_EACH of wall time; then each one's line, in order.
+run_harness() { # harness: runs it, leaves its summary line in $OUT/$h.line and its status in $OUT/$h.rc
+    local h=$1 corpus=$OUT/corpus/$1 crashes=$OUT/crashes/$1 log=$OUT/$1.log
     mkdir -p "$corpus" "$crashes"
-    say "$h: ${SECONDS_EACH}s (log: $log)"
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         nice "$OUT/fuzz_$h" "$corpus" "$SEEDS/$h" -max_total_time="$SECONDS_EACH" -timeout=20 \
         -rss_limit_mb=2560 -max_len="${MAXLEN[$h]}" -print_final_stats=1 \
         "${SEED_OPT[@]}" -artifact_prefix="$crashes/" >"$log" 2>&1
-    rc=$?
+    local rc=$? execs cov ft units line found slow
     execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
@@ -80,12 +84,23 @@ for h in $HARNESSES; do
     slow=$(find "$crashes" -type f -name 'slow-unit-*' | wc -l)
     [ "$slow" -ne 0 ] && line="$line  ($slow slow units kept in $crashes)"
     if [ $rc -ne 0 ] || [ "$found" -ne 0 ]; then
-        FAILED=1
         line="$line  FOUND: $(find "$crashes" -type f ! -name 'slow-unit-*' | head -3 | tr '\n' ' ')"
-        grep -m3 -E 'ERROR|runtime error|SUMMARY|timeout' "$log" | sed 's/^/    /'
+        line="$line"$'\n'"$(grep -m3 -E 'ERROR|runtime error|SUMMARY|timeout' "$log" | sed 's/^/    /')"
+        rc=1
     fi
-    SUMMARY+=("$line")
+    printf '%s\n' "$line" >"$OUT/$h.line"
+    echo $rc >"$OUT/$h.rc"
+}
+for h in $HARNESSES; do
+    rm -f "$OUT/$h.line" "$OUT/$h.rc"
+    say "$h: ${SECONDS_EACH}s (log: $OUT/$h.log)"
+    run_harness "$h" &
 done
+wait
+FAILED=0
 printf '\n'
-for l in "${SUMMARY[@]}"; do echo "$l"; done
+for h in $HARNESSES; do
+    cat "$OUT/$h.line" 2>/dev/null || echo "$h: no result"
+    [ "$(cat "$OUT/$h.rc" 2>/dev/null)" = 0 ] || FAILED=1
+done
 exit $FAILED

@@ -68,6 +68,18 @@ suite_crossbuild() {
     echo "wasm:   $(cat "$b")"
     cmp -s "$a" "$b"
 }
+# The fuzz harnesses' build (clang, the whole core again) runs beside the assets
+# suite, which is mostly one Python process on one core; suite_fuzz waits for it.
+FUZZ_BUILD_LOG=$ROOT/build/fuzz_build.log
+FUZZ_BUILD_STARTED=
+rm -f "$FUZZ_BUILD_LOG.rc"
+start_fuzz_build() {
+    [[ " $SUITES " == *" fuzz "* ]] || return 0
+    mkdir -p build
+    (bash scripts/fuzz.sh --build-only >"$FUZZ_BUILD_LOG" 2>&1; echo $? >"$FUZZ_BUILD_LOG.rc") &
+    FUZZ_BUILD_STARTED=1
+}
+
 suite_assets() {
     # Every asset and golden is regenerated with real PyTorch (2.14.1 in a Debian sid root,
     # 2.6.0 in a trixie root for torch.ao's PT2E) and compared with the committed files.
@@ -118,6 +130,11 @@ suite_fuzz() {
     # Each libFuzzer harness (fuzz/) for a short fixed time from a fixed seed, so that a
     # run here replays what it did on the last machine (as far as that machine got in
     # the time); scripts/fuzz.sh 3600 explores for an hour from a random seed.
+    if [ -n "$FUZZ_BUILD_STARTED" ]; then
+        while [ ! -s "$FUZZ_BUILD_LOG.rc" ]; do sleep 2; done
+        cat "$FUZZ_BUILD_LOG"
+        [ "$(cat "$FUZZ_BUILD_LOG.rc")" = 0 ] || return 1
+    fi
     PT2LAB_FUZZ_SEED=${PT2LAB_FUZZ_SEED:-1} bash scripts/fuzz.sh "${PT2LAB_FUZZ_SECONDS:-30}"
 }
 
@@ -129,6 +146,7 @@ suite_browser() {
 }
 
 for s in $SUITES; do
+    [ "$s" = assets ] && start_fuzz_build
     run_suite "$s" "suite_$s"
 done
 
