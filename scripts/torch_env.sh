@@ -77,6 +77,11 @@ debian_uri() {
 
 # Runs "$@" inside ROOT with /proc, /dev and the clone mounted, in a private mount namespace
 # (the mounts vanish with the command, even when it is killed).
+# Every command in a root runs with the CPU kernels pinned, so the data it writes
+# is the same on any x86-64 machine: ATen's own vector kernels at their default
+# (scalar-compatible) level, and oneDNN's (conv, linear) at AVX2 at most: on an
+# AVX-512 machine its AVX-512 convs round differently, and the PT2E goldens'
+# observer inputs changed in their last bits (60 files, 2026-12-02).
 in_root() { # root, command...
     local root=$1
     shift
@@ -89,7 +94,8 @@ in_root() { # root, command...
         mount --bind "$clone" "$root$mnt"
         cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
         exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-            LANG=C.UTF-8 ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 \
+            LANG=C.UTF-8 ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 \
+            OMP_NUM_THREADS=1 \
             PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 DEBIAN_FRONTEND=noninteractive \
             /bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$mnt" "$@"
     ' in_root "$root" "$CLONE" "$MNT" "$@"

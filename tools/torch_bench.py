@@ -13,8 +13,9 @@ import os
 import sys
 
 # Timing, not data generation: let torch pick its fastest CPU kernels (the
-# root's ATEN_CPU_CAPABILITY=default pins generated data, not these runs).
-os.environ.pop("ATEN_CPU_CAPABILITY", None)
+# root's ATEN_CPU_CAPABILITY=default and oneDNN's AVX2 cap pin generated data, not these runs).
+for pin in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+    os.environ.pop(pin, None)
 
 import argparse  # noqa: E402
 import json  # noqa: E402

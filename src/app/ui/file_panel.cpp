@@ -32,7 +32,8 @@ const GraphFacts& graph_facts(const App& app) {
     GraphView v = app.ui().view;
     if (f.ws == &ws && f.epoch == app.graph_epoch() && f.version == ws.version() && f.view == v)
         return f;
-    f = GraphFacts{&ws, app.graph_epoch(), ws.version(), v};
+    f = GraphFacts();
+    f.ws = &ws, f.epoch = app.graph_epoch(), f.version = ws.version(), f.view = v;
     const Graph& g = ws.graph(v);
     for (const Node* n : g.nodes()) ++f.kinds[n->op()];
     f.calls = op_counts(g);
