@@ -103,112 +103,120 @@ public:
         kernels_.budget = &budget_;
     }
 
-    Result<RunResult> run(const std::vector<Value>& inputs) {
-        size_t next_input = 0;
-        RunResult result;
+    // Prepares a run on `inputs`: what each node's value is released after
+    // (without keep_values) and the conv fusions. Nodes run in advance().
+    void start(std::vector<Value> inputs) {
+        inputs_ = std::move(inputs);
+        nodes_ = g_.nodes();
         // Without keep_values, a node's value is dropped as soon as its last user
         // has run, so a run holds only the live values (peak memory of a forward).
-        std::vector<std::vector<const Node*>> release;
         if (!opt_.keep_values) {
             std::map<const Node*, size_t> order;
-            for (Node* n : g_.nodes()) order.emplace(n, order.size());
-            release.resize(order.size());
-            for (Node* n : g_.nodes()) {
+            for (Node* n : nodes_) order.emplace(n, order.size());
+            release_.resize(order.size());
+            for (Node* n : nodes_) {
                 if (n->op() == Op::Output) continue;
                 size_t last = order[n];
                 for (const Node* u : n->users()) {
                     auto it = order.find(u);
                     if (it != order.end()) last = std::max(last, it->second);
                 }
-                release[last].push_back(n);
+                release_[last].push_back(n);
             }
         }
         // Conv fusion hides intermediate values: only when none is kept (conv_fusion.h).
         if (!opt_.keep_values && kernels_.fast_conv && opt_.fuse_convs)
             fusions_ = plan_conv_fusions(g_);
-        size_t step = 0;
-        for (Node* n : g_.nodes()) {
-            Value v;
-            switch (n->op()) {
-            case Op::Placeholder:
-                if (next_input < inputs.size()) {
-                    v = inputs[next_input++];
-                } else if (!n->args().empty()) {
-                    auto d = eval(*n, n->args()[0]);
-                    if (!d.ok()) return d.error();
-                    v = d.take();
-                } else {
-                    return node_error(*n, "no value given for input '" + n->target() + "'",
-                                      "pass one input per placeholder");
-                }
-                break;
-            case Op::GetAttr: {
-                auto it = state_.tensors.find(n->target());
-                if (it == state_.tensors.end())
-                    return node_error(*n, "the module has no attribute '" + n->target() + "'",
-                                      "the weights for this graph are missing");
-                v = Value::of(it->second);
+    }
+
+    size_t done() const { return step_; }
+    size_t total() const { return nodes_.size(); }
+    bool finished() const { return step_ >= nodes_.size(); }
+    RunResult take_result() { return std::move(result_); }
+
+    // Runs the next node.
+    Status step() {
+        Node* n = nodes_[step_];
+        Value v;
+        switch (n->op()) {
+        case Op::Placeholder:
+            if (next_input_ < inputs_.size()) {
+                v = inputs_[next_input_++];
+            } else if (!n->args().empty()) {
+                auto d = eval(*n, n->args()[0]);
+                if (!d.ok()) return d.error();
+                v = d.take();
+            } else {
+                return node_error(*n, "no value given for input '" + n->target() + "'",
+                                  "pass one input per placeholder");
+            }
+            break;
+        case Op::GetAttr: {
+            auto it = state_.tensors.find(n->target());
+            if (it == state_.tensors.end())
+                return node_error(*n, "the module has no attribute '" + n->target() + "'",
+                                  "the weights for this graph are missing");
+            v = Value::of(it->second);
+            break;
+        }
+        case Op::CallFunction: {
+            using Clock = std::chrono::steady_clock;
+            Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
+            auto ms = [&] {
+                return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+            };
+            if (auto it = fused_.find(n); it != fused_.end()) { // computed by its conv
+                v = std::move(it->second);
+                fused_.erase(it);
+                if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
                 break;
             }
-            case Op::CallFunction: {
-                using Clock = std::chrono::steady_clock;
-                Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
-                auto ms = [&] {
-                    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-                };
-                if (auto it = fused_.find(n); it != fused_.end()) { // computed by its conv
-                    v = std::move(it->second);
-                    fused_.erase(it);
-                    if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
+            if (auto it = fusions_.find(n); it != fusions_.end()) {
+                if (std::optional<Value> fv = run_fused(it->second)) {
+                    v = std::move(*fv);
+                    if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
                     break;
                 }
-                if (auto it = fusions_.find(n); it != fusions_.end()) {
-                    if (std::optional<Value> fv = run_fused(it->second)) {
-                        v = std::move(*fv);
-                        if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
-                        break;
-                    }
-                }
-                auto r = call_function(*n);
-                if (!r.ok()) return r.error();
-                v = r.take();
-                if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
-                break;
             }
-            case Op::CallModule: {
-                auto r = call_module(*n);
-                if (!r.ok()) return r.error();
-                v = r.take();
-                break;
-            }
-            case Op::CallMethod:
-                return node_error(*n,
-                                  "call_method '" + n->target() +
-                                      "' cannot run: pt2lab runs exported (ATen) graphs",
-                                  "open the torch.export version of this model");
-            case Op::Output: {
-                if (n->args().empty()) break;
-                auto out = eval(*n, n->args()[0]);
-                if (!out.ok()) return out.error();
-                const Argument& a = n->args()[0];
-                if (a.kind == ArgKind::Tuple || a.kind == ArgKind::List) {
-                    result.outputs = out.value().items;
-                    for (const Argument& item : a.items)
-                        result.output_names.push_back(item.is_node() ? item.node->name() : "");
-                } else {
-                    result.outputs = {out.value()};
-                    result.output_names = {a.is_node() ? a.node->name() : ""};
-                }
-                break;
-            }
-            }
-            env_[n] = v;
-            if (opt_.keep_values && n->op() != Op::Output) result.values[n->name()] = v;
-            if (step < release.size())
-                for (const Node* m : release[step]) env_.erase(m);
-            ++step;
+            auto r = call_function(*n);
+            if (!r.ok()) return r.error();
+            v = r.take();
+            if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
+            break;
         }
-        return result;
+        case Op::CallModule: {
+            auto r = call_module(*n);
+            if (!r.ok()) return r.error();
+            v = r.take();
+            break;
+        }
+        case Op::CallMethod:
+            return node_error(*n,
+                              "call_method '" + n->target() +
+                                  "' cannot run: pt2lab runs exported (ATen) graphs",
+                              "open the torch.export version of this model");
+        case Op::Output: {
+            if (n->args().empty()) break;
+            auto out = eval(*n, n->args()[0]);
+            if (!out.ok()) return out.error();
+            const Argument& a = n->args()[0];
+            if (a.kind == ArgKind::Tuple || a.kind == ArgKind::List) {
+                result_.outputs = out.value().items;
+                for (const Argument& item : a.items)
+                    result_.output_names.push_back(item.is_node() ? item.node->name() : "");
+            } else {
+                result_.outputs = {out.value()};
+                result_.output_names = {a.is_node() ? a.node->name() : ""};
+            }
+            break;
+        }
+        }
+        env_[n] = v;
+        if (opt_.keep_values && n->op() != Op::Output) result_.values[n->name()] = v;
+        if (step_ < release_.size())
+            for (const Node* m : release_[step_]) env_.erase(m);
+        ++step_;
+        return {};
     }
 
 private:
@@ -451,12 +459,17 @@ private:
 
     const Graph& g_;
     ModuleState& state_;
-    const RunOptions& opt_;
+    const RunOptions opt_; // a copy: a run may outlive the options it was started with
     Budget budget_;
     KernelOptions kernels_;
     std::map<const Node*, Value> env_;
     std::map<const Node*, ConvFusion> fusions_; // by conv node
     std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
+    std::vector<Value> inputs_;
+    std::vector<Node*> nodes_;                      // in graph order, as of start()
+    std::vector<std::vector<const Node*>> release_; // per step: values no later node reads
+    size_t step_ = 0, next_input_ = 0;
+    RunResult result_;
 };
 
 // Count and dtype always; static shapes too unless a _guards_fn call will check them.
@@ -545,13 +558,29 @@ std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
     return out;
 }
 
-Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, ModuleState& state,
-                            const RunOptions& opt) {
-    return Runner(g, state, opt).run(inputs);
+struct Execution::Impl {
+    Impl(const Graph& g, ModuleState& state, const RunOptions& opt) : runner(g, state, opt) {}
+    Runner runner;
+    ModuleState* state = nullptr;
+    const ExportedProgram* ep = nullptr; // of_program: buffer mutations are written back
+};
+
+Execution::Execution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+}
+Execution::~Execution() = default;
+
+std::unique_ptr<Execution> Execution::of_graph(const Graph& g, std::vector<Value> inputs,
+                                               ModuleState& state, const RunOptions& opt) {
+    auto impl = std::make_unique<Impl>(g, state, opt);
+    impl->state = &state;
+    impl->runner.start(std::move(inputs));
+    return std::unique_ptr<Execution>(new Execution(std::move(impl)));
 }
 
-Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
-                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
+Result<std::unique_ptr<Execution>> Execution::of_program(const ExportedProgram& ep,
+                                                         ModuleState& state,
+                                                         const std::vector<Tensor>& inputs,
+                                                         const RunOptions& opt) {
     if (Status s = check_inputs(*ep.graph, &ep.signature, inputs, true); !s.ok()) return s.error();
     std::vector<Value> values;
     size_t next_user = 0;
@@ -568,13 +597,59 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
                               "the program's weights are missing");
         values.push_back(Value::of(it->second)); // shared: in-place ops update the state
     }
-    auto r = run_graph(*ep.graph, values, state, opt);
-    if (!r.ok()) return r;
+    auto e = of_graph(*ep.graph, std::move(values), state, opt);
+    e->impl_->ep = &ep;
+    return e;
+}
+
+Result<std::unique_ptr<Execution>> Execution::of_module(const GraphModule& gm, ModuleState& state,
+                                                        const std::vector<Tensor>& inputs,
+                                                        const RunOptions& opt) {
+    state.add_missing_observers(gm);
+    const Graph& g = gm.forward_graph(); // as torch: the code of the last recompile()
+    // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
+    bool has_guards = g.find("_guards_fn") != nullptr && opt.check_guards;
+    if (Status s = check_inputs(g, nullptr, inputs, !has_guards); !s.ok()) return s.error();
+    std::vector<Value> values;
+    for (const Tensor& t : inputs) values.push_back(Value::of(t));
+    return of_graph(g, std::move(values), state, opt);
+}
+
+bool Execution::done() const {
+    return impl_->runner.finished();
+}
+size_t Execution::nodes_done() const {
+    return impl_->runner.done();
+}
+size_t Execution::nodes_total() const {
+    return impl_->runner.total();
+}
+
+Status Execution::advance(std::chrono::steady_clock::time_point deadline) {
+    while (!impl_->runner.finished()) {
+        if (Status s = impl_->runner.step(); !s.ok()) return s;
+        if (std::chrono::steady_clock::now() >= deadline) break;
+    }
+    return {};
+}
+
+Status Execution::advance() {
+    while (!impl_->runner.finished())
+        if (Status s = impl_->runner.step(); !s.ok()) return s;
+    return {};
+}
+
+Result<RunResult> Execution::finish() {
+    PT2LAB_CHECK(done());
+    RunResult r = impl_->runner.take_result();
+    const ExportedProgram* ep = impl_->ep;
+    if (!ep) return r;
+    ModuleState& state = *impl_->state;
     RunResult out;
-    out.values = std::move(r.value().values);
-    for (size_t k = 0; k < ep.signature.outputs.size() && k < r.value().outputs.size(); ++k) {
-        const OutputSpec& os = ep.signature.outputs[k];
-        const Value& v = r.value().outputs[k];
+    out.values = std::move(r.values);
+    for (size_t k = 0; k < ep->signature.outputs.size() && k < r.outputs.size(); ++k) {
+        const OutputSpec& os = ep->signature.outputs[k];
+        const Value& v = r.outputs[k];
         if (os.kind == OutputKind::BufferMutation || os.kind == OutputKind::ParameterMutation) {
             auto it = state.tensors.find(os.target);
             if (it == state.tensors.end() || !v.is_tensor())
@@ -593,22 +668,35 @@ Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
         }
         if (os.kind == OutputKind::UserOutput || os.kind == OutputKind::LossOutput) {
             out.outputs.push_back(v);
-            out.output_names.push_back(r.value().output_names[k]);
+            out.output_names.push_back(r.output_names[k]);
         }
     }
     return out;
 }
 
+namespace {
+
+Result<RunResult> run_to_end(Result<std::unique_ptr<Execution>> e) {
+    if (!e.ok()) return e.error();
+    if (Status s = e.value()->advance(); !s.ok()) return s.error();
+    return e.value()->finish();
+}
+
+} // namespace
+
+Result<RunResult> run_graph(const Graph& g, const std::vector<Value>& inputs, ModuleState& state,
+                            const RunOptions& opt) {
+    return run_to_end(Execution::of_graph(g, inputs, state, opt));
+}
+
+Result<RunResult> run_program(const ExportedProgram& ep, ModuleState& state,
+                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
+    return run_to_end(Execution::of_program(ep, state, inputs, opt));
+}
+
 Result<RunResult> run_module(const GraphModule& gm, ModuleState& state,
                              const std::vector<Tensor>& inputs, const RunOptions& opt) {
-    state.add_missing_observers(gm);
-    const Graph& g = gm.forward_graph(); // as torch: the code of the last recompile()
-    // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
-    bool has_guards = g.find("_guards_fn") != nullptr && opt.check_guards;
-    if (Status s = check_inputs(g, nullptr, inputs, !has_guards); !s.ok()) return s.error();
-    std::vector<Value> values;
-    for (const Tensor& t : inputs) values.push_back(Value::of(t));
-    return run_graph(g, values, state, opt);
+    return run_to_end(Execution::of_module(gm, state, inputs, opt));
 }
 
 } // namespace pt2lab

@@ -9,6 +9,7 @@
 // allocating past it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,48 @@ struct RunResult {
     std::vector<Value> outputs;            // the user outputs, flattened, in order
     std::vector<std::string> output_names; // the graph values they came from
     std::map<std::string, Value> values;   // node name -> value (when keep_values)
+};
+
+// A run in progress, resumable between nodes, so that a caller can spread a
+// long forward over slices of its own (the page runs a slice per frame and
+// keeps drawing). run_graph / run_program / run_module below start one and
+// advance it to the end. The graph (program, module) and the state must
+// outlive it; a run dropped half-way has written to `state` only what the
+// nodes it ran wrote (the Workspace runs on a copy, so it drops the copy too).
+class Execution {
+public:
+    // Placeholders take `inputs` in order (or their default).
+    static std::unique_ptr<Execution> of_graph(const Graph& g, std::vector<Value> inputs,
+                                               ModuleState& state, const RunOptions& opt = {});
+    // ep.graph: lifted placeholders read `state`, user inputs come from `inputs`;
+    // finish() writes the BUFFER_MUTATION outputs back to `state`.
+    static Result<std::unique_ptr<Execution>> of_program(const ExportedProgram& ep,
+                                                         ModuleState& state,
+                                                         const std::vector<Tensor>& inputs,
+                                                         const RunOptions& opt = {});
+    // ep.module() as torch calls it: its forward_graph() (the graph as of the
+    // last recompile()); get_attr reads `state`; placeholders take `inputs`.
+    static Result<std::unique_ptr<Execution>> of_module(const GraphModule& gm, ModuleState& state,
+                                                        const std::vector<Tensor>& inputs,
+                                                        const RunOptions& opt = {});
+    ~Execution();
+    Execution(const Execution&) = delete;
+    Execution& operator=(const Execution&) = delete;
+
+    // Runs nodes until the graph is done or `deadline` has passed (looked at after
+    // each node, so at least one runs). Returns the first error, naming its node.
+    Status advance(std::chrono::steady_clock::time_point deadline);
+    Status advance(); // to the end
+    bool done() const;
+    size_t nodes_done() const;  // nodes run so far
+    size_t nodes_total() const; // nodes of the graph
+    // The user outputs, once done().
+    Result<RunResult> finish();
+
+private:
+    struct Impl;
+    explicit Execution(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
 };
 
 // Runs any graph; placeholders take `inputs` in order (or their default).

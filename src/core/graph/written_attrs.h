@@ -10,6 +10,9 @@
 
 namespace pt2lab {
 
+// An op whose `training` argument is a literal False (eval-mode batch_norm)
+// writes nothing. The Workspace copies these before a run (so the history keeps
+// its values) and asks it whether a run would change the state.
 std::set<std::string> attrs_written_in_place(const Graph& g);
 
 } // namespace pt2lab

@@ -9,6 +9,7 @@
 #include "lesson/markdown.h"
 #include "util/json_read.h"
 #include "workspace/action_json.h"
+#include "workspace/action_table.h"
 
 namespace pt2lab {
 
@@ -55,41 +56,6 @@ std::string trim_lines(const std::vector<std::string>& lines, int& first_line) {
         if (i + 1 < b) out += '\n';
     }
     return out;
-}
-
-// Actions a step may run, with the fields each may have (a typo such as
-// "skip_user" is an error, not a silently ignored key). All are Workspace
-// actions (workspace/action_json.h), which checks their values.
-struct KindFields {
-    const char* kind;
-    const char* fields[4]; // null-terminated
-};
-const KindFields kActionKinds[] = {
-    {"decompose", {"level", "keep", nullptr}},
-    {"decompose_node", {"level", "node", nullptr}},
-    {"fold_conv_bn", {nullptr}},
-    {"insert_observer", {"node", nullptr}},
-    {"prepare", {nullptr}},
-    {"calibrate", {"inputs", "seed", "repeat", nullptr}},
-    {"run", {"inputs", "seed", "repeat", nullptr}},
-    {"convert", {"fold_quantize", nullptr}},
-    {"insert", {"where", "anchor", "nodes", nullptr}},
-    {"replace_all_uses_with", {"node", "with", "skip_users", nullptr}},
-    {"replace_input_with", {"node", "old", "new", nullptr}},
-    {"erase_node", {"node", nullptr}},
-    {"set_args", {"node", "args", nullptr}},
-    {"eliminate_dead_code", {nullptr}},
-    {"lint", {nullptr}},
-    {"recompile", {nullptr}},
-    {"undo", {nullptr}},
-    {"redo", {nullptr}},
-    {"train", {nullptr}},
-    {"eval", {nullptr}},
-};
-const KindFields* find_kind(const std::string& k) {
-    for (const auto& kf : kActionKinds)
-        if (k == kf.kind) return &kf;
-    return nullptr;
 }
 
 // Reads one JSON block of the file; `line` is the fence's line.
@@ -211,28 +177,22 @@ Status read_action(const BlockReader& r, const JsonAt& a, const Lesson& l, const
         return r.error(a.path,
                        "graph \"" + out.graph + "\" is a symbolic_trace graph, shown read-only",
                        "act on a torch.export graph (.pt2) instead");
-    const KindFields* kf = find_kind(out.kind);
-    if (!kf) {
-        std::string list;
-        for (const auto& k : kActionKinds) list += std::string(list.empty() ? "" : ", ") + k.kind;
+    // The action table (workspace/action_rows.inc) says which kinds and fields exist.
+    const ActionRow* row = find_action_row(out.kind);
+    if (!row)
         return r.error(a.path + ".kind", "unknown action \"" + out.kind + "\"",
-                       "expected one of: " + list);
-    }
+                       "expected one of: " + action_kind_list());
     for (auto it = a.v->begin(); it != a.v->end(); ++it) {
         const std::string& key = it.key();
-        bool ok = key == "kind" || key == "graph" || key == "label";
-        for (const char* const* f = kf->fields; *f; ++f) ok = ok || key == *f;
-        if (!ok)
+        if (key != "graph" && !row->allows(key))
             return r.error(a.path + "." + key,
                            "unknown field \"" + key + "\" for a " + out.kind + " action");
     }
     json copy = *a.v;
     copy.erase("graph");
     out.json = copy.dump();
-    out.is_edit = out.kind == "insert" || out.kind == "replace_all_uses_with" ||
-                  out.kind == "replace_input_with" || out.kind == "erase_node" ||
-                  out.kind == "set_args" || out.kind == "eliminate_dead_code" ||
-                  out.kind == "lint" || out.kind == "recompile";
+    out.is_edit =
+        row->is_edit && row->edit != EditAction::Kind::Undo && row->edit != EditAction::Kind::Redo;
     // The Workspace's own reader checks the rest (levels, node names, input sources).
     json at_path = copy;
     JsonAt view = json_root(at_path, &r.file, a.path);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "io/program_loader.h"
+#include "util/check.h"
 #include "util/json_read.h"
 #include "workspace/action_json.h"
 
@@ -48,7 +49,11 @@ const Workspace* LessonRunner::workspace(const std::string& key) const {
 }
 
 const Workspace& LessonRunner::step_workspace() const {
-    return *ws_.at(current().graph);
+    const Workspace* w = workspace(current().graph);
+    // parse_lesson checked that every step names a graph of the lesson block, and
+    // open_all() opened each.
+    PT2LAB_CHECK(w != nullptr);
+    return *w;
 }
 
 GraphView LessonRunner::step_view() const {
@@ -76,12 +81,19 @@ Error step_error(const StepAction& a, const Error& cause) {
 Result<LessonStepReport> LessonRunner::run_step(const LessonStep& st) {
     LessonStepReport rep;
     rep.step = st.index;
-    Workspace& shown = *ws_.at(st.graph);
+    auto shown_it = ws_.find(st.graph);
+    if (shown_it == ws_.end())
+        return make_error(lesson_.file, "step " + std::to_string(st.index) + " shows graph \"" +
+                                            st.graph + "\", which the lesson did not open");
+    Workspace& shown = *shown_it->second;
     GraphView view =
         st.view == "program" && shown.has_program() ? GraphView::Program : GraphView::Module;
     std::unique_ptr<Graph> before = shown.graph(view).clone();
     for (const StepAction& a : st.actions) {
-        Workspace& w = *ws_.at(a.graph);
+        auto w_it = ws_.find(a.graph);
+        if (w_it == ws_.end())
+            return step_error(a, make_error(a.where, "no open graph \"" + a.graph + "\""));
+        Workspace& w = *w_it->second;
         LessonActionReport ar;
         ar.graph = a.graph;
         ar.kind = a.kind;

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "passes/pt2e.h"
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -375,13 +376,19 @@ private:
     // recurse as deep as it is long.
     EdgeOrNode root(EdgeOrNode e) {
         EdgeOrNode r = e;
-        for (EdgeOrNode p = parent_.at(r); !(p == r); p = parent_.at(r)) r = p;
+        for (EdgeOrNode p = parent_of(r); !(p == r); p = parent_of(r)) r = p;
         while (!(e == r)) {
-            EdgeOrNode next = parent_.at(e);
+            EdgeOrNode next = parent_of(e);
             parent_[e] = r;
             e = next;
         }
         return r;
+    }
+    // Every edge or node with a spec has a parent (group() puts them all in first).
+    const EdgeOrNode& parent_of(const EdgeOrNode& e) const {
+        auto it = parent_.find(e);
+        PT2LAB_CHECK(it != parent_.end());
+        return it->second;
     }
     void unite(EdgeOrNode parent, EdgeOrNode child) {
         EdgeOrNode rp = root(parent), rc = root(child);
@@ -426,7 +433,9 @@ private:
     std::optional<std::pair<int, ObserverConfig>> observer_for(const EdgeOrNode& e) {
         const QSpec* q = unwrap(spec(e));
         if (!q || q->kind != QSpec::Kind::Config) return std::nullopt;
-        return std::make_pair(group_.at(e), q->config);
+        auto g = group_.find(e);
+        PT2LAB_CHECK(g != group_.end()); // group() numbered every edge or node with a spec
+        return std::make_pair(g->second, q->config);
     }
     bool is_observer_node(const Node* n) const {
         if (n->op() != Op::CallModule) return false;

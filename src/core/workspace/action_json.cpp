@@ -2,8 +2,95 @@
 #include "workspace/action_json.h"
 
 #include "io/fx_json.h"
+#include "workspace/action_table.h"
 
 namespace pt2lab {
+
+namespace {
+
+#define PT2LAB_ACTION(json_, kind_, edit_, fields_, label_)                                        \
+    ActionRow{json_,                                                                               \
+              Action::Kind::kind_,                                                                 \
+              Action::Kind::kind_ == Action::Kind::Edit,                                           \
+              EditKindOf::edit_,                                                                   \
+              fields_,                                                                             \
+              label_},
+struct EditKindOf {
+    static constexpr EditAction::Kind None = EditAction::Kind::Lint; // unused (is_edit false)
+    static constexpr EditAction::Kind Insert = EditAction::Kind::Insert;
+    static constexpr EditAction::Kind ReplaceAllUsesWith = EditAction::Kind::ReplaceAllUsesWith;
+    static constexpr EditAction::Kind ReplaceInputWith = EditAction::Kind::ReplaceInputWith;
+    static constexpr EditAction::Kind EraseNode = EditAction::Kind::EraseNode;
+    static constexpr EditAction::Kind SetArgs = EditAction::Kind::SetArgs;
+    static constexpr EditAction::Kind EliminateDeadCode = EditAction::Kind::EliminateDeadCode;
+    static constexpr EditAction::Kind Lint = EditAction::Kind::Lint;
+    static constexpr EditAction::Kind Recompile = EditAction::Kind::Recompile;
+    static constexpr EditAction::Kind Undo = EditAction::Kind::Undo;
+    static constexpr EditAction::Kind Redo = EditAction::Kind::Redo;
+};
+const ActionRow kRows[] = {
+#include "workspace/action_rows.inc"
+};
+#undef PT2LAB_ACTION
+
+#define PT2LAB_ACTION_KIND(Enum, name, history) +1
+constexpr int kKinds = 0
+#include "workspace/action_rows.inc"
+    ;
+#undef PT2LAB_ACTION_KIND
+
+// Adding a row is deliberate: its JSON reader below, its lesson and page uses,
+// and its tests come with it.
+static_assert(sizeof kRows / sizeof kRows[0] == 20, "action_rows.inc: JSON action kinds");
+static_assert(kKinds == 10, "action_rows.inc: Action::Kind rows");
+
+} // namespace
+
+bool ActionRow::allows(const std::string& field) const {
+    if (field == "kind" || field == "label") return true;
+    const char* f = fields;
+    while (*f) {
+        const char* end = f;
+        while (*end && *end != ' ') ++end;
+        if (field.size() == static_cast<size_t>(end - f) &&
+            field.compare(0, field.size(), f, field.size()) == 0)
+            return true;
+        f = *end ? end + 1 : end;
+    }
+    return false;
+}
+
+const ActionRow* action_rows() {
+    return kRows;
+}
+
+size_t action_row_count() {
+    return sizeof kRows / sizeof kRows[0];
+}
+
+const ActionRow* find_action_row(const std::string& json_kind) {
+    for (const ActionRow& r : kRows)
+        if (json_kind == r.json) return &r;
+    return nullptr;
+}
+
+const ActionRow& action_row(const Action& a) {
+    for (const ActionRow& r : kRows) {
+        if (r.kind != a.kind) continue;
+        if (r.is_edit && r.edit != a.edit.kind) continue;
+        if (a.kind == Action::Kind::SetTraining && (std::string(r.json) == "train") != a.train)
+            continue;
+        return r;
+    }
+    PT2LAB_CHECK(!"every action has a row in action_rows.inc");
+    return kRows[0];
+}
+
+std::string action_kind_list() {
+    std::string list;
+    for (const ActionRow& r : kRows) list += std::string(list.empty() ? "" : ", ") + r.json;
+    return list;
+}
 
 Result<EditAction> edit_action_from_json(const JsonAt& a) {
     auto decode_list = [&](const JsonAt& list, std::vector<Argument>& out) -> Status {
@@ -155,6 +242,15 @@ Result<Action> action_from_json(const JsonAt& a) {
     auto kind = a.str("kind");
     if (!kind.ok()) return kind.error();
     const std::string& k = kind.value();
+    const ActionRow* row = find_action_row(k);
+    if (!row)
+        return a.get("kind").error("unknown action \"" + k + "\"",
+                                   "expected one of: " + action_kind_list());
+    if (a.is_object())
+        for (auto it = a.v->begin(); it != a.v->end(); ++it)
+            if (!row->allows(it.key()))
+                return JsonAt{&*it, a.path + "." + it.key(), a.file}.error(
+                    "unknown field \"" + it.key() + "\" for a " + k + " action");
     Action act;
     act.label = a.str_or("label", "");
     auto with_node = [&]() -> Status {
@@ -193,7 +289,7 @@ Result<Action> action_from_json(const JsonAt& a) {
         auto repeat = repeat_from_json(a);
         if (!repeat.ok()) return repeat.error();
         act.repeat = repeat.value();
-        if (JsonAt f = a.get("fast_kernels"); f.v && act.kind == Action::Kind::Run) {
+        if (JsonAt f = a.get("fast_kernels"); f.v) {
             auto b = f.as_bool();
             if (!b.ok()) return b.error();
             act.fast_kernels = b.value();

@@ -3,6 +3,7 @@
 #include "workspace/workspace.h"
 
 #include "exec/kernels.h"
+#include "graph/written_attrs.h"
 #include "io/fx_json.h"
 #include "io/program_loader.h"
 #include "passes/unlift.h"
@@ -16,19 +17,31 @@ const char* graph_view_name(GraphView v) {
 
 const char* action_kind_name(Action::Kind k) {
     switch (k) {
-    case Action::Kind::Edit: return "edit";
-    case Action::Kind::Decompose: return "run_decompositions";
-    case Action::Kind::DecomposeNode: return "decompose node";
-    case Action::Kind::FoldConvBn: return "fold conv-bn";
-    case Action::Kind::InsertObserver: return "insert observer";
-    case Action::Kind::Prepare: return "prepare_pt2e";
-    case Action::Kind::Calibrate: return "calibrate";
-    case Action::Kind::Convert: return "convert_pt2e";
-    case Action::Kind::Run: return "run";
-    case Action::Kind::SetTraining: return "train/eval";
+#define PT2LAB_ACTION_KIND(Enum, name, history)                                                    \
+    case Action::Kind::Enum:                                                                       \
+        return name;
+#include "workspace/action_rows.inc"
+#undef PT2LAB_ACTION_KIND
     }
     return "action";
 }
+
+namespace {
+
+// Whether a change by this kind of action makes an undo step (action_rows.inc).
+bool makes_history(Action::Kind k) {
+    enum History { Entry, Never };
+    switch (k) {
+#define PT2LAB_ACTION_KIND(Enum, name, history)                                                    \
+    case Action::Kind::Enum:                                                                       \
+        return history == Entry;
+#include "workspace/action_rows.inc"
+#undef PT2LAB_ACTION_KIND
+    }
+    return false;
+}
+
+} // namespace
 
 struct Workspace::Cache {
     std::optional<CodeView> code[2];
@@ -41,17 +54,18 @@ Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
 }
 Workspace::~Workspace() = default;
 
-Result<std::unique_ptr<Workspace>> Workspace::open(std::vector<uint8_t> bytes,
-                                                   const std::string& file) {
+Result<std::unique_ptr<Workspace>>
+Workspace::open(std::vector<uint8_t> bytes, const std::string& file, const OpenOptions& opt) {
+    const uint64_t size = bytes.size();
     std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
     if (looks_like_fx_graph_json(head)) {
-        auto fx = read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file);
+        auto fx = read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file, opt.limits);
         if (!fx.ok()) return fx.error();
-        return from_module(module_from_fx(fx.take()), file);
+        return from_module(module_from_fx(fx.take()), file, size, opt);
     }
-    auto ep = load_program(std::move(bytes), file);
+    auto ep = load_program(std::move(bytes), file, opt.limits);
     if (!ep.ok()) return ep.error();
-    auto ws = from_program(ep.take());
+    auto ws = from_program(ep.take(), opt);
     if (!ws.ok()) {
         Error e = ws.error();
         if (e.file.empty()) e.file = file;
@@ -60,42 +74,51 @@ Result<std::unique_ptr<Workspace>> Workspace::open(std::vector<uint8_t> bytes,
     return ws;
 }
 
-Result<std::unique_ptr<Workspace>> Workspace::open_file(const std::string& path) {
+Result<std::unique_ptr<Workspace>> Workspace::open_file(const std::string& path,
+                                                        const OpenOptions& opt) {
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return bytes.error();
-    return open(bytes.take(), path);
+    return open(bytes.take(), path, opt);
 }
 
-Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep) {
-    auto gm = unlift(ep);
+Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep,
+                                                           const OpenOptions& opt) {
+    UnliftOptions uo;
+    uo.guards_fn = opt.guards_fn;
+    auto gm = unlift(ep, uo);
     if (!gm.ok()) return gm.error();
     std::unique_ptr<Workspace> ws(new Workspace());
     ws->file_ = ep.source_file;
+    ws->file_size_ = ep.file_size;
+    ws->options_ = opt;
     ws->state_ = std::make_shared<State>();
-    ws->state_->ep = std::move(ep);
-    ws->state_->gm = gm.take();
-    sync_exec_state(*ws->state_);
-    ws->original_ = std::shared_ptr<const ExportedProgram>(ws->state_, &*ws->state_->ep);
-    ws->original_module_ = std::shared_ptr<const GraphModule>(ws->state_, &ws->state_->gm);
+    ws->state_->set_ep(std::move(ep));
+    ws->state_->set_gm(gm.take());
+    sync_exec_state(*ws->state_, ws->file_size_);
+    ws->original_ = ws->state_->ep;
+    ws->original_module_ = ws->state_->gm;
     return ws;
 }
 
-std::unique_ptr<Workspace> Workspace::from_module(GraphModule gm, const std::string& file) {
+std::unique_ptr<Workspace> Workspace::from_module(GraphModule gm, const std::string& file,
+                                                  uint64_t file_size, const OpenOptions& opt) {
     std::unique_ptr<Workspace> ws(new Workspace());
     ws->file_ = file;
+    ws->file_size_ = file_size;
+    ws->options_ = opt;
     ws->state_ = std::make_shared<State>();
-    ws->state_->gm = std::move(gm);
-    sync_exec_state(*ws->state_);
-    ws->original_module_ = std::shared_ptr<const GraphModule>(ws->state_, &ws->state_->gm);
+    ws->state_->set_gm(std::move(gm));
+    sync_exec_state(*ws->state_, file_size);
+    ws->original_module_ = ws->state_->gm;
     return ws;
 }
 
 bool Workspace::has_program() const {
-    return state_->ep.has_value();
+    return state_->ep != nullptr;
 }
 
 const ExportedProgram& Workspace::program() const {
-    PT2LAB_CHECK(state_->ep.has_value());
+    PT2LAB_CHECK(state_->ep != nullptr);
     return *state_->ep;
 }
 
@@ -105,11 +128,11 @@ const ExportedProgram& Workspace::original() const {
 }
 
 const GraphModule& Workspace::module() const {
-    return state_->gm;
+    return *state_->gm;
 }
 
 const Graph& Workspace::graph(GraphView v) const {
-    return v == GraphView::Program ? *program().graph : *state_->gm.graph;
+    return v == GraphView::Program ? *program().graph : *state_->gm->graph;
 }
 
 IrLevel Workspace::level() const {
@@ -141,7 +164,7 @@ const CodeView& Workspace::code(GraphView v) const {
             cv.line_nodes.push_back(n ? n->id() : 0);
         }
     } else {
-        const GraphModule& gm = state_->gm;
+        const GraphModule& gm = *state_->gm;
         cv.text = gm.code();
         cv.line_nodes = gm.code_line_nodes();
         cv.stale = gm.stale();
@@ -154,7 +177,7 @@ const std::string& Workspace::readable(GraphView v) const {
     auto& slot = cache_->readable[v == GraphView::Program ? 0 : 1];
     if (!slot)
         slot = v == GraphView::Program ? print_readable(graph(v), CodegenOptions{})
-                                       : print_readable(*state_->gm.graph, state_->gm.codegen);
+                                       : print_readable(*state_->gm->graph, state_->gm->codegen);
     return *slot;
 }
 
@@ -187,7 +210,7 @@ std::vector<Workspace::UnsupportedOp> Workspace::unsupported_ops(GraphView v) co
 
 std::string Workspace::lint_message(GraphView v) const {
     if (v == GraphView::Program && !has_program()) return {};
-    Status s = v == GraphView::Program ? program().graph->lint() : state_->gm.lint();
+    Status s = v == GraphView::Program ? program().graph->lint() : state_->gm->lint();
     return s.ok() ? std::string() : s.error().message;
 }
 
@@ -209,6 +232,9 @@ std::vector<HistoryEntry> Workspace::redo_history() const {
 }
 
 Status Workspace::switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what) {
+    if (pending_)
+        return make_error("history", std::string("cannot ") + what + " while " +
+                                         action_kind_name(pending_action()->kind) + " is running");
     if (from.empty()) return make_error("history", std::string("nothing to ") + what);
     Step step = std::move(from.back());
     from.pop_back();
@@ -220,7 +246,7 @@ Status Workspace::switch_state(std::vector<Step>& from, std::vector<Step>& to, c
     const State& then = *step.state;
     bool program_view = out.view == GraphView::Program && now.ep && then.ep;
     out.diff = program_view ? diff_graphs(*now.ep->graph, *then.ep->graph)
-                            : diff_graphs(*now.gm.graph, *then.gm.graph);
+                            : diff_graphs(*now.gm->graph, *then.gm->graph);
     to.push_back(Step{step.entry, std::move(state_)});
     state_ = std::move(step.state);
     last_outcome_ = std::move(out);
@@ -237,14 +263,14 @@ Status Workspace::redo() {
 }
 
 Result<ActionOutcome> Workspace::apply(const Action& a) {
-    if (a.kind == Action::Kind::Edit &&
-        (a.edit.kind == EditAction::Kind::Undo || a.edit.kind == EditAction::Kind::Redo)) {
-        Status s = a.edit.kind == EditAction::Kind::Undo ? undo() : redo();
-        if (!s.ok()) return s.error();
-        return *last_outcome_;
+    if (Status st = begin(a); !st.ok()) return st.error();
+    while (!advance(0)) {
     }
-    std::unique_ptr<State> next = state_->copy();
-    auto outcome = run_action(*next, a);
+    return finish();
+}
+
+Result<ActionOutcome> Workspace::commit(std::unique_ptr<State> next, const Action& a,
+                                        Result<ActionOutcome> outcome) {
     if (!outcome.ok()) {
         Error e = outcome.error();
         if (e.file.empty()) e.file = file_;
@@ -260,7 +286,7 @@ Result<ActionOutcome> Workspace::apply(const Action& a) {
         out.run->version = version_;
         next->last_run->version = version_;
     }
-    if (out.changed) {
+    if (out.changed && makes_history(a.kind)) {
         HistoryEntry entry;
         entry.kind = a.kind;
         entry.view = out.view;
@@ -274,6 +300,18 @@ Result<ActionOutcome> Workspace::apply(const Action& a) {
     state_ = std::move(next);
     last_outcome_ = out;
     return outcome;
+}
+
+bool Workspace::run_changes_state() const {
+    // Observers record, or ops may write buffers (what a run's same_values check would find).
+    const GraphModule& gm = *state_->gm;
+    if (!state_->exec.observers.empty()) return true;
+    for (const Node* n : gm.forward_graph().nodes()) {
+        if (n->op() != Op::CallModule) continue;
+        auto sub = gm.submodules.find(n->target());
+        if (sub != gm.submodules.end() && sub->second.observer) return true;
+    }
+    return !attrs_written_in_place(gm.forward_graph()).empty();
 }
 
 } // namespace pt2lab

@@ -27,6 +27,7 @@
 #include "passes/graph_diff.h"
 #include "passes/pt2e.h"
 #include "program/exported_program.h"
+#include "util/limits.h"
 
 namespace pt2lab {
 
@@ -44,41 +45,44 @@ struct InputSource {
         Sample, // data/sample_inputs/model.pt: torch.export.save writes export()'s
                 // example args and kwargs there (the program's example_inputs)
         Seeded, // pt2lab's documented generator, SeededRng(seed).normal(), shaped by the graph
+        Given,  // `tensors` (the CLI's --input x.npy files), described by `label`
     } kind = Kind::Auto;
-    uint64_t seed = 0; // Seeded
+    uint64_t seed = 0;           // Seeded
+    std::vector<Tensor> tensors; // Given: one per forward() input
+    std::string label;           // Given: where they came from ("from --input")
 };
 
 // One change (or question) to the workspace, as data: the page's buttons, the
-// lesson steps and the tests all speak this.
+// lesson steps, the CLI and the tests all speak this. The kinds, their JSON
+// names, fields, labels and history rule are one table: action_rows.inc.
 struct Action {
     enum class Kind {
-        Edit,           // a torch.fx edit on the module (EditAction: insert, replace_all_uses_with,
-                        // replace_input_with, erase_node, eliminate_dead_code, lint, recompile,
-                        // set_args; undo / redo are Workspace::undo / redo)
-        Decompose,      // run_decompositions to `level` (Program; ep.module() rebuilt)
-        DecomposeNode,  // decompose one Program node (`node`) at `level` (ep.module() rebuilt)
-        FoldConvBn,     // conv-BN folding on the module
-        InsertObserver, // a MinMaxObserver after module node `node`, its users rewired
-        Prepare,        // prepare_pt2e on the module
-        Calibrate,      // run the module on `inputs`, then on `repeat - 1` seeded batches
-                        // (SeededRng(1..).normal()) so its observers record
-        Convert,        // convert_pt2e (`fold_quantize`); refused before any calibration
-        Run,            // run the module's forward on `inputs`, `repeat` times, on the live state
-        SetTraining,    // module.train() (`train`) / module.eval(): ep.module() refuses, as in
-                        // torch (the mode is fixed at export); a symbolic_trace module switches
+#define PT2LAB_ACTION_KIND(Enum, name, history) Enum,
+#include "workspace/action_rows.inc"
+#undef PT2LAB_ACTION_KIND
     } kind = Kind::Run;
-    EditAction edit;                   // Edit
-    IrLevel level = IrLevel::CoreAten; // Decompose, DecomposeNode
+    // Edit: a torch.fx edit on the module (EditAction: insert, replace_all_uses_with,
+    // replace_input_with, erase_node, eliminate_dead_code, lint, recompile, set_args;
+    // undo / redo are Workspace::undo / redo)
+    EditAction edit;
+    IrLevel level = IrLevel::CoreAten; // Decompose (run_decompositions), DecomposeNode (one node)
     std::vector<std::string> keep;     // Decompose: op overloads kept (no rule applied)
     std::string node;                  // DecomposeNode, InsertObserver: the node, by name
-    bool fold_quantize = true;         // Convert
-    InputSource inputs;                // Run, Calibrate
-    int repeat = 1;                    // Run, Calibrate
+    bool fold_quantize = true;         // Convert (convert_pt2e); refused before any calibration
+    // Run: the module's forward (or, with view Program, ep.graph's) on the live state;
+    // Calibrate: the module on `inputs`, then on `repeat - 1` seeded batches
+    // (SeededRng(1..).normal()) so its observers record.
+    InputSource inputs;
+    int repeat = 1;
+    GraphView view = GraphView::Module; // Run: which graph runs
+    bool check_guards = true;           // Run: evaluate _guards_fn (torch does)
     // Run: the blocked conv2d kernel (exec/conv_fast.cpp, several times faster on
     // real models; its float order differs from torch's, within 1e-4) in this run
     // and in the original's run it is compared with. Off: the reference loops.
     bool fast_kernels = false;
-    bool train = true; // SetTraining
+    bool train = true; // SetTraining: module.train() / module.eval(); ep.module() refuses,
+                       // as in torch (the mode is fixed at export); a symbolic_trace
+                       // module switches
     std::string label; // shown in the history; "" = a default per kind
 
     static Action of(EditAction e) {
@@ -97,8 +101,11 @@ const char* action_kind_name(Action::Kind k); // "decompose", "prepare", ...
 
 // What one run produced and how it compares with the file as loaded.
 struct RunReport {
-    uint64_t version = 0;      // the workspace version it ran at
-    bool fast_kernels = false; // Action::fast_kernels
+    uint64_t version = 0;               // the workspace version it ran at
+    GraphView view = GraphView::Module; // the graph that ran (Action::view)
+    bool fast_kernels = false;          // Action::fast_kernels
+    int repeat = 1;                     // runs made (Action::repeat)
+    double ms = 0;                      // the last run's wall time (steady clock)
     std::string
         inputs_label; // "sample inputs (data/sample_inputs/model.pt)", "SeededRng(0).normal()"
     RunResult result; // the last repetition's outputs and per-node values
@@ -110,6 +117,9 @@ struct RunReport {
     ParityReport parity;
     // vs PyTorch's eager outputs stored in the file (lesson assets), when present.
     std::optional<ParityReport> reference;
+    // Why there is no `reference` although the file has one ("" otherwise): it is
+    // for one forward from the saved state, and this state has moved on.
+    std::string reference_skipped;
 };
 
 // The result of an applied action.
@@ -137,17 +147,36 @@ struct HistoryEntry {
     GraphView view = GraphView::Module;
 };
 
+// How far the action in flight has got (Workspace::begin .. finish).
+struct ActionProgress {
+    std::string what;             // "run 1 of 3", "calibrate: batch 4 of 9", "baseline run"
+    uint64_t done = 0, total = 0; // work units of the whole action (nodes run), done <= total
+    double seconds = 0;           // since begin()
+};
+
+// How a file is opened.
+struct OpenOptions {
+    Limits limits;         // memory and work budgets (the page's defaults; the CLI's --limit)
+    bool guards_fn = true; // ep.module() gets torch's _guards_fn call (the CLI's --no-guards)
+};
+
 class Workspace {
 public:
     // Opens a file's bytes: a .pt2 archive, an ExportedProgram .json, or
     // pt2lab's symbolic_trace graph JSON (a module only: no program view, no
     // decompositions). On error nothing is created; the caller keeps what it had.
-    static Result<std::unique_ptr<Workspace>> open(std::vector<uint8_t> bytes,
-                                                   const std::string& file);
-    static Result<std::unique_ptr<Workspace>> open_file(const std::string& path);
+    // This is the one way any surface (page, CLI, lesson runner, tests, fuzzers)
+    // opens a file: one sniff, one loader, one budget rule.
+    static Result<std::unique_ptr<Workspace>>
+    open(std::vector<uint8_t> bytes, const std::string& file, const OpenOptions& opt = {});
+    static Result<std::unique_ptr<Workspace>> open_file(const std::string& path,
+                                                        const OpenOptions& opt = {});
     // Over a program or a module already in memory (tests, the lesson engine).
-    static Result<std::unique_ptr<Workspace>> from_program(ExportedProgram ep);
-    static std::unique_ptr<Workspace> from_module(GraphModule gm, const std::string& file);
+    static Result<std::unique_ptr<Workspace>> from_program(ExportedProgram ep,
+                                                           const OpenOptions& opt = {});
+    static std::unique_ptr<Workspace> from_module(GraphModule gm, const std::string& file,
+                                                  uint64_t file_size = 0,
+                                                  const OpenOptions& opt = {});
     ~Workspace();
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
@@ -156,6 +185,9 @@ public:
     // Changes on every applied change, undo and redo; never goes back.
     uint64_t version() const { return version_; }
     const std::string& file() const { return file_; }
+    // Bytes of the file it was opened from: sizes every budget (util/limits.h).
+    uint64_t file_size() const { return file_size_; }
+    const Limits& limits() const { return options_.limits; }
     // False for a symbolic_trace graph: only the Module view exists.
     bool has_program() const;
     const ExportedProgram& program() const;  // current (decomposed, if it was); has_program()
@@ -187,11 +219,33 @@ public:
     std::vector<UnsupportedOp> unsupported_ops(GraphView v) const;
     // Lint of the view's graph now: torch's message, or "" when it passes.
     std::string lint_message(GraphView v) const;
+    // Whether running the module now may change its state (observers record,
+    // ops write buffers: graph/written_attrs.h), so a page does not run it on its own.
+    bool run_changes_state() const;
 
     // --- changing ------------------------------------------------------------
     // Applies an action completely, or returns an Error and changes nothing.
     // Actions that change nothing (lint, a refused erase) make no history entry.
+    // Same as begin(a), advance() to the end, finish().
     Result<ActionOutcome> apply(const Action& a);
+
+    // An action in slices, for a caller that must keep doing other things (the
+    // page draws frames between slices). begin() takes the action; advance()
+    // works on a copy of the state until `seconds` have passed (<= 0: to the
+    // end; runs pause between nodes, so a slice overruns by at most one node)
+    // and returns true once the work is done or has failed; finish() commits it
+    // as apply() would and returns its outcome or error. Until then every
+    // reading function shows the state as it was before begin(); cancel()
+    // drops the copy, so the workspace is exactly as before. While busy(),
+    // begin, apply, undo and redo are refused.
+    Status begin(const Action& a);
+    bool busy() const { return pending_ != nullptr; }
+    bool advance(double seconds = 0);
+    ActionProgress progress() const; // of the action in flight
+    const Action* pending_action() const;
+    void cancel();
+    Result<ActionOutcome> finish();
+
     bool can_undo() const { return !undo_.empty(); }
     bool can_redo() const { return !redo_.empty(); }
     Status undo();
@@ -209,15 +263,19 @@ private:
         std::shared_ptr<State> state;
     };
     struct Cache;
+    struct Pending; // the action in flight (workspace_jobs.cpp)
     Workspace();
     Result<std::vector<Tensor>> inputs_for(const InputSource& src, std::string& label) const;
-    Result<RunResult> baseline_for(const std::vector<Tensor>& inputs, const std::string& label,
-                                   bool fast_kernels) const;
     Result<ActionOutcome> run_action(State& s, const Action& a) const;
+    Result<ActionOutcome> commit(std::unique_ptr<State> next, const Action& a,
+                                 Result<ActionOutcome> outcome);
     Status switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what);
     void bump();
 
     std::string file_;
+    uint64_t file_size_ = 0;
+    OpenOptions options_;
+    std::unique_ptr<Pending> pending_;
     // The file as loaded: the first state's program and module, shared with it (a
     // committed state is never changed in place; actions work on a copy), so they
     // outlive that state when the history drops it and cost no copy of the graph.
@@ -228,7 +286,7 @@ private:
     std::optional<ActionOutcome> last_outcome_;
     mutable std::unique_ptr<Cache> cache_;
     // The original module's outputs per input source (parity's reference), computed once.
-    mutable std::map<std::string, RunResult> baselines_;
+    std::map<std::string, RunResult> baselines_;
     uint64_t version_ = 1;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "graph/written_attrs.h"
 #include "passes/unlift.h"
 #include "workspace/workspace_state.h"
 
@@ -10,18 +11,40 @@ namespace pt2lab {
 
 std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     auto c = std::make_unique<State>();
-    if (ep) c->ep = ep->clone();
-    c->gm = gm.clone();
+    c->ep = ep;
+    c->gm = gm;
     c->exec = exec.share();
     c->exec_source = exec_source;
     c->module_actions = module_actions;
+    c->exec_fresh = exec_fresh;
     c->last_run = last_run;
     return c;
 }
 
-void sync_exec_state(Workspace::State& s) {
-    const GraphModule& gm = s.gm;
-    if (s.ep) s.exec.file_size = s.ep->file_size; // sizes the run budgets (util/limits.h)
+ExportedProgram& Workspace::State::own_ep() {
+    PT2LAB_CHECK(ep != nullptr);
+    if (!owns_ep_) set_ep(ep->clone());
+    return const_cast<ExportedProgram&>(*ep); // made by set_ep, owned by this state only
+}
+
+GraphModule& Workspace::State::own_gm() {
+    if (!owns_gm_) set_gm(gm->clone());
+    return const_cast<GraphModule&>(*gm);
+}
+
+void Workspace::State::set_ep(ExportedProgram p) {
+    ep = std::make_shared<ExportedProgram>(std::move(p));
+    owns_ep_ = true;
+}
+
+void Workspace::State::set_gm(GraphModule m) {
+    gm = std::make_shared<GraphModule>(std::move(m));
+    owns_gm_ = true;
+}
+
+void sync_exec_state(Workspace::State& s, uint64_t file_size) {
+    const GraphModule& gm = *s.gm;
+    s.exec.file_size = file_size; // sizes the run budgets (util/limits.h)
     for (const auto& [fqn, data] : gm.attrs) {
         auto src = s.exec_source.find(fqn);
         if (src != s.exec_source.end() && src->second == data.get() && s.exec.tensors.count(fqn))
@@ -47,26 +70,8 @@ void sync_exec_state(Workspace::State& s) {
     s.exec.add_missing_observers(gm);
 }
 
-std::set<std::string> mutated_attrs(const Graph& g) {
-    std::set<std::string> out;
-    auto note = [&](const Argument& a) {
-        if (a.is_node() && a.node->op() == Op::GetAttr) out.insert(a.node->target());
-    };
-    for (const Node* n : g.nodes()) {
-        const OpInfo* op = n->op_info();
-        if (n->op() != Op::CallFunction || !op) continue;
-        for (size_t k = 0; k < n->args().size(); ++k)
-            if (op->writes(k)) note(n->args()[k]);
-        for (const auto& [key, arg] : n->kwargs()) {
-            int k = op->schema.arg_index(key);
-            if (k >= 0 && op->writes(static_cast<size_t>(k))) note(arg);
-        }
-    }
-    return out;
-}
-
 void make_writable(Workspace::State& s) {
-    for (const std::string& fqn : mutated_attrs(s.gm.forward_graph())) {
+    for (const std::string& fqn : attrs_written_in_place(s.gm->forward_graph())) {
         auto it = s.exec.tensors.find(fqn);
         if (it != s.exec.tensors.end()) it->second = std::make_shared<Tensor>(*it->second);
     }
@@ -83,8 +88,6 @@ IrLevel ir_level_of(const Graph& g) {
     }
     return above_core ? IrLevel::Inference : IrLevel::CoreAten;
 }
-
-namespace {
 
 std::string observer_lines(const ModuleState& state) {
     std::string out;
@@ -103,10 +106,12 @@ std::string observer_lines(const ModuleState& state) {
     return out;
 }
 
+namespace {
+
 // Observers the module calls that have recorded nothing (convert would pick (1.0, 0)).
 std::vector<std::string> unobserved(const Workspace::State& s) {
     std::vector<std::string> out;
-    for (const Node* n : s.gm.graph->nodes()) {
+    for (const Node* n : s.gm->graph->nodes()) {
         if (n->op() != Op::CallModule) continue;
         auto obs = s.exec.observers.find(n->target());
         if (obs != s.exec.observers.end() && obs->second->calls() == 0) out.push_back(n->name());
@@ -114,7 +119,8 @@ std::vector<std::string> unobserved(const Workspace::State& s) {
     return out;
 }
 
-// Whether two states hold the same values (shared tensors are equal without a look).
+} // namespace
+
 bool same_values(const ModuleState& a, const ModuleState& b) {
     if (a.tensors.size() != b.tensors.size() || a.observers.size() != b.observers.size())
         return false;
@@ -133,6 +139,8 @@ bool same_values(const ModuleState& a, const ModuleState& b) {
     return true;
 }
 
+namespace {
+
 std::string edit_summary(const ActionResult& r) {
     std::string out;
     auto list = [&](const char* what, const std::vector<std::string>& names) {
@@ -148,10 +156,9 @@ std::string edit_summary(const ActionResult& r) {
     return out;
 }
 
-// The file's own inputs: torch's eager outputs on them (extra/pt2lab) are a run's reference.
-const char* const kSampleInputsLabel = "sample inputs (data/sample_inputs/model.pt)";
-
 } // namespace
+
+const char* const kSampleInputsLabel = "sample inputs (data/sample_inputs/model.pt)";
 
 Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
                                                   std::string& label) const {
@@ -161,6 +168,9 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
         kind = ep && !ep->example_inputs.empty() ? InputSource::Kind::Sample
                                                  : InputSource::Kind::Seeded;
     switch (kind) {
+    case InputSource::Kind::Given:
+        label = src.label.empty() ? "the given inputs" : src.label;
+        return src.tensors;
     case InputSource::Kind::Sample:
         if (!ep || ep->example_inputs.empty())
             return make_error("inputs",
@@ -174,29 +184,14 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
     case InputSource::Kind::Auto: break;
     }
     label = "SeededRng(" + std::to_string(src.seed) + ").normal()";
-    return ep ? seeded_inputs(*ep, src.seed)
-              : seeded_inputs(*original_module_->graph, nullptr, src.seed);
-}
-
-Result<RunResult> Workspace::baseline_for(const std::vector<Tensor>& inputs,
-                                          const std::string& label, bool fast_kernels) const {
-    const std::string key = label + (fast_kernels ? " (fast kernels)" : "");
-    auto it = baselines_.find(key);
-    if (it != baselines_.end()) return it->second;
-    ModuleState fresh = ModuleState::from_module(*original_module_);
-    RunOptions opt;
-    opt.keep_values = false;
-    opt.kernels.fast_conv = fast_kernels;
-    auto r = run_module(*original_module_, fresh, inputs, opt);
-    if (!r.ok()) return r.error();
-    baselines_[key] = r.value();
-    return r;
+    return ep ? seeded_inputs(*ep, src.seed, options_.limits)
+              : seeded_inputs(*original_module_->graph, nullptr, src.seed, options_.limits,
+                              file_size_);
 }
 
 Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
     ActionOutcome out;
     out.view = GraphView::Module;
-    GraphModule& gm = s.gm;
     auto module_changed = [&](bool changed) {
         out.changed = changed;
         if (changed) ++s.module_actions;
@@ -216,26 +211,26 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
     // Rebuilds ep.module() from a changed program, as ep.module() would after
     // run_decompositions; module-only changes made before are not carried over.
     auto rebuild_module = [&](ExportedProgram low, std::string& summary) -> Status {
-        auto rebuilt = unlift(low);
+        UnliftOptions uo;
+        uo.guards_fn = options_.guards_fn;
+        auto rebuilt = unlift(low, uo);
         if (!rebuilt.ok()) return rebuilt.error();
         out.diff = diff_graphs(*s.ep->graph, *low.graph);
         if (s.module_actions > 0)
             summary += "ep.module() was rebuilt from the new program: the " +
                        std::to_string(s.module_actions) +
                        " module change(s) made before are not in it (undo brings them back)\n";
-        s.ep = std::move(low);
-        s.gm = rebuilt.take();
+        s.set_ep(std::move(low));
+        s.set_gm(rebuilt.take());
         s.module_actions = 0;
         return {};
     };
-    GraphModule before_module;
-    if (a.kind != Action::Kind::Decompose && a.kind != Action::Kind::DecomposeNode &&
-        a.kind != Action::Kind::Run && a.kind != Action::Kind::Calibrate)
-        before_module = gm.clone();
+    // The module as it was (shared, not copied: the state's own_gm() is a clone).
+    const std::shared_ptr<const GraphModule> before_module = s.gm;
 
     switch (a.kind) {
     case Action::Kind::Edit: {
-        auto r = apply_edit(gm, a.edit);
+        auto r = apply_edit(s.own_gm(), a.edit);
         if (!r.ok()) return r.error();
         out.torch_error = r.value().error;
         // Every refusal torch.fx makes for these (erase_node of a used node, lint,
@@ -279,11 +274,11 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         }
         if (Status st = rebuild_module(std::move(low), summary); !st.ok()) return st.error();
         out.summary = summary;
-        sync_exec_state(s);
+        sync_exec_state(s, file_size_);
         return out;
     }
     case Action::Kind::FoldConvBn: {
-        auto r = fold_conv_bn(gm);
+        auto r = fold_conv_bn(s.own_gm());
         if (!r.ok()) return r.error();
         for (const auto& f : r.value().folded) out.summary += "folded " + f + "\n";
         for (const auto& f : r.value().skipped) out.summary += "skipped: " + f + "\n";
@@ -293,6 +288,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         break;
     }
     case Action::Kind::InsertObserver: {
+        GraphModule& gm = s.own_gm();
         auto n = find_node(*gm.graph, a.node);
         if (!n.ok()) return n.error();
         auto obs = insert_observer(gm, n.value(), ObserverConfig::minmax_default());
@@ -302,34 +298,11 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         break;
     }
     case Action::Kind::Prepare: {
-        auto r = prepare_pt2e(gm);
+        auto r = prepare_pt2e(s.own_gm());
         if (!r.ok()) return r.error();
         out.summary = r.value().str();
         module_changed(!r.value().observers.empty() || !r.value().fold.folded.empty());
         break;
-    }
-    case Action::Kind::Calibrate: {
-        if (s.exec.observers.empty())
-            return make_error("calibrate", "the module has no observers to calibrate",
-                              "run prepare_pt2e (or insert an observer) first");
-        std::string label;
-        auto first = inputs_for(a.inputs, label);
-        if (!first.ok()) return first.error();
-        std::vector<std::vector<Tensor>> batches{first.take()};
-        for (int k = 1; k < a.repeat; ++k) {
-            auto b = s.ep ? seeded_inputs(*s.ep, static_cast<uint64_t>(k))
-                          : seeded_inputs(*gm.graph, nullptr, static_cast<uint64_t>(k));
-            if (!b.ok()) return b.error();
-            batches.push_back(b.take());
-        }
-        make_writable(s);
-        if (Status st = calibrate(gm, s.exec, batches); !st.ok()) return st.error();
-        out.summary =
-            "calibrated on " + std::to_string(batches.size()) + " batch(es): " + label +
-            (a.repeat > 1 ? " + SeededRng(1.." + std::to_string(a.repeat - 1) + ").normal()" : "") +
-            "\n" + observer_lines(s.exec);
-        out.changed = true;
-        return out;
     }
     case Action::Kind::Convert: {
         auto missing = unobserved(s);
@@ -340,7 +313,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
                                   "scale 1.0 and zero_point 0",
                               "calibrate first (run the prepared module on representative "
                               "inputs)");
-        auto r = convert_pt2e(gm, s.exec, a.fold_quantize);
+        auto r = convert_pt2e(s.own_gm(), s.exec, a.fold_quantize);
         if (!r.ok()) return r.error();
         out.summary = r.value().str();
         module_changed(!r.value().converted.empty());
@@ -361,47 +334,14 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         }
         return out;
     }
-    case Action::Kind::Run: {
-        std::string label;
-        auto inputs = inputs_for(a.inputs, label);
-        if (!inputs.ok()) return inputs.error();
-        const ModuleState before = s.exec.share(); // to tell whether the run wrote anything
-        make_writable(s);
-        RunOptions opt;
-        opt.kernels.fast_conv = a.fast_kernels;
-        Result<RunResult> r = RunResult{};
-        for (int k = 0; k < std::max(1, a.repeat); ++k) {
-            r = run_module(gm, s.exec, inputs.value(), opt);
-            if (!r.ok()) return r.error();
-        }
-        auto base = baseline_for(inputs.value(), label, a.fast_kernels);
-        if (!base.ok()) return base.error();
-        RunReport rep;
-        rep.inputs_label = label;
-        rep.fast_kernels = a.fast_kernels;
-        rep.stale = gm.stale();
-        rep.parity = compare_runs(r.value(), base.value());
-        if (a.inputs.kind != InputSource::Kind::Seeded && original_ &&
-            !original_->reference_outputs.empty() && label == kSampleInputsLabel)
-            rep.reference = compare_with_reference(r.value(), original_->reference_outputs);
-        rep.result = r.take();
-        out.summary = "ran on " + label + (a.repeat > 1 ? " x" + std::to_string(a.repeat) : "") +
-                      (a.fast_kernels ? " (fast kernels)" : "") + "\n" +
-                      (rep.stale ? "the graph changed since the last recompile(): as in torch, "
-                                   "forward() ran the code of that recompile\n"
-                                 : "") +
-                      rep.parity.str();
-        // A run changed the state when it wrote a different value (an eval-mode
-        // batch_norm reads its running stats and writes nothing) or fed an observer.
-        out.changed = !same_values(before, s.exec);
-        s.last_run = rep;
-        out.run = std::move(rep);
-        return out;
-    }
+    case Action::Kind::Run:
+    case Action::Kind::Calibrate:
+        PT2LAB_CHECK(!"runs are sliced actions (workspace_jobs.cpp)");
+        break;
     }
     if (out.changed) {
-        out.diff = diff_graphs(*before_module.graph, *gm.graph);
-        sync_exec_state(s);
+        out.diff = diff_graphs(*before_module->graph, *s.gm->graph);
+        sync_exec_state(s, file_size_);
     }
     return out;
 }

@@ -2,6 +2,7 @@
 // state in step with its module. Internal to src/core/workspace.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,30 +14,80 @@
 namespace pt2lab {
 
 struct Workspace::State {
-    std::optional<ExportedProgram> ep; // absent for a symbolic_trace module
-    GraphModule gm;                    // ep.module(), with the module actions applied
-    ModuleState exec;                  // live parameters, buffers and observers
+    // The graphs are shared between states until an action changes them: a
+    // committed state's program and module are never changed in place (an
+    // action calls own_ep() / own_gm() first, which clone them once), so a run,
+    // a calibration or a history entry costs no copy of the graph.
+    std::shared_ptr<const ExportedProgram> ep; // null for a symbolic_trace module
+    std::shared_ptr<const GraphModule> gm;     // ep.module(), with the module actions applied
+    ModuleState exec;                          // live parameters, buffers and observers
     // The attribute data each exec tensor was made from: a tensor is rebuilt only
     // when its attribute changes (folding), so buffers keep what runs wrote.
     std::map<std::string, const TensorData*> exec_source;
     int module_actions = 0; // module changes since gm was last built from ep
+    // exec holds the file's values as loaded: no run wrote a buffer, no observer recorded.
+    bool exec_fresh = true;
     std::optional<RunReport> last_run;
 
-    // A copy for an action to work on. Graphs are deep-copied, observers too;
-    // tensors are shared until a run is about to write them (make_writable).
+    // A copy for an action to work on: graphs and tensors shared (see above),
+    // observers copied.
     std::unique_ptr<State> copy() const;
+    // The program / module to change: this state's own clone, made on first use.
+    ExportedProgram& own_ep();
+    GraphModule& own_gm();
+    // Replaces the program / module with a new one this state owns.
+    void set_ep(ExportedProgram ep);
+    void set_gm(GraphModule gm);
+
+private:
+    bool owns_ep_ = false, owns_gm_ = false;
+};
+
+// The action in flight (workspace_jobs.cpp).
+struct Workspace::Pending {
+    Action action;
+    std::unique_ptr<State> next; // the copy the action works on
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    std::optional<Result<ActionOutcome>> result; // set once the work is over
+
+    // --- Run and Calibrate: a sequence of forwards ---------------------------
+    bool sliced = false;
+    std::vector<std::vector<Tensor>> batches; // Calibrate: one per batch; Run: the inputs
+    std::string label;                        // of the inputs
+    int runs_total = 0, runs_done = 0;        // forwards of the live state
+    bool baseline_needed = false, baseline_done = false;
+    std::string baseline_key;
+    RunResult baseline;
+    ModuleState baseline_state;      // the file as loaded, for the baseline run
+    std::unique_ptr<Execution> exec; // the forward in flight
+    double exec_ms = 0, last_ms = 0; // time spent in the current / last forward
+    size_t nodes_per_run = 0, nodes_baseline = 0;
+    uint64_t units_done = 0;      // nodes of finished forwards
+    RunOptions opt;               // the live forwards'
+    ModuleState before;           // Run: to tell whether it wrote anything
+    bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
+    bool before_fresh = false;    // Run: the state was the file's, as loaded
+    RunResult last;               // Run: the last forward's result
 };
 
 // Brings s.exec in line with s.gm: tensors for new or changed attributes,
 // none for removed ones, a fresh observer per new observer submodule.
-void sync_exec_state(Workspace::State& s);
-
-// get_attr targets that ops of g write in place (copy_, add_ on a buffer).
-std::set<std::string> mutated_attrs(const Graph& g);
+// `file_size` (the file the state came from) sizes the run budgets.
+void sync_exec_state(Workspace::State& s, uint64_t file_size);
 
 // Gives s.exec private copies of the tensors a run of s.gm writes, so states
 // kept in the history keep their values.
 void make_writable(Workspace::State& s);
+
+// "  %obs: min .. max -> scale .. zero_point .." per observer.
+std::string observer_lines(const ModuleState& state);
+
+// Whether two states hold the same values (shared tensors are equal without a look).
+bool same_values(const ModuleState& a, const ModuleState& b);
+
+// The label of a run on the file's own inputs: torch's eager outputs on them
+// (extra/pt2lab) are its reference.
+extern const char* const kSampleInputsLabel;
 
 // The IR level a program's ops are at: Training while any op has an
 // inference-level decomposition, Inference while any has a Core ATen one.
