@@ -7,11 +7,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <sstream>
 
+#include "graph/printer.h"
 #include "io/npy.h"
 
 namespace pt2lab_test {
+
+using namespace pt2lab;
 
 std::vector<std::string> list_dir(const std::string& rel_dir, const std::string& suffix) {
     std::vector<std::string> out;
@@ -76,6 +80,37 @@ std::string first_difference(const std::string& expected, const std::string& act
             return "line " + std::to_string(line) + ":\n  expected: [" + (ga ? la : "<end>") +
                    "]\n  actual:   [" + (gb ? lb : "<end>") + "]";
     }
+}
+
+// Everything a user can see of a workspace, as one string.
+std::string fingerprint(const Workspace& ws) {
+    std::string f = "version " + std::to_string(ws.version()) + "\n";
+    f += graph_str(*ws.module().graph) + ws.module().code() + ws.readable(GraphView::Module);
+    for (uint32_t id : ws.code(GraphView::Module).line_nodes) f += std::to_string(id) + ",";
+    for (const Node* n : ws.module().graph->nodes()) f += std::to_string(n->id()) + n->name() + ";";
+    for (const auto& [name, sub] : ws.module().submodules)
+        f += "sub " + name + " " + sub.type + "\n";
+    for (const auto& [fqn, t] : ws.module().attrs)
+        f += "attr " + fqn + " " + std::to_string(t->numel()) + "\n";
+    if (ws.has_program()) {
+        f += graph_str(*ws.program().graph) + ws.program_str() + ws.code(GraphView::Program).text;
+        f += ir_level_name(ws.level());
+    }
+    for (const auto& [fqn, t] : ws.state().tensors) {
+        uint64_t h = 1469598103934665603ull; // FNV-1a over the bytes
+        for (uint8_t b : t->storage) h = (h ^ b) * 1099511628211ull;
+        f += "tensor " + fqn + " " + t->type_str() + " " + std::to_string(h) + "\n";
+    }
+    for (const auto& [name, o] : ws.state().observers) {
+        char line[128];
+        std::snprintf(line, sizeof line, "observer %s %a %a %lld\n", name.c_str(), o->min_val(),
+                      o->max_val(), static_cast<long long>(o->calls()));
+        f += line;
+    }
+    for (const auto& h : ws.undo_history()) f += "undo " + h.label + "\n";
+    for (const auto& h : ws.redo_history()) f += "redo " + h.label + "\n";
+    if (ws.last_run()) f += "run at " + std::to_string(ws.last_run()->version) + "\n";
+    return f;
 }
 
 } // namespace pt2lab_test

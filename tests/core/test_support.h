@@ -6,6 +6,7 @@
 
 #include "exec/interpreter.h"
 #include "io/program_loader.h"
+#include "workspace/workspace.h"
 
 namespace pt2lab_test {
 
@@ -32,6 +33,10 @@ pt2lab::ExportedProgram load_asset(const std::string& name_or_path);
 // does not read.
 pt2lab::Tensor load_npy(const std::string& rel);
 using pt2lab::example_inputs; // exec/interpreter.h
+
+// Everything a user can see of a workspace (every printed view, node ids,
+// state bytes, observers, history, last run), as one string.
+std::string fingerprint(const pt2lab::Workspace& ws);
 
 // First differing line, for readable failures.
 std::string first_difference(const std::string& expected, const std::string& actual);

@@ -36,37 +36,6 @@ ActionOutcome apply_ok(Workspace& ws, const std::string& json) {
     return r.take();
 }
 
-// Everything a user can see of a workspace, as one string.
-std::string fingerprint(const Workspace& ws) {
-    std::string f = "version " + std::to_string(ws.version()) + "\n";
-    f += graph_str(*ws.module().graph) + ws.module().code() + ws.readable(GraphView::Module);
-    for (uint32_t id : ws.code(GraphView::Module).line_nodes) f += std::to_string(id) + ",";
-    for (const Node* n : ws.module().graph->nodes()) f += std::to_string(n->id()) + n->name() + ";";
-    for (const auto& [name, sub] : ws.module().submodules)
-        f += "sub " + name + " " + sub.type + "\n";
-    for (const auto& [fqn, t] : ws.module().attrs)
-        f += "attr " + fqn + " " + std::to_string(t->numel()) + "\n";
-    if (ws.has_program()) {
-        f += graph_str(*ws.program().graph) + ws.program_str() + ws.code(GraphView::Program).text;
-        f += ir_level_name(ws.level());
-    }
-    for (const auto& [fqn, t] : ws.state().tensors) {
-        uint64_t h = 1469598103934665603ull; // FNV-1a over the bytes
-        for (uint8_t b : t->storage) h = (h ^ b) * 1099511628211ull;
-        f += "tensor " + fqn + " " + t->type_str() + " " + std::to_string(h) + "\n";
-    }
-    for (const auto& [name, o] : ws.state().observers) {
-        char line[128];
-        std::snprintf(line, sizeof line, "observer %s %a %a %lld\n", name.c_str(), o->min_val(),
-                      o->max_val(), static_cast<long long>(o->calls()));
-        f += line;
-    }
-    for (const auto& h : ws.undo_history()) f += "undo " + h.label + "\n";
-    for (const auto& h : ws.redo_history()) f += "redo " + h.label + "\n";
-    if (ws.last_run()) f += "run at " + std::to_string(ws.last_run()->version) + "\n";
-    return f;
-}
-
 // Applies a failing action and checks that nothing changed.
 void expect_refused(Workspace& ws, const std::string& json, const std::string& phrase) {
     const std::string before = fingerprint(ws);

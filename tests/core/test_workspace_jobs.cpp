@@ -1,0 +1,259 @@
+// Actions in slices (Workspace::begin / advance / progress / cancel / finish):
+// a run or a calibration spread over many short slices gives the same bits,
+// the same history and the same views as apply(); cancel at any point leaves
+// the workspace exactly as it was; a busy workspace refuses other changes;
+// the run budget is the file's, for the parity baseline too.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "graph/written_attrs.h"
+#include "test_support.h"
+#include "workspace/action_json.h"
+#include "workspace/action_table.h"
+
+using namespace pt2lab;
+using namespace pt2lab_test;
+
+namespace {
+
+std::unique_ptr<Workspace> open_asset(const std::string& name) {
+    auto ws = Workspace::open_file(source_path("assets/graphs/" + name + ".pt2"));
+    INFO(name << ": " << (ws.ok() ? std::string() : ws.error().str()));
+    REQUIRE(ws.ok());
+    return ws.take();
+}
+
+Action action(const std::string& json) {
+    auto a = parse_action(json, "test");
+    INFO(json << ": " << (a.ok() ? std::string() : a.error().str()));
+    REQUIRE(a.ok());
+    return a.take();
+}
+
+// Runs `a` in the smallest slices there are (one node each: a deadline already
+// past), checking progress as it goes; returns the finished outcome.
+Result<ActionOutcome> apply_sliced(Workspace& ws, const Action& a, int* slices = nullptr) {
+    REQUIRE(ws.begin(a).ok());
+    REQUIRE(ws.busy());
+    uint64_t last = 0;
+    int n = 0;
+    while (!ws.advance(1e-9)) {
+        ActionProgress p = ws.progress();
+        CHECK(p.done >= last);
+        CHECK(p.done <= p.total);
+        CHECK_FALSE(p.what.empty());
+        last = p.done;
+        ++n;
+    }
+    if (slices) *slices = n;
+    return ws.finish();
+}
+
+bool same_bytes(const Value& a, const Value& b) {
+    if (!a.is_tensor() || !b.is_tensor()) return a.describe() == b.describe();
+    const Tensor &x = *a.tensor, &y = *b.tensor;
+    return x.dtype == y.dtype && x.sizes == y.sizes && x.storage.size() == y.storage.size() &&
+           std::memcmp(x.data<uint8_t>(), y.data<uint8_t>(), x.storage.size()) == 0;
+}
+
+} // namespace
+
+TEST_CASE("a sliced run and calibration equal apply(), bit for bit", "[workspace][jobs]") {
+    for (const char* name : {"conv_bn_relu_train", "conv_bn_relu_eval", "style_modules"}) {
+        INFO(name);
+        auto whole = open_asset(name), sliced = open_asset(name);
+        for (const char* json : {R"({"kind": "run"})", R"({"kind": "run", "repeat": 3})",
+                                 R"({"kind": "run", "fast_kernels": true})",
+                                 R"({"kind": "prepare"})",
+                                 R"({"kind": "calibrate", "repeat": 4})",
+                                 R"({"kind": "convert"})", R"({"kind": "run"})"}) {
+            INFO(json);
+            Action a = action(json);
+            auto w = whole->apply(a);
+            int slices = 0;
+            auto s = apply_sliced(*sliced, a, &slices);
+            REQUIRE(w.ok() == s.ok());
+            if (!w.ok()) {
+                CHECK(w.error().str() == s.error().str());
+                continue;
+            }
+            if (a.kind == Action::Kind::Run || a.kind == Action::Kind::Calibrate)
+                CHECK(slices > 3); // it really paused between nodes
+            CHECK(w.value().summary == s.value().summary);
+            CHECK(w.value().changed == s.value().changed);
+            REQUIRE(w.value().run.has_value() == s.value().run.has_value());
+            if (w.value().run) {
+                const RunResult &x = w.value().run->result, &y = s.value().run->result;
+                REQUIRE(x.outputs.size() == y.outputs.size());
+                for (size_t k = 0; k < x.outputs.size(); ++k)
+                    CHECK(same_bytes(x.outputs[k], y.outputs[k]));
+                CHECK(w.value().run->parity.str() == s.value().run->parity.str());
+            }
+            // the same state, history and views (times aside, which fingerprint leaves out)
+            std::string fw = fingerprint(*whole), fs = fingerprint(*sliced);
+            INFO(first_difference(fw, fs));
+            CHECK(fw == fs);
+        }
+    }
+}
+
+TEST_CASE("cancel leaves the workspace exactly as before begin()", "[workspace][jobs]") {
+    auto ws = open_asset("conv_bn_relu_train");
+    REQUIRE(ws->apply(action(R"({"kind": "prepare"})")).ok());
+    const std::string before = fingerprint(*ws);
+    for (const char* json : {R"({"kind": "run", "repeat": 2})", R"({"kind": "calibrate", "repeat": 3})",
+                             R"({"kind": "decompose", "level": "core"})"}) {
+        INFO(json);
+        for (int stop_after : {0, 1, 5, 20}) {
+            INFO("cancelled after " << stop_after << " slices");
+            REQUIRE(ws->begin(action(json)).ok());
+            for (int k = 0; k < stop_after && !ws->advance(1e-9); ++k) {
+            }
+            // what a reader sees while it runs is the state before it
+            CHECK(fingerprint(*ws) == before);
+            ws->cancel();
+            CHECK_FALSE(ws->busy());
+            std::string after = fingerprint(*ws);
+            INFO(first_difference(before, after));
+            CHECK(after == before);
+        }
+    }
+    // and the workspace still works: the same calibration applied now records
+    REQUIRE(ws->apply(action(R"({"kind": "calibrate", "repeat": 3})")).ok());
+    CHECK(fingerprint(*ws) != before);
+}
+
+TEST_CASE("a busy workspace refuses other changes and says which action runs",
+          "[workspace][jobs]") {
+    auto ws = open_asset("conv_relu");
+    REQUIRE(ws->apply(action(R"({"kind": "insert_observer", "node": "relu"})")).ok());
+    REQUIRE(ws->begin(action(R"({"kind": "run"})")).ok());
+    auto again = ws->begin(action(R"({"kind": "lint"})"));
+    REQUIRE_FALSE(again.ok());
+    CHECK(again.error().message.find("run") != std::string::npos);
+    CHECK_FALSE(ws->apply(action(R"({"kind": "lint"})")).ok());
+    Status undo = ws->undo();
+    REQUIRE_FALSE(undo.ok());
+    CHECK(undo.error().message.find("while run is running") != std::string::npos);
+    REQUIRE(ws->pending_action() != nullptr);
+    CHECK(ws->pending_action()->kind == Action::Kind::Run);
+    while (!ws->advance(0.001)) {
+    }
+    REQUIRE(ws->finish().ok());
+    CHECK(ws->undo().ok()); // free again
+}
+
+TEST_CASE("an action that fails while sliced leaves nothing behind", "[workspace][jobs]") {
+    auto ws = open_asset("conv_relu");
+    const std::string before = fingerprint(*ws);
+    Action a = action(R"({"kind": "run"})");
+    a.inputs.kind = InputSource::Kind::Given; // no tensors: the wrong number of inputs
+    auto r = apply_sliced(*ws, a);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().str().find("user input") != std::string::npos);
+    CHECK(r.error().file == ws->file());
+    CHECK(fingerprint(*ws) == before);
+    CHECK_FALSE(ws->busy());
+}
+
+TEST_CASE("every run of a workspace is budgeted for the file it came from", "[workspace][jobs]") {
+    auto bytes = read_file_bytes(source_path("assets/graphs/conv_bn_relu_eval.pt2"));
+    REQUIRE(bytes.ok());
+    const uint64_t size = bytes.value().size();
+    auto ws = Workspace::open(bytes.take(), "conv_bn_relu_eval.pt2");
+    REQUIRE(ws.ok());
+    CHECK(ws.value()->file_size() == size);
+    CHECK(ws.value()->state().file_size == size);
+    // A changed graph makes the run compare with a second run of the file as
+    // loaded (the baseline), which had been given a state of 0 bytes.
+    for (bool fast : {false, true}) {
+        INFO("fast kernels " << fast);
+        if (fast) REQUIRE(ws.value()->undo().ok());
+        REQUIRE(ws.value()->apply(action(R"({"kind": "decompose", "level": "inference"})")).ok());
+        CHECK(ws.value()->state().file_size == size);
+        Action run = action(R"({"kind": "run"})");
+        run.fast_kernels = fast;
+        auto r = ws.value()->apply(run);
+        INFO((r.ok() ? std::string() : r.error().str()));
+        REQUIRE(r.ok());
+        CHECK(r.value().run->parity.allclose());
+    }
+    // the tightest limits the CLI can set reach every run the same way
+    OpenOptions tiny;
+    REQUIRE(tiny.limits.set("run-mb=1").ok());
+    auto small = Workspace::open_file(source_path("assets/graphs/conv_bn_relu_eval.pt2"), tiny);
+    REQUIRE(small.ok());
+    CHECK(small.value()->limits().run_bytes == Limits::kMiB);
+}
+
+TEST_CASE("runs on ep.graph and on given tensors, timed", "[workspace][jobs]") {
+    auto ws = open_asset("conv_bn_relu_train");
+    Action a = action(R"({"kind": "run"})");
+    a.view = GraphView::Program;
+    auto r = ws->apply(a);
+    REQUIRE(r.ok());
+    REQUIRE(r.value().run);
+    CHECK(r.value().run->view == GraphView::Program);
+    CHECK(r.value().run->ms > 0);
+    REQUIRE(r.value().run->reference);
+    CHECK(r.value().run->reference->allclose()); // one forward from the saved state
+    CHECK(r.value().changed);                  // train mode: the running statistics moved
+    // a second forward is not what torch's stored outputs describe
+    auto again = ws->apply(a);
+    REQUIRE(again.ok());
+    CHECK_FALSE(again.value().run->reference);
+    CHECK_FALSE(again.value().run->reference_skipped.empty());
+
+    auto plain = open_asset("conv_relu");
+    Action given = action(R"({"kind": "run"})");
+    given.inputs.kind = InputSource::Kind::Given;
+    given.inputs.tensors = example_inputs(plain->original());
+    given.inputs.label = "from --input";
+    auto g = plain->apply(given);
+    REQUIRE(g.ok());
+    CHECK(g.value().run->inputs_label == "from --input");
+    CHECK_FALSE(g.value().run->reference); // not the file's own inputs, so no reference
+}
+
+TEST_CASE("run_changes_state: eval-mode batch_norm writes nothing, train mode and observers do",
+          "[workspace][jobs]") {
+    auto eval = open_asset("conv_bn_relu_eval");
+    CHECK_FALSE(eval->run_changes_state());
+    CHECK(attrs_written_in_place(*eval->module().graph).empty());
+    auto r = eval->apply(action(R"({"kind": "run"})"));
+    REQUIRE(r.ok());
+    CHECK_FALSE(r.value().changed); // what the question above predicted
+    auto train = open_asset("conv_bn_relu_train");
+    CHECK(train->run_changes_state());
+    REQUIRE(eval->apply(action(R"({"kind": "prepare"})")).ok());
+    CHECK(eval->run_changes_state());
+}
+
+TEST_CASE("the action table: every JSON kind parses, labels and fields are there",
+          "[workspace][jobs]") {
+    REQUIRE(action_row_count() == 20);
+    for (size_t k = 0; k < action_row_count(); ++k) {
+        const ActionRow& row = action_rows()[k];
+        INFO(row.json);
+        CHECK(find_action_row(row.json) == &row);
+        CHECK(std::strlen(row.label) > 0);
+        CHECK(row.allows("kind"));
+        CHECK(row.allows("label"));
+        CHECK_FALSE(row.allows("no_such_field"));
+    }
+    // fields are checked by the one reader, for lessons and tests alike
+    auto typo = parse_action(R"({"kind": "run", "repaet": 2})", "t");
+    REQUIRE_FALSE(typo.ok());
+    CHECK(typo.error().str().find("unknown field \"repaet\"") != std::string::npos);
+    auto fast = parse_action(R"({"kind": "calibrate", "fast_kernels": true})", "t");
+    REQUIRE(fast.ok());
+    CHECK(fast.value().fast_kernels);
+    auto unknown = parse_action(R"({"kind": "quantize"})", "t");
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().str().find("expected one of: decompose") != std::string::npos);
+    // each action knows its row
+    CHECK(std::string(action_row(action(R"({"kind": "eval"})")).json) == "eval");
+    CHECK(std::string(action_row(action(R"({"kind": "erase_node", "node": "x"})")).json) ==
+          "erase_node");
+}
