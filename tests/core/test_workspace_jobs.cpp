@@ -65,8 +65,7 @@ TEST_CASE("a sliced run and calibration equal apply(), bit for bit", "[workspace
         auto whole = open_asset(name), sliced = open_asset(name);
         for (const char* json : {R"({"kind": "run"})", R"({"kind": "run", "repeat": 3})",
                                  R"({"kind": "run", "fast_kernels": true})",
-                                 R"({"kind": "prepare"})",
-                                 R"({"kind": "calibrate", "repeat": 4})",
+                                 R"({"kind": "prepare"})", R"({"kind": "calibrate", "repeat": 4})",
                                  R"({"kind": "convert"})", R"({"kind": "run"})"}) {
             INFO(json);
             Action a = action(json);
@@ -102,8 +101,9 @@ TEST_CASE("cancel leaves the workspace exactly as before begin()", "[workspace][
     auto ws = open_asset("conv_bn_relu_train");
     REQUIRE(ws->apply(action(R"({"kind": "prepare"})")).ok());
     const std::string before = fingerprint(*ws);
-    for (const char* json : {R"({"kind": "run", "repeat": 2})", R"({"kind": "calibrate", "repeat": 3})",
-                             R"({"kind": "decompose", "level": "core"})"}) {
+    for (const char* json :
+         {R"({"kind": "run", "repeat": 2})", R"({"kind": "calibrate", "repeat": 3})",
+          R"({"kind": "decompose", "level": "core"})"}) {
         INFO(json);
         for (int stop_after : {0, 1, 5, 20}) {
             INFO("cancelled after " << stop_after << " slices");
@@ -198,7 +198,7 @@ TEST_CASE("runs on ep.graph and on given tensors, timed", "[workspace][jobs]") {
     CHECK(r.value().run->ms > 0);
     REQUIRE(r.value().run->reference);
     CHECK(r.value().run->reference->allclose()); // one forward from the saved state
-    CHECK(r.value().changed);                  // train mode: the running statistics moved
+    CHECK(r.value().changed);                    // train mode: the running statistics moved
     // a second forward is not what torch's stored outputs describe
     auto again = ws->apply(a);
     REQUIRE(again.ok());

@@ -217,3 +217,64 @@ TEST_CASE("zoo: torchvision and transformer exports print, decompose and run as 
         CHECK(std::isfinite(p.max_abs));
     }
 }
+
+TEST_CASE("zoo: the page's path runs every model on default settings and quantizes it", "[zoo]") {
+    // What a user does with their own file: Workspace::open, Run with the fast
+    // kernels (the page's default for a file of one's own), then Prepare,
+    // Calibrate on nine batches (the page's count, on the fast kernels too),
+    // Convert and Run again; each through the same Workspace the page holds,
+    // the runs in slices as the page makes them.
+    const std::string dir = zoo_dir();
+    json committed = read_json(source_path("tests/golden/zoo/manifest.json"));
+    if (!read_json(dir + "/manifest.json").is_object()) {
+        if (std::getenv("PT2LAB_REQUIRE_TORCH")) FAIL("PT2LAB_REQUIRE_TORCH is set");
+        WARN("zoo skipped: no cache in " << dir << " (" << kRegenerate << ")");
+        return;
+    }
+    for (const json& m : committed["models"]) {
+        const std::string name = m["name"].get<std::string>();
+        const std::string folder = dir + "/" + name + "/";
+        std::vector<Tensor> expected;
+        for (size_t k = 0; k < m["outputs"].size(); ++k)
+            expected.push_back(npy_file(folder + "output_" + std::to_string(k) + ".npy"));
+        for (const char* file : {"model.pt2", "inference.pt2", "core_aten.pt2"}) {
+            INFO(name << " " << file);
+            auto ws = Workspace::open_file(folder + file);
+            INFO((ws.ok() ? std::string() : ws.error().str()));
+            REQUIRE(ws.ok());
+            CHECK(ws.value()->unsupported_ops(GraphView::Module).empty());
+            Action run = Action::of(Action::Kind::Run);
+            run.fast_kernels = true;
+            REQUIRE(ws.value()->begin(run).ok());
+            while (!ws.value()->advance(0.002)) {
+            }
+            auto r = ws.value()->finish();
+            INFO((r.ok() ? std::string() : r.error().str()));
+            REQUIRE(r.ok());
+            const RunResult& out = r.value().run->result;
+            REQUIRE(out.outputs.size() == expected.size());
+            for (size_t k = 0; k < expected.size(); ++k) {
+                REQUIRE(out.outputs[k].is_tensor());
+                TensorParity p = compare_tensors(name, *out.outputs[k].tensor, expected[k],
+                                                 Tolerance{0.0, 1e-4});
+                INFO("output " << k << ": max |diff| " << p.max_abs);
+                CHECK(p.max_abs <= 1e-4);
+            }
+            if (std::string(file) != "model.pt2") continue;
+            REQUIRE(ws.value()->apply(Action::of(Action::Kind::Prepare)).ok());
+            Action cal = Action::of(Action::Kind::Calibrate);
+            cal.repeat = 9;
+            cal.fast_kernels = true;
+            auto c = ws.value()->apply(cal);
+            INFO((c.ok() ? std::string() : c.error().str()));
+            REQUIRE(c.ok());
+            auto q = ws.value()->apply(Action::of(Action::Kind::Convert));
+            INFO((q.ok() ? std::string() : q.error().str()));
+            REQUIRE(q.ok());
+            auto qr = ws.value()->apply(run);
+            INFO((qr.ok() ? std::string() : qr.error().str()));
+            REQUIRE(qr.ok());
+            REQUIRE(qr.value().run->result.outputs[0].is_tensor());
+        }
+    }
+}
