@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph/written_attrs.h"
 #include "platform/platform.h"
 
 namespace pt2lab::app {
@@ -106,13 +105,14 @@ void App::load_settings() {
     saved_settings_ = platform::load_setting("layout");
     nlohmann::json j = nlohmann::json::parse(saved_settings_, nullptr, false);
     if (!j.is_object()) return;
+    Settings& st = settings_;
     auto frac = [&](const char* key, float& out, float lo, float hi) {
         auto it = j.find(key);
         if (it != j.end() && it->is_number()) out = std::clamp(it->get<float>(), lo, hi);
     };
-    frac("left", ui_.left_frac, 0.12f, 0.45f);
-    frac("right", ui_.right_frac, 0.12f, 0.45f);
-    frac("bottom", ui_.bottom_frac, 0.12f, 0.7f);
+    frac("left", st.left_frac, 0.12f, 0.45f);
+    frac("right", st.right_frac, 0.12f, 0.45f);
+    frac("bottom", st.bottom_frac, 0.12f, 0.7f);
     auto tab = j.find("tab");
     if (tab != j.end() && tab->is_number_integer()) {
         int t = tab->get<int>();
@@ -122,19 +122,25 @@ void App::load_settings() {
     if (form != j.end() && form->is_number_integer()) {
         int f = form->get<int>();
         if (f >= 0 && f <= static_cast<int>(CodeForm::Printed))
-            ui_.code_form = static_cast<CodeForm>(f);
+            st.code_form = static_cast<CodeForm>(f);
     }
-    auto run = j.find("auto_run");
-    if (run != j.end() && run->is_boolean()) ui_.auto_run = run->get<bool>();
+    auto flag = [&](const char* key, bool& out) {
+        auto it = j.find(key);
+        if (it != j.end() && it->is_boolean()) out = it->get<bool>();
+    };
+    flag("auto_run", st.auto_run);
+    flag("fast_kernels", st.fast_kernels);
 }
 
 void App::save_settings() {
-    nlohmann::json j = {{"left", ui_.left_frac},
-                        {"right", ui_.right_frac},
-                        {"bottom", ui_.bottom_frac},
-                        {"tab", static_cast<int>(ui_.tab)},
-                        {"code_form", static_cast<int>(ui_.code_form)},
-                        {"auto_run", ui_.auto_run}};
+    const Settings& st = settings_;
+    nlohmann::json j = {{"left", st.left_frac},
+                        {"right", st.right_frac},
+                        {"bottom", st.bottom_frac},
+                        {"tab", static_cast<int>(st.tab)},
+                        {"code_form", static_cast<int>(st.code_form)},
+                        {"auto_run", st.auto_run},
+                        {"fast_kernels", st.fast_kernels}};
     std::string text = j.dump();
     if (text == saved_settings_) return;
     saved_settings_ = text;
@@ -152,18 +158,18 @@ const Scene& App::scene(GraphView v) const {
     const Workspace* ws = workspace();
     SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
     const std::optional<ActionOutcome>& out = last_change_;
-    bool diff = ui_.show_diff && out && out->view == v && !out->diff.empty();
-    if (c.valid && c.ws == ws && c.epoch == graph_epoch_ && c.diff == diff &&
+    bool diff = view_.show_diff && out && out->view == v && !out->diff.empty();
+    if (c.valid && c.shown == shown_serial_ && c.epoch == graph_epoch_ && c.diff == diff &&
         c.modules_rev == modules_rev_)
         return c.scene;
-    if (!c.valid || c.ws != ws || c.epoch != graph_epoch_)
+    if (!c.valid || c.shown != shown_serial_ || c.epoch != graph_epoch_)
         c.tree = build_module_tree(ws->graph(v), v == GraphView::Program && ws->has_program()
                                                      ? &ws->program().signature
                                                      : nullptr);
     size_t vi = v == GraphView::Program ? 0 : 1;
     ExpandedSet all;
-    if (ui_.expand_all[vi]) all = c.tree.all_paths();
-    if (c.ws != ws)
+    if (view_.expand_all[vi]) all = c.tree.all_paths();
+    if (c.shown != shown_serial_)
         c.before = Scene{};
     else if (c.epoch != graph_epoch_ && c.valid)
         c.before = std::move(c.scene);
@@ -171,7 +177,7 @@ const Scene& App::scene(GraphView v) const {
     if (v == GraphView::Program && ws->has_program()) ctx.signature = &ws->program().signature;
     if (v == GraphView::Module) ctx.submodules = &ws->module().submodules;
     ctx.modules = &c.tree;
-    ctx.expanded = ui_.expand_all[vi] ? &all : &ui_.expanded[vi];
+    ctx.expanded = view_.expand_all[vi] ? &all : &view_.expanded[vi];
     double t0 = platform::now_seconds();
     c.scene = build_scene(ws->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
@@ -181,7 +187,7 @@ const Scene& App::scene(GraphView v) const {
         for (uint32_t id : u.nodes)
             if (int i = c.scene.find_id(id); i >= 0)
                 c.scene.nodes[static_cast<size_t>(i)].runnable = false;
-    c.ws = ws;
+    c.shown = shown_serial_;
     c.epoch = graph_epoch_;
     c.diff = diff;
     c.modules_rev = modules_rev_;
@@ -190,30 +196,32 @@ const Scene& App::scene(GraphView v) const {
 }
 
 void App::update_search() const {
-    const Scene& sc = scene(ui_.view);
-    if (search_.builds == scene_builds_ && search_.query == ui_.search && search_.view == ui_.view)
+    const Scene& sc = scene(view_.graph);
+    if (search_.builds == scene_builds_ && search_.query == view_.search &&
+        search_.view == view_.graph)
         return;
     search_.builds = scene_builds_;
-    search_.query = ui_.search;
-    search_.view = ui_.view;
+    search_.query = view_.search;
+    search_.view = view_.graph;
     search_.ids.clear();
     search_.marks.assign(sc.nodes.size(), 0);
-    if (ui_.search.empty()) return;
+    if (view_.search.empty()) return;
     const Workspace* ws = workspace();
     const GraphSignature* sig =
-        ui_.view == GraphView::Program && ws->has_program() ? &ws->program().signature : nullptr;
+        view_.graph == GraphView::Program && ws->has_program() ? &ws->program().signature : nullptr;
     SceneNode probe;
     InputSpecIndex specs = index_inputs(sig);
-    for (const Node* n : ws->graph(ui_.view).nodes()) {
+    for (const Node* n : ws->graph(view_.graph).nodes()) {
         probe.name = n->name();
         probe.target = n->target();
         probe.kind = node_kind_label(*n, sig, specs);
-        if (!scene_node_matches(probe, ui_.search)) continue;
+        if (!scene_node_matches(probe, view_.search)) continue;
         search_.ids.push_back(n->id());
         if (int i = sc.find_shown(n->id()); i >= 0) search_.marks[static_cast<size_t>(i)] = 1;
     }
     for (size_t i = 0; i < sc.nodes.size(); ++i) // ghosts match by their own labels
-        if (!sc.nodes[i].id && sc.nodes[i].group < 0 && scene_node_matches(sc.nodes[i], ui_.search))
+        if (!sc.nodes[i].id && sc.nodes[i].group < 0 &&
+            scene_node_matches(sc.nodes[i], view_.search))
             search_.marks[i] = 1;
 }
 
@@ -248,12 +256,12 @@ void App::expand_to(uint32_t id) {
 void App::apply_module(const ModuleRequest& r) {
     const Workspace* ws = workspace();
     if (!ws) return;
-    size_t vi = ui_.view == GraphView::Program ? 0 : 1;
-    const ModuleTree& tree = modules(ui_.view);
-    ExpandedSet& ex = ui_.expanded[vi];
-    if (ui_.expand_all[vi] && r.kind != ModuleRequest::Kind::All) {
+    size_t vi = view_.graph == GraphView::Program ? 0 : 1;
+    const ModuleTree& tree = modules(view_.graph);
+    ExpandedSet& ex = view_.expanded[vi];
+    if (view_.expand_all[vi] && r.kind != ModuleRequest::Kind::All) {
         ex = tree.all_paths();
-        ui_.expand_all[vi] = false;
+        view_.expand_all[vi] = false;
     }
     switch (r.kind) {
     case ModuleRequest::Kind::Toggle: {
@@ -273,23 +281,23 @@ void App::apply_module(const ModuleRequest& r) {
         break;
     }
     case ModuleRequest::Kind::All:
-        ui_.expand_all[vi] = true;
+        view_.expand_all[vi] = true;
         ex.clear();
-        ui_.camera[vi].fitted = false; // a new layout: show all of it
+        view_.camera[vi].fitted = false; // a new layout: show all of it
         break;
     case ModuleRequest::Kind::None:
         ex.clear();
-        ui_.camera[vi].fitted = false;
+        view_.camera[vi].fitted = false;
         break;
     case ModuleRequest::Kind::Reveal: {
-        std::vector<Node*> nodes = ws->graph(ui_.view).nodes();
+        std::vector<Node*> nodes = ws->graph(view_.graph).nodes();
         for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i) {
             if (nodes[i]->id() != r.id) continue;
             for (int g : tree.chain(tree.node_group[i]))
                 ex.insert(tree.groups[static_cast<size_t>(g)].path);
         }
         select(r.id);
-        ui_.reveal = r.id;
+        view_.reveal = r.id;
         break;
     }
     }
@@ -298,19 +306,46 @@ void App::apply_module(const ModuleRequest& r) {
 
 const Node* App::selected_node() const {
     const Workspace* ws = workspace();
-    if (!ws || ui_.selected == 0) return nullptr;
-    return ws->node(ui_.view, ui_.selected);
+    if (!ws || view_.selected == 0) return nullptr;
+    return ws->node(view_.graph, view_.selected);
+}
+
+ShownKey App::shown_key() const {
+    const Workspace* ws = workspace();
+    return {graph_epoch_, ws ? ws->version() : 0, view_.graph};
+}
+
+void App::set_fast_kernels(bool on) {
+    view_.fast_kernels = on;
+    bool lesson_graph = false;
+    for (const std::string& f : lesson_files_) lesson_graph |= f == file_name_;
+    if (!lesson_graph) settings_.fast_kernels = on;
 }
 
 bool App::run_changes_state() const {
     const Workspace* ws = workspace();
-    if (!ws) return false;
-    // What Workspace counts as a state-changing run: observers, or ops that may write buffers.
-    return !ws->state().observers.empty() || !attrs_written_in_place(*ws->module().graph).empty();
+    return ws && ws->run_changes_state();
+}
+
+bool App::busy() const {
+    return ws_ && ws_->busy();
+}
+
+const Action* App::job_action() const {
+    return ws_ ? ws_->pending_action() : nullptr;
+}
+
+ActionProgress App::job_progress() const {
+    return busy() ? ws_->progress() : ActionProgress{};
+}
+
+void App::cancel_job() {
+    if (busy()) cancel_requested_ = true;
 }
 
 void App::post(Action a) {
-    if (a.kind == Action::Kind::Run) a.fast_kernels = ui_.fast_kernels;
+    if (a.kind == Action::Kind::Run || a.kind == Action::Kind::Calibrate)
+        a.fast_kernels = view_.fast_kernels;
     requests_.push_back({Request::Kind::Apply, std::move(a), {}, 0});
 }
 
@@ -323,21 +358,21 @@ void App::post_redo() {
 }
 
 void App::select(uint32_t id) {
-    ui_.selected = id;
-    ui_.scroll_code_to_selection = id != 0;
+    view_.selected = id;
+    view_.scroll_code_to_selection = id != 0;
 }
 
 void App::set_view(GraphView v) {
     const Workspace* ws = workspace();
     if (v == GraphView::Program && (!ws || !ws->has_program())) return;
-    if (v == ui_.view) return;
+    if (v == view_.graph) return;
     // Keep the selection when the other graph has a node of the same name
     // (conv2d is in both; p_conv_weight becomes the get_attr conv_weight only by meaning).
     const Node* sel = selected_node();
-    ui_.view = v;
-    ui_.selected = 0;
+    view_.graph = v;
+    view_.selected = 0;
     if (sel)
-        if (const Node* same = ws->find(v, sel->name())) ui_.selected = same->id();
+        if (const Node* same = ws->find(v, sel->name())) view_.selected = same->id();
 }
 
 void App::open_asset(const std::string& file) {
@@ -363,7 +398,7 @@ void App::log(LogLine::Kind kind, std::string text) {
 }
 
 void App::show_tab(Tab t) {
-    ui_.tab = t;
+    settings_.tab = t;
     ui_.tab_requested = true;
 }
 
@@ -388,8 +423,8 @@ bool App::take_files() {
             continue;
         }
         if (!f.error.empty()) {
-            ui_.error = f.name + ": " + f.error;
-            log(LogLine::Kind::Error, ui_.error);
+            view_.error = f.name + ": " + f.error;
+            log(LogLine::Kind::Error, view_.error);
             continue;
         }
         bench_.t_arrived = platform::now_seconds();
@@ -412,46 +447,41 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     size_t size = bytes.size();
     auto ws = Workspace::open(std::move(bytes), name);
     if (!ws.ok()) {
-        ui_.error = ws.error().str();
-        log(LogLine::Kind::Error, "could not open " + ui_.error);
+        view_.error = ws.error().str();
+        log(LogLine::Kind::Error, "could not open " + view_.error);
         return false;
     }
     // The first file is the page's backdrop: a deep link's lesson still opens over it.
     bool first = ws_ == nullptr;
+    if (busy()) {
+        log(LogLine::Kind::Info, std::string(action_kind_name(ws_->pending_action()->kind)) +
+                                     " cancelled: " + base_name(name) + " was opened");
+        ws_->cancel();
+    }
+    cancel_requested_ = false;
+    drop_file_requests(); // they were for the file that goes
     if (!first && (lesson_ || !pending_id_.empty())) {
         lesson_.reset();
         pending_id_.clear();
-        ui_.highlight.clear();
         platform::set_text_view("");
     }
     ws_ = ws.take();
     file_name_ = base_name(name);
-    UiState fresh;
-    fresh.log = std::move(ui_.log);
-    fresh.left_frac = ui_.left_frac;
-    fresh.right_frac = ui_.right_frac;
-    fresh.bottom_frac = ui_.bottom_frac;
-    fresh.tab = ui_.tab;
-    fresh.tab_requested = true;
-    fresh.code_form = ui_.code_form;
-    fresh.auto_run = ui_.auto_run;
-    fresh.frames = ui_.frames;
-    fresh.t_main = ui_.t_main;
-    fresh.t_fonts = ui_.t_fonts;
-    fresh.t_opened = ui_.t_opened;
-    fresh.t_first_frame = ui_.t_first_frame;
-    fresh.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
-    ui_ = std::move(fresh);
+    // Everything shown of a file starts afresh; settings and the log stay.
+    view_ = FileView{};
+    view_.graph = ws_->has_program() ? GraphView::Program : GraphView::Module;
+    ui_.tab_requested = true;
+    ++shown_serial_;
     reset_modules();
     for (SceneCache& c : scenes_) c = SceneCache{};
     diff_since_ = -1;
     last_change_.reset();
     ++graph_epoch_;
     log(LogLine::Kind::Info, "opened " + file_name_ + " (" + std::to_string(size) + " bytes, " +
-                                 std::to_string(ws_->graph(ui_.view).size()) + " nodes)");
+                                 std::to_string(ws_->graph(view_.graph).size()) + " nodes)");
     bool lesson = false;
     for (const std::string& f : lesson_files_) lesson |= f == file_name_;
-    ui_.fast_kernels = !lesson;
+    view_.fast_kernels = !lesson && settings_.fast_kernels;
     // A deep link the page was opened with stays until its lesson is there.
     std::string id;
     int step = 0;
@@ -465,23 +495,74 @@ void App::reset_modules() {
     const Workspace* ws = workspace();
     for (size_t vi = 0; vi < 2; ++vi) {
         GraphView v = vi == 0 ? GraphView::Program : GraphView::Module;
-        ui_.expanded[vi].clear();
-        ui_.expand_all[vi] = !ws || (v == GraphView::Program && !ws->has_program()) ||
-                             !options_.auto_collapse || ws->graph(v).size() <= kCollapseAbove;
+        view_.expanded[vi].clear();
+        view_.expand_all[vi] = !ws || (v == GraphView::Program && !ws->has_program()) ||
+                               !options_.auto_collapse || ws->graph(v).size() <= kCollapseAbove;
     }
     module_requests_.clear();
     ++modules_rev_;
 }
 
+size_t App::drop_file_requests() {
+    size_t before = requests_.size();
+    requests_.erase(
+        std::remove_if(requests_.begin(), requests_.end(),
+                       [](const Request& r) { return r.kind < Request::Kind::LessonOpen; }),
+        requests_.end());
+    return before - requests_.size();
+}
+
 bool App::end_frame() {
-    std::vector<Request> todo;
-    todo.swap(requests_);
-    for (const Request& r : todo) apply(r);
+    bool did = false;
+    if (cancel_requested_) {
+        cancel_requested_ = false;
+        if (busy()) {
+            ActionProgress p = ws_->progress();
+            std::string kind = action_kind_name(ws_->pending_action()->kind);
+            ws_->cancel();
+            size_t dropped = drop_file_requests();
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
+            log(LogLine::Kind::Info,
+                kind + " cancelled after " + secs + " (" + p.what + "); nothing changed" +
+                    (dropped ? ", " + std::to_string(dropped) + " waiting request(s) dropped"
+                             : ""));
+            did = true;
+        }
+    }
+    did |= work(slice_seconds_);
     std::vector<ModuleRequest> mods;
     mods.swap(module_requests_);
     for (const ModuleRequest& r : mods) apply_module(r);
     save_settings();
-    return !todo.empty() || !mods.empty();
+    return did || !mods.empty() || busy();
+}
+
+bool App::work(double budget) {
+    const double t0 = platform::now_seconds();
+    auto left = [&] { return budget - (platform::now_seconds() - t0); };
+    bool did = false, advanced = false;
+    while (true) {
+        if (busy()) {
+            // A job moves at least one node per frame, however little budget is left;
+            // advance(<= 0) would mean "to the end".
+            double l = left();
+            if (advanced && l <= 0) break;
+            advanced = true;
+            if (!ws_->advance(std::max(l, 1e-6))) break;
+            finish_job();
+            did = true;
+            continue;
+        }
+        if (requests_.empty()) break;
+        // A request that begins a job starts with this frame's budget left, or on the next frame.
+        if (did && left() <= 0) break;
+        Request r = std::move(requests_.front());
+        requests_.pop_front();
+        apply(r);
+        did = true;
+    }
+    return did;
 }
 
 void App::apply(const Request& r) {
@@ -491,9 +572,9 @@ void App::apply(const Request& r) {
     }
     if (lesson_) {
         // The lesson's graphs change only through its steps, so they stay the engine's.
-        ui_.error = "In a lesson the step's button changes the graph. To edit it yourself, leave "
-                    "the lesson (\"Leave lesson\" in the lesson panel).";
-        log(LogLine::Kind::Warning, ui_.error);
+        view_.error = "In a lesson the step's button changes the graph. To edit it yourself, "
+                      "leave the lesson (\"Leave lesson\" in the lesson panel).";
+        log(LogLine::Kind::Warning, view_.error);
         return;
     }
     if (!ws_) return;
@@ -508,11 +589,22 @@ void App::apply(const Request& r) {
         after_change(*ws_->last_outcome(), false);
         return;
     }
-    const Action& a = r.action;
-    auto out = ws_->apply(a);
+    // The action becomes the job in flight: work() advances it, finish_job() commits it.
+    Status s = ws_->begin(r.action);
+    if (!s.ok()) {
+        view_.error = s.error().str();
+        log(LogLine::Kind::Error,
+            std::string(action_kind_name(r.action.kind)) + " failed: " + view_.error);
+    }
+}
+
+void App::finish_job() {
+    const Action a = *ws_->pending_action();
+    auto out = ws_->finish();
     if (!out.ok()) {
-        ui_.error = out.error().str();
-        log(LogLine::Kind::Error, std::string(action_kind_name(a.kind)) + " failed: " + ui_.error);
+        view_.error = out.error().str();
+        log(LogLine::Kind::Error,
+            std::string(action_kind_name(a.kind)) + " failed: " + view_.error);
         return;
     }
     const ActionOutcome& o = out.value();
@@ -523,8 +615,8 @@ void App::apply(const Request& r) {
         // What torch raises for this (train() on ep.module(), erasing a used node): shown
         // in the banner like an error, since the action did not do what was asked.
         std::string type = o.torch_exception.empty() ? "an error" : o.torch_exception;
-        ui_.error = "torch raises " + type + ": " + o.torch_error;
-        log(LogLine::Kind::Warning, ui_.error);
+        view_.error = "torch raises " + type + ": " + o.torch_error;
+        log(LogLine::Kind::Warning, view_.error);
     }
     if (o.run) return; // a run changes no graph
     after_change(o, true);
@@ -535,19 +627,19 @@ void App::after_change(const ActionOutcome& out, bool user_action) {
     if (!out.diff.empty()) { // the graph moved (calibration and recompiles do not)
         ++graph_epoch_;
         last_change_ = out;
-        ui_.show_diff = true;
+        view_.show_diff = true;
         diff_since_ = platform::now_seconds();
     }
-    if (out.view != ui_.view && (out.view == GraphView::Module || ws_->has_program())) {
+    if (out.view != view_.graph && (out.view == GraphView::Module || ws_->has_program())) {
         set_view(out.view);
         log(LogLine::Kind::Info,
             std::string("showing ") + graph_view_name(out.view) + ", where the change happened");
     }
-    if (ui_.selected && !ws_->node(ui_.view, ui_.selected)) ui_.selected = 0;
-    if (ui_.auto_run && !run_changes_state()) {
+    if (view_.selected && !ws_->node(view_.graph, view_.selected)) view_.selected = 0;
+    if (settings_.auto_run && !run_changes_state()) {
         Action run;
         run.kind = Action::Kind::Run;
-        run.inputs = ui_.run_inputs;
+        run.inputs = view_.run_inputs;
         run.repeat = 1;
         run.label = user_action ? "run after the change" : "run after " + out.summary;
         post(run);

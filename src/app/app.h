@@ -1,16 +1,19 @@
 // App: the page's state around the core's Workspace (the only model; every
-// change is a Workspace action): view, selection, tabs, camera, log, caches.
-// Panels read it and post requests that end_frame() applies. No ImGui here.
+// change is a Workspace action), by lifetime: the page's own (log, widgets), the
+// open file's view (selection, camera, search, caches) and the saved settings.
+// Panels read it and post requests that end_frame() runs as sliced jobs. No ImGui here.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -19,6 +22,7 @@
 #include "lesson/catalog.h"
 #include "lesson/markdown.h"
 #include "lesson/runner.h"
+#include "tensor_summary.h"
 #include "workspace/workspace.h"
 
 namespace pt2lab::app {
@@ -66,45 +70,108 @@ struct LessonProgress {
     bool is_done(int step) const;
 };
 
-struct UiState {
-    GraphView view = GraphView::Program;
-    uint32_t selected = 0;      // node id in `view`'s graph; 0 = none
-    uint32_t hovered = 0;       // node id under the mouse (graph, code, links), written this frame
-    uint32_t hovered_shown = 0; // what the last frame found (drawn as hovered this frame)
+// What the page remembers between visits (localStorage "layout"): panel sizes,
+// the dock tab, the code form, run-after-each-change and the kernel choice.
+struct Settings {
+    float left_frac = 0.22f, right_frac = 0.25f, bottom_frac = 0.36f;
     Tab tab = Tab::Code;
-    bool tab_requested = false; // select `tab` in the tab bar on the next frame
     CodeForm code_form = CodeForm::Code;
+    bool auto_run = true; // run after each change when running does not change the state
+    // One's own files run with the fast conv kernel (Action::fast_kernels); the lesson
+    // graphs always open with the reference loops (their runs are compared with torch's
+    // to the bit), see FileView::fast_kernels.
+    bool fast_kernels = true;
+};
+
+// Derived data panels keep between frames because it costs a pass over a big
+// graph (10k nodes): part of the per-file view, so every open starts without it,
+// and keyed by what is shown (App::shown_key), never by a Workspace pointer.
+struct ShownKey {
+    uint64_t epoch = ~uint64_t(0);   // App::graph_epoch()
+    uint64_t version = ~uint64_t(0); // Workspace::version()
+    GraphView view = GraphView::Program;
+    bool operator==(const ShownKey& o) const {
+        return epoch == o.epoch && version == o.version && view == o.view;
+    }
+    bool operator!=(const ShownKey& o) const { return !(*this == o); }
+};
+struct PanelCaches {
+    struct Code { // code_panel: print(gm.graph) and the shown text split into lines
+        ShownKey printed_key;
+        std::string printed;
+        ShownKey lines_key;
+        CodeForm lines_form = CodeForm::Code;
+        const char* lines_text = nullptr; // what `lines` point into (the Workspace's
+        size_t lines_size = 0;            // cached text or `printed`)
+        std::vector<std::string_view> lines;
+    } code;
+    struct Facts { // file_panel: op counts, lint, unsupported ops, inputs
+        ShownKey key;
+        std::map<Op, int> kinds;
+        std::vector<std::pair<std::string, int>> calls;
+        std::vector<Workspace::UnsupportedOp> unsupported;
+        std::string lint, inputs;
+    } facts;
+    struct Toolbar { // graph_toolbar: call count, the selection's module
+        ShownKey calls_key;
+        int calls = 0;
+        ShownKey crumb_key;
+        uint32_t crumb_selected = 0;
+        int crumb_group = 0;
+    } toolbar;
+    struct Summaries { // program_panel: tensor summaries, holding the tensor so its
+                       // address cannot be reused by another while it is cached
+        ShownKey live_key;
+        std::map<const void*, std::pair<std::shared_ptr<const void>, TensorSummary>> stored, live;
+    } summaries;
+};
+
+// What the page shows of the open file (or lesson step): reset on every open.
+struct FileView {
+    GraphView graph = GraphView::Program; // the graph shown
+    uint32_t selected = 0;                // node id in `graph`; 0 = none
     std::string search;
     int search_hit = -1; // index into the search's matches of the last jump
     InputSource run_inputs;
     int run_repeat = 1;
-    bool auto_run = true; // run after each change when running does not change the state
-    // Runs use the fast conv kernel (Action::fast_kernels): on for one's own files,
-    // off for the lesson graphs (their runs are compared with torch's to the bit).
+    // This file's runs and calibrations use the fast conv kernel: Settings::fast_kernels
+    // for one's own files, off for the lesson graphs.
     bool fast_kernels = false;
+    int calibrate_batches = 9; // the Observers tab's batches and fold_quantize
+    bool fold_quantize = true;
     bool show_diff = true;
     std::string error; // the last error, shown in a banner until dismissed
-    std::vector<LogLine> log;
-    Camera camera[2]; // per GraphView
-    CanvasRect canvas;
-    float left_frac = 0.22f, right_frac = 0.25f, bottom_frac = 0.36f;
+    Camera camera[2];  // per GraphView
     // Module grouping per GraphView: every module expanded, or just `expanded`
     // (a big graph opens with none, i.e. collapsed to its top-level modules).
     bool expand_all[2] = {true, true};
     ExpandedSet expanded[2];
     uint32_t reveal = 0; // a node to bring into view on the next frame (search, breadcrumb)
-    bool show_help = false;
     bool scroll_code_to_selection = false;
-    std::string copied_what; // the last Copy: what it was ("gm.code")
-    size_t copied_bytes = 0;
-    // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
-    // pixels {x, y, w, h}: the browser tests click them through the state hook.
-    std::map<std::string, std::array<float, 4>> widgets;
     // Lesson mode: the current step's highlights (node ids in the shown graph)
     // and the option chosen for its check (-1: none yet).
     std::vector<uint32_t> highlight;
     int answer = -1;
     Camera compare_camera[4]; // the step's `compare` graphs, left to right
+    PanelCaches caches;
+};
+
+// The page's own state for as long as it is open, whatever file is shown: the
+// log, what this frame drew and where, start-up timings.
+struct UiState {
+    uint32_t hovered = 0;       // node id under the mouse (graph, code, links), written this frame
+    uint32_t hovered_shown = 0; // what the last frame found (drawn as hovered this frame)
+    bool tab_requested = false; // select Settings::tab in the tab bar on the next frame
+    std::vector<LogLine> log;
+    CanvasRect canvas;
+    bool map_drag = false; // the graph canvas's press began on the minimap: it steers the camera
+    std::string lesson_scrolled; // the lesson step whose text was last scrolled to the top
+    bool show_help = false;
+    std::string copied_what; // the last Copy: what it was ("gm.code")
+    size_t copied_bytes = 0;
+    // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
+    // pixels {x, y, w, h}: the browser tests click them through the state hook.
+    std::map<std::string, std::array<float, 4>> widgets;
     uint64_t frames = 0;
     // Start-up milestones (platform::now_seconds): main() entered, fonts
     // rasterized, first file opened, first frame on screen.
@@ -145,8 +212,20 @@ public:
     // a file opened ends that open's timing.
     void record_frame(double build_ms, double loop_ms);
     std::string bench_json() const;
+    // The page's state by lifetime: for as long as the page is open (log, widgets
+    // drawn), per open file (selection, camera, search, caches: reset on every
+    // open), and the settings kept between visits.
     UiState& ui() { return ui_; }
     const UiState& ui() const { return ui_; }
+    FileView& view() { return view_; }
+    const FileView& view() const { return view_; }
+    Settings& settings() { return settings_; }
+    const Settings& settings() const { return settings_; }
+    // What the panels' caches are keyed by: the graph epoch, the shown workspace's
+    // version and the graph shown.
+    ShownKey shown_key() const;
+    // The Run tab's "fast kernels": this file's choice, and for one's own files the setting.
+    void set_fast_kernels(bool on);
     // The lesson graphs shipped with the page (assets/graphs/index.json).
     const std::vector<std::string>& lesson_files() const { return lesson_files_; }
     // Which file is open ("conv_relu.pt2"), "" before the first.
@@ -162,8 +241,29 @@ public:
     const std::optional<ActionOutcome>& last_change() const { return last_change_; }
     uint64_t graph_epoch() const { return graph_epoch_; }
     // Running the module would change its state (train-mode buffers, observers),
-    // so the page does not run it on its own after a change.
+    // so the page does not run it on its own after a change (Workspace::run_changes_state).
     bool run_changes_state() const;
+
+    // --- the action in flight ------------------------------------------------
+    // Every action the page posts runs as a sliced Workspace job: end_frame()
+    // begins it and advances it by slice_seconds() per frame, so frames keep
+    // coming; finish() commits it. Until then the panels show the state as before.
+    bool busy() const;
+    // What it is doing: the action's kind and Workspace::progress(); null when idle.
+    const Action* job_action() const;
+    ActionProgress job_progress() const;
+    // Drops the action in flight (applied by end_frame): the workspace stays
+    // exactly as before it, and the requests waiting behind it go too.
+    void cancel_job();
+    // Requests waiting (behind the action in flight).
+    size_t waiting() const { return requests_.size(); }
+    // Nothing in flight and nothing waiting.
+    bool idle() const { return !busy() && requests_.empty() && !cancel_requested_; }
+    // Work per frame: about 10 ms, so a frame stays well under 50 ms (a slice
+    // overruns by at most one node). Tests set it smaller to catch a job mid-way.
+    static constexpr double kSliceSeconds = 0.010;
+    double slice_seconds() const { return slice_seconds_; }
+    void set_slice_seconds(double s) { slice_seconds_ = s; }
 
     // --- requests (applied by end_frame) --------------------------------------
     void post(Action a);
@@ -272,7 +372,7 @@ private:
     // says otherwise) collapsed to the top level: for a workspace newly shown.
     void reset_modules();
     struct SceneCache {
-        const Workspace* ws = nullptr;
+        uint64_t shown = ~uint64_t(0); // shown_serial_ it was built for
         uint64_t epoch = 0;
         uint64_t modules_rev = 0;
         ModuleTree tree;
@@ -282,8 +382,13 @@ private:
         Scene before; // the scene of the previous version (ghosts come from it)
     };
     void apply(const Request& r);
+    // Advances the job and starts waiting requests until `budget` seconds have passed.
+    bool work(double budget);
+    void finish_job();
+    // Drops waiting requests that act on the open file (actions, undo, redo).
+    size_t drop_file_requests();
     nlohmann::json lessons_json() const; // the test hook's "lessons" (state_json.cpp)
-    // Panel sizes, tab, code form and auto-run, kept in localStorage between visits.
+    // Settings, kept in localStorage between visits.
     void load_settings();
     void save_settings();
     void after_change(const ActionOutcome& out, bool user_action);
@@ -295,7 +400,9 @@ private:
     bool take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
                           const std::string& error);
     void start_pending_lesson();
-    void enter_step();      // after the runner moved: view, selection, highlights, hash, text view
+    // After the runner moved: view, selection, highlights, hash, text view. new_workspaces:
+    // it replayed the steps from freshly opened files (not a step's own action).
+    void enter_step(bool new_workspaces = true);
     void enter_step_text(); // the step's text (after a move or a language switch)
     void after_perform(const LessonStepReport& rep);
     void save_progress();
@@ -305,6 +412,8 @@ private:
 
     std::unique_ptr<Workspace> ws_;
     UiState ui_;
+    FileView view_;
+    Settings settings_;
     PageOptions options_;
     BenchLog bench_;
     std::vector<std::string> lesson_files_;
@@ -315,7 +424,9 @@ private:
     std::vector<WaitingFile> waiting_; // announced; opened by the next take_files()
     std::string opening_;
     std::string file_name_;
-    std::vector<Request> requests_;
+    std::deque<Request> requests_; // in order; they wait while a job is in flight
+    bool cancel_requested_ = false;
+    double slice_seconds_ = kSliceSeconds;
     std::vector<ModuleRequest> module_requests_;
     uint64_t modules_rev_ = 0; // bumped when a module is expanded or collapsed
     mutable uint64_t scene_builds_ = 0;
@@ -335,6 +446,9 @@ private:
     std::string saved_settings_;
     std::optional<ActionOutcome> last_change_;
     uint64_t graph_epoch_ = 0;
+    // Bumped whenever workspace() may return another object (an open, a lesson
+    // step replayed from fresh files, leaving a lesson): the scene cache's key.
+    uint64_t shown_serial_ = 0;
 
     LessonCatalog catalog_;
     std::string catalog_error_;

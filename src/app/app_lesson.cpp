@@ -170,8 +170,8 @@ bool App::take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
     if (name.rfind(kLessonAsset, 0) != 0) return false;
     std::string path = name.substr(sizeof kLessonAsset - 1);
     if (!error.empty()) {
-        ui_.error = path + ": " + error;
-        log(LogLine::Kind::Error, ui_.error);
+        view_.error = path + ": " + error;
+        log(LogLine::Kind::Error, view_.error);
         pending_id_.clear();
         requested_.erase(path);
         return true;
@@ -199,14 +199,21 @@ void App::start_pending_lesson() {
     int step = std::clamp(pending_step_, 1, static_cast<int>(l->steps.size()));
     pending_id_.clear();
     if (!r.ok()) {
-        ui_.error = r.error().str();
-        log(LogLine::Kind::Error, "could not open lesson " + id + ": " + ui_.error);
+        view_.error = r.error().str();
+        log(LogLine::Kind::Error, "could not open lesson " + id + ": " + view_.error);
         return;
     }
+    if (busy()) { // the file's action would finish under the lesson: it stops here
+        log(LogLine::Kind::Info, std::string(action_kind_name(ws_->pending_action()->kind)) +
+                                     " cancelled: lesson " + id + " was opened");
+        ws_->cancel();
+        cancel_requested_ = false;
+    }
+    drop_file_requests();
     lesson_ = r.take();
     if (Status s = lesson_->go_to(step); !s.ok()) {
-        ui_.error = s.error().str();
-        log(LogLine::Kind::Error, ui_.error);
+        view_.error = s.error().str();
+        log(LogLine::Kind::Error, view_.error);
     }
     log(LogLine::Kind::Info, "lesson " + id + ", step " + std::to_string(lesson_->step()));
     enter_step();
@@ -239,7 +246,7 @@ void App::apply_lesson(const Request& r) {
         if (lesson_) {
             const Lesson* l = catalog_.find(lesson_->lesson().id, lang_);
             if (l) {
-                if (Status s = lesson_->switch_language(*l); !s.ok()) ui_.error = s.error().str();
+                if (Status s = lesson_->switch_language(*l); !s.ok()) view_.error = s.error().str();
             }
             enter_step_text();
         }
@@ -249,13 +256,14 @@ void App::apply_lesson(const Request& r) {
         if (!lesson_ && pending_id_.empty()) return;
         lesson_.reset();
         pending_id_.clear();
-        ui_.highlight.clear();
-        ui_.selected = 0;
-        ui_.error.clear();
+        view_.highlight.clear();
+        view_.selected = 0;
+        view_.error.clear();
         last_change_.reset();
         ++graph_epoch_;
-        if (ws_) ui_.view = ws_->has_program() ? GraphView::Program : GraphView::Module;
-        for (Camera& c : ui_.camera) c = Camera{};
+        ++shown_serial_;
+        if (ws_) view_.graph = ws_->has_program() ? GraphView::Program : GraphView::Module;
+        for (Camera& c : view_.camera) c = Camera{};
         reset_modules();
         platform::set_text_view("");
         platform::set_url_hash(file_name_.empty() ? "" : "file=" + file_name_);
@@ -285,8 +293,8 @@ void App::apply_lesson(const Request& r) {
                                          "'s button ran on the way (steps before the one "
                                          "shown are always done)");
         if (Status s = lesson_->go_to(k); !s.ok()) {
-            ui_.error = s.error().str();
-            log(LogLine::Kind::Error, ui_.error);
+            view_.error = s.error().str();
+            log(LogLine::Kind::Error, view_.error);
         }
         enter_step();
         return;
@@ -294,8 +302,8 @@ void App::apply_lesson(const Request& r) {
     case Request::Kind::LessonPerform: {
         auto rep = lesson_->perform();
         if (!rep.ok()) {
-            ui_.error = rep.error().str();
-            log(LogLine::Kind::Error, ui_.error);
+            view_.error = rep.error().str();
+            log(LogLine::Kind::Error, view_.error);
             return;
         }
         after_perform(rep.value());
@@ -304,7 +312,7 @@ void App::apply_lesson(const Request& r) {
     case Request::Kind::LessonAnswer: {
         const Check& c = lesson_->current().check;
         if (r.number < 0 || r.number >= static_cast<int>(c.options.size())) return;
-        ui_.answer = r.number;
+        view_.answer = r.number;
         LessonProgress& p = progress_[id];
         int k = lesson_->step();
         p.answers[k] = r.number;
@@ -318,7 +326,7 @@ void App::apply_lesson(const Request& r) {
     case Request::Kind::LessonReset: {
         progress_.erase(id);
         save_progress();
-        if (Status s = lesson_->reset(); !s.ok()) ui_.error = s.error().str();
+        if (Status s = lesson_->reset(); !s.ok()) view_.error = s.error().str();
         log(LogLine::Kind::Info, "lesson " + id + " reset: its graphs are opened afresh");
         enter_step();
         return;
@@ -338,16 +346,17 @@ void App::after_perform(const LessonStepReport& rep) {
                     (a.torch_error_type.empty() ? "an error" : a.torch_error_type) + ": " +
                     a.torch_error;
     }
-    enter_step();
+    enter_step(false); // the same workspaces, moved by the step: the diff's ghosts stay
     if (!torch.empty()) {
-        ui_.error = torch;
+        view_.error = torch;
         log(LogLine::Kind::Warning, torch);
     }
 }
 
-void App::enter_step() {
+void App::enter_step(bool new_workspaces) {
     const LessonRunner& r = *lesson_;
     ++graph_epoch_;
+    if (new_workspaces) ++shown_serial_;
     last_change_.reset();
     diff_since_ = -1;
     if (r.performed() && r.report() && !r.report()->diff.empty()) {
@@ -360,13 +369,13 @@ void App::enter_step() {
         last_change_ = o;
         diff_since_ = platform::now_seconds();
     }
-    ui_.show_diff = true;
-    ui_.view = r.step_view();
-    ui_.selected = r.selected_id();
-    ui_.highlight = r.highlight_ids();
-    ui_.error.clear();
-    for (Camera& c : ui_.camera) c = Camera{};
-    for (Camera& c : ui_.compare_camera) c = Camera{};
+    view_.show_diff = true;
+    view_.graph = r.step_view();
+    view_.selected = r.selected_id();
+    view_.highlight = r.highlight_ids();
+    view_.error.clear();
+    for (Camera& c : view_.camera) c = Camera{};
+    for (Camera& c : view_.compare_camera) c = Camera{};
     reset_modules();
     if (auto t = tab_for(r.current().show)) show_tab(*t);
     platform::set_url_hash(r.deep_link().substr(1));
@@ -378,7 +387,7 @@ void App::enter_step_text() {
     const LessonStep& st = r.current();
     auto answers = progress(r.lesson().id).answers;
     auto a = answers.find(st.index);
-    ui_.answer = a == answers.end() ? -1 : a->second;
+    view_.answer = a == answers.end() ? -1 : a->second;
     step_text_ = StepText{};
     auto prose = markdown_blocks(st.prose, r.lesson().file, st.line);
     if (prose.ok()) step_text_.prose = prose.take();
@@ -409,13 +418,13 @@ const Scene& App::compare_scene(size_t index) const {
     PT2LAB_CHECK(index < g.size());
     if (compare_scenes_.size() <= index) compare_scenes_.resize(index + 1);
     SceneCache& c = compare_scenes_[index];
-    if (c.valid && c.ws == g[index].ws && c.epoch == graph_epoch_) return c.scene;
+    if (c.valid && c.shown == shown_serial_ && c.epoch == graph_epoch_) return c.scene;
     SceneContext ctx;
     const Workspace& w = *g[index].ws;
     if (g[index].view == GraphView::Program) ctx.signature = &w.program().signature;
     if (g[index].view == GraphView::Module) ctx.submodules = &w.module().submodules;
     c.scene = build_scene(w.graph(g[index].view), ctx, metrics_, nullptr, nullptr);
-    c.ws = g[index].ws;
+    c.shown = shown_serial_;
     c.epoch = graph_epoch_;
     c.valid = true;
     return c.scene;
@@ -441,9 +450,9 @@ std::string App::text_view_json() const {
     if (!st.check.options.empty()) {
         json opts = json::array();
         for (const CheckOption& o : st.check.options) opts.push_back(o.text);
-        json c = {{"question", st.check.question}, {"options", opts}, {"chosen", ui_.answer}};
-        if (ui_.answer >= 0) {
-            LessonCheckResult res = r.check_answer(ui_.answer);
+        json c = {{"question", st.check.question}, {"options", opts}, {"chosen", view_.answer}};
+        if (view_.answer >= 0) {
+            LessonCheckResult res = r.check_answer(view_.answer);
             c["correct"] = res.correct;
             c["feedback"] = res.feedback;
         }

@@ -1,5 +1,6 @@
 // pt2lab's page: a WebGL2 window, Dear ImGui (GLFW + OpenGL3 backends), the
-// App, one frame per refresh while something happens (idle tabs cost nothing).
+// App, one frame per refresh while something happens (input, a file, an
+// animation, an action in flight); idle tabs cost nothing.
 #include <cstdio>
 
 #include <GLFW/glfw3.h>
@@ -59,10 +60,10 @@ int main() {
     app.ui().t_fonts = t_fonts;
     app.ui().t_opened = platform::now_seconds();
 
-    static int frames_left = 3; // frames to draw before going idle
+    int frames_left = 3; // frames to draw before going idle
     int warm_up_left = pt2lab::kWarmUpRuns;
     double warm_up_ms = 0;
-    platform::run_main_loop([display, warm_up_left, warm_up_ms]() mutable {
+    platform::run_main_loop([display, frames_left, warm_up_left, warm_up_ms]() mutable {
         double t_loop = platform::now_seconds();
         if (platform::poll_display(display)) {
             if (ui::fonts().scale != display.dpr) {
@@ -77,6 +78,9 @@ int main() {
         if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
             frames_left = 3;
         if (app.options().bench) frames_left = 3; // the benchmark measures every frame
+        // An action in flight advances a slice per frame (App::end_frame), and the
+        // requests waiting behind it start there: frames keep coming until all is done.
+        if (!app.idle()) frames_left = 3;
         if (frames_left == 0 && app.ui().frames > 0 && warm_up_left > 0) {
             // Idle after the first frame: the kernel warm-up (exec/warm_up.h), one run
             // of its small graph per idle callback so the page stays responsive, until

@@ -1,6 +1,7 @@
 // The page's read-only test hook (window.pt2lab.state()): file, view, nodes
 // with their boxes on screen in CSS pixels, selection, code, runs, history.
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,20 @@ json parity_json(const ParityReport& p) {
             {"outputs", outs}};
 }
 
+// FNV-1a (64 bits) of a tensor's bytes, as 16 hex digits: the browser tests
+// compare whole outputs with the CLI's --out values through it.
+std::string fnv1a64(const TensorStorage& bytes) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint8_t* d = bytes.data();
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        h ^= d[i];
+        h *= 0x100000001b3ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
 json run_json(const RunReport& r, uint64_t version) {
     json outs = json::array();
     for (size_t i = 0; i < r.result.outputs.size(); ++i) {
@@ -38,6 +53,7 @@ json run_json(const RunReport& r, uint64_t version) {
             o["max"] = s.max;
             o["mean"] = s.mean;
             o["first"] = s.first;
+            o["fnv1a64"] = fnv1a64(v.tensor->storage);
         } else {
             o["type"] = v.describe();
         }
@@ -73,18 +89,18 @@ std::string App::bench_json() const {
     j["t_drawn"] = bench_.t_drawn * 1000;
     const Workspace* ws = workspace();
     if (!ws) return j.dump();
-    const Scene& sc = scene(ui_.view);
+    const Scene& sc = scene(view_.graph);
     j["file"] = file_name_;
-    j["nodes"] = ws->graph(ui_.view).size();
+    j["nodes"] = ws->graph(view_.graph).size();
     j["shown"] = sc.nodes.size();
     j["edges"] = sc.edges.size();
     j["scene_ms"] = scene_ms_;
     j["layout_ms"] = sc.layout_ms;
-    j["zoom"] = ui_.camera[ui_.view == GraphView::Program ? 0 : 1].zoom;
+    j["zoom"] = view_.camera[view_.graph == GraphView::Program ? 0 : 1].zoom;
     const CanvasRect& cr = ui_.canvas;
     float s = cr.scale > 0 ? cr.scale : 1;
     j["canvas"] = {{"x", cr.x / s}, {"y", cr.y / s}, {"w", cr.w / s}, {"h", cr.h / s}};
-    j["expand_all"] = ui_.expand_all[ui_.view == GraphView::Program ? 0 : 1];
+    j["expand_all"] = view_.expand_all[view_.graph == GraphView::Program ? 0 : 1];
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -119,11 +135,11 @@ nlohmann::json App::lessons_json() const {
                 {"steps", r.step_count()}, {"step_title", st.title},
                 {"graph", st.graph},       {"view", graph_view_name(v)},
                 {"button", st.button},     {"performed", r.performed()},
-                {"quiz", st.is_quiz},      {"highlight", names(ws, v, ui_.highlight)},
-                {"answer", ui_.answer}};
+                {"quiz", st.is_quiz},      {"highlight", names(ws, v, view_.highlight)},
+                {"answer", view_.answer}};
     if (!st.check.options.empty()) {
         cur["options"] = st.check.options.size();
-        if (ui_.answer >= 0) cur["correct"] = r.check_answer(ui_.answer).correct;
+        if (view_.answer >= 0) cur["correct"] = r.check_answer(view_.answer).correct;
     }
     json compare = json::array();
     for (const CompareGraph& g : compare_graphs()) {
@@ -169,7 +185,7 @@ std::string App::state_json() const {
                        {"opened", ui_.t_opened * 1000},
                        {"first_frame", ui_.t_first_frame * 1000},
                        {"warm_up", ui_.warm_up_ms}};
-    j["error"] = ui_.error;
+    j["error"] = view_.error;
     json log = json::array();
     size_t from = ui_.log.size() > 30 ? ui_.log.size() - 30 : 0;
     for (size_t i = from; i < ui_.log.size(); ++i) log.push_back(ui_.log[i].text);
@@ -177,18 +193,33 @@ std::string App::state_json() const {
     j["lesson_files"] = lesson_files_;
     j["scale"] = ui_.canvas.scale;
     j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
-    j["tab"] = tab_name(ui_.tab);
+    j["tab"] = tab_name(settings_.tab);
     json widgets = json::object();
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
     j["opening"] = opening_;
+    // The action in flight (App::busy): what it does and how far it is; the
+    // panels below still show the state as it was before it began.
+    if (const Action* a = job_action()) {
+        ActionProgress p = job_progress();
+        j["busy"] = {{"kind", action_kind_name(a->kind)},
+                     {"what", p.what},
+                     {"done", p.done},
+                     {"total", p.total},
+                     {"seconds", p.seconds},
+                     {"fast_kernels", a->fast_kernels}};
+    } else {
+        j["busy"] = nullptr;
+    }
+    j["waiting"] = requests_.size();
+    j["fast_kernels"] = view_.fast_kernels;
     j["panels"] = json::array();
     if (!options_.hide_top) j["panels"].push_back("top bar");
     if (!options_.hide_left) j["panels"].push_back(lesson_ ? "lesson" : "file");
     j["panels"].push_back("graph");
     if (!options_.hide_inspector) j["panels"].push_back("inspector");
-    if (!options_.hide_dock) j["panels"].push_back(tab_name(ui_.tab));
+    if (!options_.hide_dock) j["panels"].push_back(tab_name(settings_.tab));
     j["options"] = {
         {"bench", options_.bench}, {"collapse", options_.auto_collapse}, {"step", options_.step}};
     if (ui_.show_help) j["panels"].push_back("keyboard shortcuts");
@@ -201,14 +232,14 @@ std::string App::state_json() const {
     j["file"] = file_name_;
     j["version"] = ws.version();
     j["has_program"] = ws.has_program();
-    j["view"] = graph_view_name(ui_.view);
+    j["view"] = graph_view_name(view_.graph);
     j["level"] = ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace";
-    j["code_form"] = code_form_name(ui_.code_form);
-    const CodeView& code = ws.code(ui_.view);
+    j["code_form"] = code_form_name(settings_.code_form);
+    const CodeView& code = ws.code(view_.graph);
     j["code"] = {{"text", code.text}, {"stale", code.stale}};
 
-    const Scene& sc = scene(ui_.view);
-    const Camera& cam = ui_.camera[ui_.view == GraphView::Program ? 0 : 1];
+    const Scene& sc = scene(view_.graph);
+    const Camera& cam = view_.camera[view_.graph == GraphView::Program ? 0 : 1];
     const CanvasRect& cr = ui_.canvas;
     json nodes = json::array();
     for (size_t i = 0; i < sc.nodes.size(); ++i) {
@@ -225,8 +256,8 @@ std::string App::state_json() const {
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
         if (!n.runnable) node["runnable"] = false;
         if (n.group >= 0) node["group"] = n.members;
-        if (n.id &&
-            std::find(ui_.highlight.begin(), ui_.highlight.end(), n.id) != ui_.highlight.end())
+        if (n.id && std::find(view_.highlight.begin(), view_.highlight.end(), n.id) !=
+                        view_.highlight.end())
             node["highlight"] = true;
         nodes.push_back(node);
     }
@@ -241,16 +272,16 @@ std::string App::state_json() const {
                    {"center", {cam.cx, cam.cy}},
                    {"layout", {sc.layout.width, sc.layout.height}}};
     auto node_ref = [&](uint32_t id) -> json {
-        const Node* n = id ? ws.node(ui_.view, id) : nullptr;
+        const Node* n = id ? ws.node(view_.graph, id) : nullptr;
         if (!n) return nullptr;
         return {{"id", n->id()}, {"name", n->name()}};
     };
-    j["selected"] = node_ref(ui_.selected);
+    j["selected"] = node_ref(view_.selected);
     j["hovered"] = node_ref(ui_.hovered_shown);
     json matches = json::array();
     for (uint32_t id : search_ids())
-        if (const Node* n = ws.node(ui_.view, id)) matches.push_back(n->name());
-    j["search"] = {{"query", ui_.search}, {"matches", matches}};
+        if (const Node* n = ws.node(view_.graph, id)) matches.push_back(n->name());
+    j["search"] = {{"query", view_.search}, {"matches", matches}};
     json frames = json::array();
     for (const SceneFrame& f : sc.frames) {
         LayoutPoint lo = world_to_screen(cam, cr, f.lo), hi = world_to_screen(cam, cr, f.hi);
@@ -262,9 +293,9 @@ std::string App::state_json() const {
                           {"w", (hi.x - lo.x) / s},
                           {"h", (hi.y - lo.y) / s}});
     }
-    j["modules"] = {{"expand_all", ui_.expand_all[ui_.view == GraphView::Program ? 0 : 1]},
+    j["modules"] = {{"expand_all", view_.expand_all[view_.graph == GraphView::Program ? 0 : 1]},
                     {"frames", frames},
-                    {"groups", modules(ui_.view).groups.size() - 1}};
+                    {"groups", modules(view_.graph).groups.size() - 1}};
 
     json undo = json::array(), redo = json::array();
     for (const HistoryEntry& h : ws.undo_history()) undo.push_back(h.label);
@@ -292,8 +323,8 @@ std::string App::state_json() const {
         observers.push_back(o);
     }
     j["observers"] = observers;
-    j["auto_run"] = ui_.auto_run;
-    j["lint"] = ws.lint_message(ui_.view);
+    j["auto_run"] = settings_.auto_run;
+    j["lint"] = ws.lint_message(view_.graph);
     j["lessons"] = lessons_json();
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -19,6 +19,7 @@
 #include "platform/null_platform.h"
 #include "platform/platform.h"
 #include "ui/frame.h"
+#include "ui/graph_toolbar.h"
 #include "ui/theme.h"
 #include "ui/transforms.h"
 
@@ -103,6 +104,17 @@ struct Harness {
     void frames(int n) {
         for (int i = 0; i < n; ++i) frame();
     }
+    // Frames until the action in flight and every request behind it are done
+    // (each frame advances the job by App::slice_seconds()); returns the frames drawn.
+    int settle(int limit = 100000) {
+        int n = 0;
+        do {
+            frame();
+            ++n;
+        } while (!app->idle() && n < limit);
+        REQUIRE(app->idle());
+        return n;
+    }
     nlohmann::json state() const {
         nlohmann::json j = nlohmann::json::parse(platform::null_platform_state(), nullptr, false);
         REQUIRE(j.is_object());
@@ -127,12 +139,13 @@ struct Harness {
         REQUIRE(r[1] + r[3] <= ImGui::GetIO().DisplaySize.y);
         click(r[0] + r[2] / 2, r[1] + r[3] / 2);
     }
-    void key(ImGuiKey k) {
+    void key(ImGuiKey k, bool settle_after = true) {
         ImGuiIO& io = ImGui::GetIO();
         io.AddKeyEvent(k, true);
         frame();
         io.AddKeyEvent(k, false);
         frames(2);
+        if (settle_after) settle();
     }
     void open_asset(const std::string& name) {
         app->open_asset(name);
@@ -160,7 +173,7 @@ void visit_everything(Harness& h) {
             h.frames(2);
         }
         for (CodeForm f : {CodeForm::Code, CodeForm::Readable, CodeForm::Printed}) {
-            h.app->ui().code_form = f;
+            h.app->settings().code_form = f;
             h.app->show_tab(Tab::Code);
             h.frames(2);
         }
@@ -187,7 +200,7 @@ TEST_CASE("every lesson graph in every panel", "[page]") {
         visit_everything(h);
         nlohmann::json s = h.state();
         CHECK(s["file"] == f);
-        CHECK(s["nodes"].size() == h.app->workspace()->graph(h.app->ui().view).size());
+        CHECK(s["nodes"].size() == h.app->workspace()->graph(h.app->view().graph).size());
         CHECK(s["error"] == "");
     }
     CHECK(platform::null_platform_fatal().empty());
@@ -205,7 +218,7 @@ TEST_CASE("clicking a node on the canvas selects it", "[page]") {
     REQUIRE(h.app->selected_node());
     CHECK(h.app->selected_node()->name() == "batch_norm");
     // Copy goes to the (null) clipboard: the current view's code.
-    h.app->copy(h.app->workspace()->code(h.app->ui().view).text, "code");
+    h.app->copy(h.app->workspace()->code(h.app->view().graph).text, "code");
     CHECK(platform::null_platform_clipboard() == h.app->workspace()->code(GraphView::Program).text);
     CHECK(platform::null_platform_hash() == "file=conv_bn_relu_eval.pt2");
 }
@@ -217,25 +230,25 @@ TEST_CASE("every transformation button, with undo back to the file as loaded", "
         h.open_asset(file);
         const std::string code = h.app->workspace()->code(GraphView::Module).text;
         ui::post_decompose(*h.app, IrLevel::Inference);
-        h.frames(3);
+        h.settle();
         visit_everything(h);
         // The inference IR keeps aten.conv2d, which XNNPACKQuantizer annotates (at Core
         // ATen it is aten.convolution, which it does not: lesson M00-3).
         ui::post_prepare(*h.app);
-        h.frames(3);
+        h.settle();
         ui::post_calibrate(*h.app, ui::kCalibrationBatches);
-        h.frames(3);
+        h.settle();
         INFO(h.state()["error"].get<std::string>());
         CHECK(ui::observers_calibrated(*h.app->workspace()));
         ui::post_convert(*h.app, true);
-        h.frames(3);
+        h.settle();
         visit_everything(h);
         ui::post_dead_code_elimination(*h.app);
         ui::post_recompile(*h.app);
         ui::post_set_training(*h.app, true);
-        h.frames(3);
+        h.settle();
         ui::post_decompose(*h.app, IrLevel::CoreAten);
-        h.frames(3);
+        h.settle();
         visit_everything(h);
         // A node's own actions: insert an observer after the first user-facing op.
         for (const Node* n : h.app->workspace()->module().graph->nodes())
@@ -246,13 +259,12 @@ TEST_CASE("every transformation button, with undo back to the file as loaded", "
                 h.app->post(a);
                 break;
             }
-        h.frames(3);
+        h.settle();
         REQUIRE(h.app->workspace()->can_undo());
         while (h.app->workspace()->can_undo()) {
             h.app->post_undo();
-            h.frame();
+            h.settle(); // the run after each undo too
         }
-        h.frames(2);
         CHECK(h.app->workspace()->code(GraphView::Module).text == code);
         CHECK(h.state()["undo"].empty());
     }
@@ -293,6 +305,153 @@ TEST_CASE("keys run the transformations: D, Shift+D, Q, K, V", "[page]") {
     h.key(ImGuiKey_V);
     CHECK(last() == "convert_pt2e");
     CHECK(h.state()["error"] == "");
+}
+
+// Every action is a sliced job (App::end_frame advances it by slice_seconds() per
+// frame): with a tiny slice a calibration spans frames, the state hook says how
+// far it is, other actions wait or are off, and Cancel leaves everything as before.
+TEST_CASE("a sliced calibration shows its progress; Cancel and Esc leave the state as before",
+          "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    ui::post_prepare(*h.app);
+    h.settle();
+    REQUIRE(ui::has_observers(*h.app->workspace()));
+    CHECK_FALSE(h.app->view().fast_kernels); // a lesson graph: the reference kernels
+    const uint64_t version = h.app->workspace()->version();
+    const nlohmann::json before = h.state();
+    REQUIRE(before["busy"].is_null());
+    const uint32_t picked = h.app->workspace()->graph(h.app->view().graph).nodes()[1]->id();
+    h.app->select(picked);
+    h.app->set_slice_seconds(1e-9); // one node per frame
+    for (bool by_key : {false, true}) {
+        INFO((by_key ? "Esc" : "the Cancel button"));
+        ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+        h.frames(3);
+        REQUIRE(h.app->busy());
+        nlohmann::json s = h.state();
+        REQUIRE(s["busy"].is_object());
+        CHECK(s["busy"]["kind"] == "calibrate");
+        CHECK(s["busy"]["what"].get<std::string>().rfind("calibrate: batch 1 of 9", 0) == 0);
+        CHECK(s["busy"]["done"].get<uint64_t>() > 0);
+        CHECK(s["busy"]["done"].get<uint64_t>() < s["busy"]["total"].get<uint64_t>());
+        CHECK(s["busy"]["fast_kernels"] == false);
+        CHECK(s["widgets"].contains("cancel"));
+        CHECK(s["widgets"].contains("job"));
+        // While it runs, the panels show the state as it was; Calibrate (key K) is off
+        // and Ctrl+Z waits.
+        CHECK(s["version"] == version);
+        CHECK(s["observers"] == before["observers"]);
+        h.key(ImGuiKey_K, false);
+        CHECK(h.app->waiting() == 0);
+        ImGuiIO& io = ImGui::GetIO();
+        io.AddKeyEvent(ImGuiMod_Ctrl, true);
+        h.key(ImGuiKey_Z, false);
+        io.AddKeyEvent(ImGuiMod_Ctrl, false);
+        CHECK(h.app->waiting() == 1);
+        REQUIRE(h.app->busy());
+        if (by_key)
+            h.key(ImGuiKey_Escape, false);
+        else
+            h.click_widget("cancel");
+        s = h.state();
+        CHECK(s["busy"].is_null());
+        CHECK_FALSE(s["widgets"].contains("cancel"));
+        CHECK(h.app->waiting() == 0); // the undo behind it went too
+        CHECK(s["version"] == version);
+        CHECK(s["observers"] == before["observers"]);
+        CHECK(s["undo"] == before["undo"]);
+        CHECK(s["redo"] == before["redo"]);
+        CHECK(s["error"] == "");
+        CHECK(s["log"].back().get<std::string>().find("calibrate cancelled") == 0);
+        CHECK(h.app->view().selected == picked); // Esc cancelled; it did not clear the selection
+    }
+    // To the end, one node per frame: the same as a calibration in one go.
+    ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+    int frames = h.settle();
+    CHECK(frames > 9);
+    CHECK(ui::observers_calibrated(*h.app->workspace()));
+    CHECK(h.app->workspace()->undo_history().back().label == "calibrate on 9 batches");
+    for (const auto& o : h.state()["observers"]) CHECK(o["calls"] == 9);
+    h.app->set_slice_seconds(App::kSliceSeconds);
+}
+
+// One's own file runs and calibrates with the fast kernels (a setting kept in
+// localStorage); a lesson graph opens with the reference kernels.
+TEST_CASE("the fast-kernels setting: runs and calibration of one's own file", "[page]") {
+    Harness& h = harness();
+    auto bytes = read_file_bytes(kSite + "/assets/graphs/conv_relu.pt2");
+    REQUIRE(bytes.ok());
+    REQUIRE(h.app->open(bytes.take(), "mine.pt2"));
+    h.settle();
+    CHECK(h.app->view().fast_kernels);
+    ui::run_now(*h.app);
+    h.settle();
+    REQUIRE(h.app->workspace()->last_run());
+    CHECK(h.app->workspace()->last_run()->fast_kernels);
+    ui::post_prepare(*h.app);
+    h.settle();
+    ui::post_calibrate(*h.app, 2);
+    h.settle();
+    CHECK(h.app->workspace()->last_outcome()->summary.find("(fast kernels)") != std::string::npos);
+    // Off for one's own file: remembered; a lesson graph stays on the reference loops.
+    h.app->set_fast_kernels(false);
+    h.frames(2);
+    CHECK(nlohmann::json::parse(platform::load_setting("layout"))["fast_kernels"] == false);
+    h.open_asset("conv_relu.pt2");
+    CHECK_FALSE(h.app->view().fast_kernels);
+    h.app->set_fast_kernels(true); // a lesson graph's choice is not the setting
+    h.frames(2);
+    CHECK(nlohmann::json::parse(platform::load_setting("layout"))["fast_kernels"] == false);
+    bytes = read_file_bytes(kSite + "/assets/graphs/conv_relu.pt2");
+    REQUIRE(h.app->open(bytes.take(), "mine.pt2"));
+    CHECK_FALSE(h.app->view().fast_kernels);
+    h.app->set_fast_kernels(true);
+    h.frames(2);
+    CHECK(nlohmann::json::parse(platform::load_setting("layout"))["fast_kernels"] == true);
+}
+
+// What the page shows of a file starts afresh on every open: selection, search,
+// panel caches; the settings and the log stay.
+TEST_CASE("the per-file view resets on every open; settings stay", "[page]") {
+    Harness& h = harness();
+    h.open_asset("resnet_style.pt2");
+    h.app->show_tab(Tab::Program); // the tensor summaries
+    h.frames(2);
+    h.app->view().search = "relu";
+    h.app->select(h.app->workspace()->graph(h.app->view().graph).nodes().back()->id());
+    h.frames(2);
+    CHECK_FALSE(h.app->view().caches.summaries.stored.empty());
+    CHECK(h.app->view().caches.facts.key.epoch == h.app->graph_epoch());
+    size_t log_lines = h.app->ui().log.size();
+    h.open_asset("conv_relu.pt2");
+    CHECK(h.app->view().selected == 0);
+    CHECK(h.app->view().search.empty());
+    CHECK(h.app->settings().tab == Tab::Program);
+    CHECK(h.app->ui().log.size() > log_lines);
+    h.frames(1);
+    // Summaries of this file's tensors only.
+    for (const auto& [key, entry] : h.app->view().caches.summaries.stored) {
+        bool ours = false;
+        for (const auto& [name, t] : h.app->workspace()->program().state_dict)
+            ours |= t.get() == key;
+        for (const auto& [name, t] : h.app->workspace()->program().constants)
+            ours |= t.get() == key;
+        CHECK(ours);
+    }
+    h.app->show_tab(Tab::Code);
+    h.frames(2);
+}
+
+// The page asks the Workspace whether a run would change the state: an eval-mode
+// batch_norm reads its running stats and writes nothing, so the page runs after a change.
+TEST_CASE("run after each change follows Workspace::run_changes_state", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_bn_relu_eval.pt2");
+    CHECK(h.app->run_changes_state() == h.app->workspace()->run_changes_state());
+    CHECK_FALSE(h.app->run_changes_state());
+    h.open_asset("conv_bn_relu_train.pt2");
+    CHECK(h.app->run_changes_state());
 }
 
 // A file of App::kAnnounceBytes or more: the frame after it arrives says it is
@@ -336,7 +495,7 @@ TEST_CASE("modules collapse and expand, search reveals a hidden node", "[page]")
     CHECK(s["modules"]["frames"][0]["path"] == "layer1");
     h.app->expand_all_modules(false);
     h.frames(2);
-    h.app->ui().search = "batch_norm_5";
+    h.app->view().search = "batch_norm_5";
     h.frames(1);
     CHECK(h.state()["search"]["matches"] == nlohmann::json::array({"batch_norm_5"}));
     h.app->expand_to(h.app->search_ids().at(0));
@@ -347,7 +506,7 @@ TEST_CASE("modules collapse and expand, search reveals a hidden node", "[page]")
     bool shown = false;
     for (const auto& n : s["nodes"]) shown |= n["name"] == "batch_norm_5" && n["id"] != 0;
     CHECK(shown);
-    h.app->ui().search.clear();
+    h.app->view().search.clear();
     h.app->expand_all_modules(true);
     h.frames(2);
 }

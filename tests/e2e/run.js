@@ -13,6 +13,7 @@ const tests = {
     ...require("./page_tests").list,
     ...require("./lesson_tests").list,
     ...require("./harden_tests").list,
+    ...require("./job_tests").list,
   ],
 };
 

@@ -27,109 +27,104 @@ ImU32 token_color(TokenKind k) {
     return colors::text;
 }
 
-struct Lines {
-    std::vector<std::string_view> lines;
-    void split(const std::string& text) {
-        lines.clear();
-        size_t start = 0;
-        while (true) {
-            size_t nl = text.find('\n', start);
-            if (nl == std::string::npos) {
-                lines.push_back(std::string_view(text).substr(start));
-                break;
-            }
-            lines.push_back(std::string_view(text).substr(start, nl - start));
-            start = nl + 1;
+void split_lines(const std::string& text, std::vector<std::string_view>& lines) {
+    lines.clear();
+    size_t start = 0;
+    while (true) {
+        size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) {
+            lines.push_back(std::string_view(text).substr(start));
+            break;
         }
+        lines.push_back(std::string_view(text).substr(start, nl - start));
+        start = nl + 1;
     }
-};
+}
 
 } // namespace
 
 void draw_code_tab(App& app) {
     const Workspace& ws = *app.workspace();
-    UiState& ui = app.ui();
-    const CodeView& cv = ws.code(ui.view);
-    const bool program = ui.view == GraphView::Program;
+    FileView& fv = app.view();
+    CodeForm& form = app.settings().code_form;
+    PanelCaches::Code& cache = fv.caches.code;
+    const ShownKey key = app.shown_key();
+    const CodeView& cv = ws.code(fv.graph);
+    const bool program = fv.graph == GraphView::Program;
 
     // Which text.
     const char* forms[] = {program ? "ep.graph_module.code" : "gm.code", "print_readable()",
                            program ? "print(ep)" : "print(gm.graph)"};
     for (int i = 0; i < 3; ++i) {
         if (i) ImGui::SameLine(0, px(2));
-        bool active = static_cast<int>(ui.code_form) == i;
+        bool active = static_cast<int>(form) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (ImGui::SmallButton(forms[i])) ui.code_form = static_cast<CodeForm>(i);
+        if (ImGui::SmallButton(forms[i])) form = static_cast<CodeForm>(i);
         expose(app, std::string("code:") + forms[i]);
         if (active) ImGui::PopStyleColor();
     }
-    static std::string printed;
     const std::string* text = &cv.text;
-    if (ui.code_form == CodeForm::Readable) text = &ws.readable(ui.view);
-    if (ui.code_form == CodeForm::Printed) {
+    if (form == CodeForm::Readable) text = &ws.readable(fv.graph);
+    if (form == CodeForm::Printed) {
         if (program) {
             text = &ws.program_str();
         } else {
-            static const Workspace* printed_ws = nullptr;
-            static uint64_t printed_version = 0;
-            if (printed_ws != &ws || printed_version != ws.version()) {
-                printed = graph_str(*ws.module().graph);
-                printed_ws = &ws;
-                printed_version = ws.version();
+            if (cache.printed_key != key) { // print(gm.graph), once per version
+                cache.printed = graph_str(*ws.module().graph);
+                cache.printed_key = key;
             }
-            text = &printed;
+            text = &cache.printed;
         }
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton("Copy")) app.copy(*text, forms[static_cast<int>(ui.code_form)]);
+    if (ImGui::SmallButton("Copy")) app.copy(*text, forms[static_cast<int>(form)]);
     expose(app, "copy code");
-    if (ui.code_form == CodeForm::Code && cv.stale) {
+    if (form == CodeForm::Code && cv.stale) {
         ImGui::SameLine();
         badge("gm.code is stale: the graph changed since the last recompile", colors::warn);
         ImGui::SameLine();
+        ImGui::BeginDisabled(app.busy());
         if (ImGui::SmallButton("Recompile")) {
             EditAction e;
             e.kind = EditAction::Kind::Recompile;
             app.post(Action::of(e));
         }
+        ImGui::EndDisabled();
     }
-    const bool linked = ui.code_form == CodeForm::Code && !cv.stale;
-    if (ui.code_form == CodeForm::Code && !linked) {
+    const bool linked = form == CodeForm::Code && !cv.stale;
+    if (form == CodeForm::Code && !linked) {
         ImGui::SameLine();
         ImGui::TextDisabled("(lines link to nodes again after Recompile)");
     }
 
     // The text: line numbers, a node-kind mark per line, coloured tokens.
     ImGui::BeginChild("code", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-    // Split once per text (a 10k-node graph's code is ~1 MB): keyed by the text,
-    // its size and the graph version.
-    static Lines lines;
-    static const std::string* split_text = nullptr;
-    static size_t split_size = ~size_t(0);
-    static uint64_t split_version = ~uint64_t(0), split_epoch = ~uint64_t(0);
-    if (split_text != text || split_size != text->size() || split_version != ws.version() ||
-        split_epoch != app.graph_epoch()) {
-        lines.split(*text);
-        split_text = text;
-        split_size = text->size();
-        split_version = ws.version();
-        split_epoch = app.graph_epoch();
+    // Split once per text (a 10k-node graph's code is ~1 MB): per shown version and form.
+    const std::vector<std::string_view>& lines = cache.lines;
+    // (The text's address and size too: the lines point into it.)
+    if (cache.lines_key != key || cache.lines_form != form || cache.lines_text != text->data() ||
+        cache.lines_size != text->size()) {
+        split_lines(*text, cache.lines);
+        cache.lines_key = key;
+        cache.lines_form = form;
+        cache.lines_text = text->data();
+        cache.lines_size = text->size();
     }
     ImGui::PushFont(fonts().mono);
     ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(0, 0));
     float line_h = ImGui::GetTextLineHeight() + px(3);
     float gutter = ImGui::CalcTextSize("0000").x + px(14);
     float char_w = ImGui::CalcTextSize("0").x;
-    const Graph& g = ws.graph(ui.view);
+    const Graph& g = ws.graph(fv.graph);
     auto line_node = [&](size_t i) -> const Node* {
         if (!linked || i >= cv.line_nodes.size() || cv.line_nodes[i] == 0) return nullptr;
         return g.find_id(cv.line_nodes[i]);
     };
     // Scroll to the selection's first line when it changed.
-    if (ui.scroll_code_to_selection && linked) {
-        for (size_t i = 0; i < lines.lines.size(); ++i) {
+    if (fv.scroll_code_to_selection && linked) {
+        for (size_t i = 0; i < lines.size(); ++i) {
             const Node* n = line_node(i);
-            if (n && n->id() == ui.selected) {
+            if (n && n->id() == fv.selected) {
                 float y = static_cast<float>(i) * line_h;
                 if (y < ImGui::GetScrollY() ||
                     y > ImGui::GetScrollY() + ImGui::GetWindowHeight() - 2 * line_h)
@@ -138,26 +133,26 @@ void draw_code_tab(App& app) {
             }
         }
     }
-    ui.scroll_code_to_selection = false;
+    fv.scroll_code_to_selection = false;
     float widest = 0;
     ImGuiListClipper clip;
-    clip.Begin(static_cast<int>(lines.lines.size()), line_h);
+    clip.Begin(static_cast<int>(lines.size()), line_h);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     while (clip.Step()) {
         for (int li = clip.DisplayStart; li < clip.DisplayEnd; ++li) {
-            std::string_view line = lines.lines[static_cast<size_t>(li)];
+            std::string_view line = lines[static_cast<size_t>(li)];
             const Node* n = line_node(static_cast<size_t>(li));
             ImVec2 p = ImGui::GetCursorScreenPos();
             float w = ImGui::GetWindowWidth() + ImGui::GetScrollX();
             ImVec2 row_max(p.x + std::max(w, widest + gutter), p.y + line_h);
             bool hovered = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p, row_max);
             uint32_t id = n ? n->id() : 0;
-            if (id && id == ui.selected)
+            if (id && id == fv.selected)
                 dl->AddRectFilled(p, row_max, colors::line_select);
-            else if (id && (id == ui.hovered_shown || hovered))
+            else if (id && (id == app.ui().hovered_shown || hovered))
                 dl->AddRectFilled(p, row_max, colors::line_hover);
             if (hovered && id) {
-                ui.hovered = id;
+                app.ui().hovered = id;
                 if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) app.select(id);
             }
             char num[16];

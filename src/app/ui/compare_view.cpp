@@ -16,7 +16,7 @@ void draw_compare_view(App& app, size_t index, ImVec2 pos, ImVec2 size) {
     if (index >= graphs.size()) return;
     const App::CompareGraph& g = graphs[index];
     const Scene& sc = app.compare_scene(index);
-    Camera& cam = app.ui().compare_camera[index % 4];
+    Camera& cam = app.view().compare_camera[index % 4];
     std::string name = "compare " + std::to_string(index);
     ImGui::SetNextWindowPos(pos);
     ImGui::SetNextWindowSize(size);

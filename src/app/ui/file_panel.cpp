@@ -15,30 +15,19 @@ namespace pt2lab::app::ui {
 namespace {
 
 // What the facts derive from the whole graph (op counts, lint, unsupported ops,
-// inputs): computed once per graph version, not per frame (10k-node graphs).
-struct GraphFacts {
-    const Workspace* ws = nullptr;
-    uint64_t epoch = ~uint64_t(0), version = ~uint64_t(0);
-    GraphView view = GraphView::Program;
-    std::map<Op, int> kinds;
-    std::vector<std::pair<std::string, int>> calls;
-    std::vector<Workspace::UnsupportedOp> unsupported;
-    std::string lint, inputs;
-};
-
-const GraphFacts& graph_facts(const App& app) {
-    static GraphFacts f;
+// inputs): computed once per shown version (10k-node graphs), kept in the file's view.
+const PanelCaches::Facts& graph_facts(App& app) {
+    PanelCaches::Facts& f = app.view().caches.facts;
+    const ShownKey key = app.shown_key();
+    if (f.key == key) return f;
     const Workspace& ws = *app.workspace();
-    GraphView v = app.ui().view;
-    if (f.ws == &ws && f.epoch == app.graph_epoch() && f.version == ws.version() && f.view == v)
-        return f;
-    f = GraphFacts();
-    f.ws = &ws, f.epoch = app.graph_epoch(), f.version = ws.version(), f.view = v;
-    const Graph& g = ws.graph(v);
+    f = PanelCaches::Facts();
+    f.key = key;
+    const Graph& g = ws.graph(key.view);
     for (const Node* n : g.nodes()) ++f.kinds[n->op()];
     f.calls = op_counts(g);
-    f.unsupported = ws.unsupported_ops(v);
-    f.lint = ws.lint_message(v);
+    f.unsupported = ws.unsupported_ops(key.view);
+    f.lint = ws.lint_message(key.view);
     if (ws.has_program()) {
         const ExportedProgram& ep = ws.original();
         for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
@@ -92,7 +81,7 @@ void file_facts(App& app) {
     }
 
     section("Ops");
-    const GraphFacts& facts = graph_facts(app);
+    const PanelCaches::Facts& facts = graph_facts(app);
     for (const auto& [op, count] : facts.kinds) {
         ImGui::TextColored(to_vec4(op_color(op)), "%s", op_label(op));
         ImGui::SameLine(px(120));

@@ -10,6 +10,7 @@
 #include "ui/graph_toolbar.h"
 #include "ui/graph_view.h"
 #include "ui/inspector.h"
+#include "ui/job_strip.h"
 #include "ui/lesson_panel.h"
 #include "ui/log_panel.h"
 #include "ui/observers_panel.h"
@@ -58,12 +59,13 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
     }
     if (ImGui::BeginTabBar("tabs")) {
         for (Tab t : {Tab::Code, Tab::Run, Tab::Observers, Tab::Program, Tab::Log}) {
+            Tab& shown = app.settings().tab;
             ImGuiTabItemFlags flags =
-                ui.tab_requested && ui.tab == t ? ImGuiTabItemFlags_SetSelected : 0;
+                ui.tab_requested && shown == t ? ImGuiTabItemFlags_SetSelected : 0;
             bool open = ImGui::BeginTabItem(tab_name(t), nullptr, flags);
             expose(app, std::string("tab:") + tab_name(t));
             if (open) {
-                if (!ui.tab_requested) ui.tab = t;
+                if (!ui.tab_requested) shown = t;
                 ImGui::BeginChild("tab", ImVec2(0, 0), false,
                                   t == Tab::Code ? ImGuiWindowFlags_NoScrollbar : 0);
                 switch (t) {
@@ -86,11 +88,11 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
 void select_step(App& app, int delta) {
     const Workspace* ws = app.workspace();
     if (!ws) return;
-    std::vector<Node*> nodes = ws->graph(app.ui().view).nodes();
+    std::vector<Node*> nodes = ws->graph(app.view().graph).nodes();
     if (nodes.empty()) return;
     int at = -1;
     for (size_t i = 0; i < nodes.size(); ++i)
-        if (nodes[i]->id() == app.ui().selected) at = static_cast<int>(i);
+        if (nodes[i]->id() == app.view().selected) at = static_cast<int>(i);
     int n = static_cast<int>(nodes.size());
     int next = at < 0 ? (delta > 0 ? 0 : n - 1) : std::clamp(at + delta, 0, n - 1);
     app.select(nodes[static_cast<size_t>(next)]->id());
@@ -126,6 +128,7 @@ constexpr Shortcut kShortcuts[] = {
 void shortcuts(App& app) {
     ImGuiIO& io = ImGui::GetIO();
     UiState& ui = app.ui();
+    FileView& fv = app.view();
     if (io.WantTextInput) return;
     bool ctrl = io.KeyCtrl || io.KeySuper;
     if (ctrl && ImGui::IsKeyPressed(ImGuiKey_Z, false)) {
@@ -146,6 +149,8 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_Escape, false)) {
         if (ui.show_help)
             ui.show_help = false;
+        else if (app.busy())
+            app.cancel_job(); // the job strip's Cancel
         else
             app.select(0);
     }
@@ -162,15 +167,17 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_O, false)) app.open_picker();
     if (!app.workspace()) return;
     // The top bar's transformations (in a lesson its steps change the graphs: the
-    // app says so when one of these is pressed there).
-    if (ImGui::IsKeyPressed(ImGuiKey_D, false))
+    // app says so when one of these is pressed there). While an action runs their
+    // buttons are off, and so are their keys; undo and redo wait for it.
+    const bool busy = app.busy();
+    if (ImGui::IsKeyPressed(ImGuiKey_D, false) && !busy)
         post_decompose(app, io.KeyShift ? IrLevel::CoreAten : IrLevel::Inference);
-    if (ImGui::IsKeyPressed(ImGuiKey_Q, false)) post_prepare(app);
-    if (ImGui::IsKeyPressed(ImGuiKey_K, false)) post_calibrate(app, kCalibrationBatches);
-    if (ImGui::IsKeyPressed(ImGuiKey_V, false)) post_convert(app, true);
-    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    if (ImGui::IsKeyPressed(ImGuiKey_Q, false) && !busy) post_prepare(app);
+    if (ImGui::IsKeyPressed(ImGuiKey_K, false) && !busy) post_calibrate(app, kCalibrationBatches);
+    if (ImGui::IsKeyPressed(ImGuiKey_V, false) && !busy) post_convert(app, true);
+    Camera& cam = fv.camera[fv.graph == GraphView::Program ? 0 : 1];
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
-    if (ImGui::IsKeyPressed(ImGuiKey_F, false)) fit_camera(cam, app.scene(ui.view), ui.canvas);
+    if (ImGui::IsKeyPressed(ImGuiKey_F, false)) fit_camera(cam, app.scene(fv.graph), ui.canvas);
     if (ImGui::IsKeyPressed(ImGuiKey_Equal) || ImGui::IsKeyPressed(ImGuiKey_KeypadAdd))
         zoom_camera(cam, ui.canvas, 1.25f, mid);
     if ((ImGui::IsKeyPressed(ImGuiKey_Minus) && !io.KeyShift) ||
@@ -179,15 +186,15 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_0, false)) zoom_camera(cam, ui.canvas, 1 / cam.zoom, mid);
     if (ImGui::IsKeyPressed(ImGuiKey_1, false)) app.set_view(GraphView::Program);
     if (ImGui::IsKeyPressed(ImGuiKey_2, false)) app.set_view(GraphView::Module);
-    if (ImGui::IsKeyPressed(ImGuiKey_R, false)) run_now(app);
+    if (ImGui::IsKeyPressed(ImGuiKey_R, false) && !busy) run_now(app);
     if (ImGui::IsKeyPressed(ImGuiKey_E, false)) app.expand_all_modules(true);
     if (ImGui::IsKeyPressed(ImGuiKey_C, false)) app.expand_all_modules(false);
     bool step = false;
     if (ImGui::IsKeyPressed(ImGuiKey_N)) select_step(app, +1), step = true;
     if (ImGui::IsKeyPressed(ImGuiKey_P)) select_step(app, -1), step = true;
     if (step) {
-        const Scene& sc = app.scene(ui.view);
-        reveal_node(cam, sc, ui.canvas, sc.find_shown(ui.selected));
+        const Scene& sc = app.scene(fv.graph);
+        reveal_node(cam, sc, ui.canvas, sc.find_shown(fv.selected));
     }
 }
 
@@ -240,6 +247,7 @@ void help_overlay(App& app, ImVec2 display) {
 
 void draw_frame(App& app) {
     UiState& ui = app.ui();
+    Settings& st = app.settings();
     const PageOptions& opt = app.options(); // ?hide=...: panels an embedding page leaves out
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
@@ -275,9 +283,9 @@ void draw_frame(App& app) {
         if (row) y += row_h + gap;
         if (!opt.hide_dock) dock = {ImVec2(0, y), ImVec2(W, dock_h)};
     } else {
-        float left = opt.hide_left ? 0 : std::clamp(ui.left_frac * W, min_col, W * 0.45f);
-        float right = opt.hide_inspector ? 0 : std::clamp(ui.right_frac * W, min_col, W * 0.45f);
-        float bottom = opt.hide_dock ? 0 : std::clamp(ui.bottom_frac * H, px(120), H * 0.7f);
+        float left = opt.hide_left ? 0 : std::clamp(st.left_frac * W, min_col, W * 0.45f);
+        float right = opt.hide_inspector ? 0 : std::clamp(st.right_frac * W, min_col, W * 0.45f);
+        float bottom = opt.hide_dock ? 0 : std::clamp(st.bottom_frac * H, px(120), H * 0.7f);
         float lgap = opt.hide_left ? 0 : gap, rgap = opt.hide_inspector ? 0 : gap;
         float bgap = opt.hide_dock ? 0 : gap;
         float centre_x = left + lgap;
@@ -310,6 +318,7 @@ void draw_frame(App& app) {
             draw_file_panel(app, file.pos, file.size);
     }
     draw_graph_view(app, own.pos, own.size);
+    draw_job_strip(app);
     for (size_t i = 0; i < compare.size(); ++i) {
         Rect pane = own;
         pane.pos.x += static_cast<float>(i + 1) * (own.size.x + gap);
@@ -322,15 +331,15 @@ void draw_frame(App& app) {
     if (!stacked) {
         if (!opt.hide_left)
             if (float d = splitter("split left", ImVec2(file.size.x, top), ImVec2(gap, H), true))
-                ui.left_frac = std::clamp((file.size.x + d) / W, 0.12f, 0.45f);
+                st.left_frac = std::clamp((file.size.x + d) / W, 0.12f, 0.45f);
         if (!opt.hide_inspector)
             if (float d = splitter("split right", ImVec2(graph.pos.x + graph.size.x, top),
                                    ImVec2(gap, graph.size.y), true))
-                ui.right_frac = std::clamp((inspector.size.x - d) / W, 0.12f, 0.45f);
+                st.right_frac = std::clamp((inspector.size.x - d) / W, 0.12f, 0.45f);
         if (!opt.hide_dock)
             if (float d = splitter("split bottom", ImVec2(graph.pos.x, top + graph.size.y),
                                    ImVec2(W - graph.pos.x, gap), false))
-                ui.bottom_frac = std::clamp((dock.size.y - d) / H, 0.12f, 0.7f);
+                st.bottom_frac = std::clamp((dock.size.y - d) / H, 0.12f, 0.7f);
     }
 
     shortcuts(app);

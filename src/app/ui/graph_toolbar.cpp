@@ -34,8 +34,8 @@ std::string diff_text(double v) {
 // Row 3, for graphs with modules (nn_module_stack): expand / collapse all and
 // the breadcrumb of where the selection sits; a crumb collapses its module.
 void draw_module_bar(App& app) {
-    UiState& ui = app.ui();
-    const ModuleTree& tree = app.modules(ui.view);
+    FileView& fv = app.view();
+    const ModuleTree& tree = app.modules(fv.graph);
     bool any = false;
     for (const ModuleGroup& m : tree.groups) any |= m.collapsible;
     if (!any) return;
@@ -47,23 +47,21 @@ void draw_module_bar(App& app) {
     ImGui::SameLine();
     ImGui::TextDisabled("module:");
     ImGui::SameLine();
-    // The selection's module, looked up when the selection or the tree changes.
-    static int at = 0;
-    static uint32_t at_id = 0;
-    static const ModuleTree* at_tree = nullptr;
-    static uint64_t at_epoch = ~uint64_t(0);
-    if (at_id != ui.selected || at_tree != &tree || at_epoch != app.graph_epoch() ||
-        at >= static_cast<int>(tree.groups.size())) {
-        at = 0;
-        at_epoch = app.graph_epoch();
-        at_id = ui.selected;
-        at_tree = &tree;
-        if (ui.selected) {
-            std::vector<Node*> nodes = app.workspace()->graph(ui.view).nodes();
+    // The selection's module, looked up when the selection or the shown graph changes.
+    PanelCaches::Toolbar& c = fv.caches.toolbar;
+    const ShownKey key = app.shown_key();
+    if (c.crumb_key != key || c.crumb_selected != fv.selected ||
+        c.crumb_group >= static_cast<int>(tree.groups.size())) {
+        c.crumb_group = 0;
+        c.crumb_key = key;
+        c.crumb_selected = fv.selected;
+        if (fv.selected) {
+            std::vector<Node*> nodes = app.workspace()->graph(fv.graph).nodes();
             for (size_t i = 0; i < nodes.size() && i < tree.node_group.size(); ++i)
-                if (nodes[i]->id() == ui.selected) at = tree.node_group[i];
+                if (nodes[i]->id() == fv.selected) c.crumb_group = tree.node_group[i];
         }
     }
+    const int at = c.crumb_group;
     if (ImGui::SmallButton("model")) app.expand_all_modules(false);
     expose(app, "crumb:model");
     for (int g : tree.chain(at)) {
@@ -93,8 +91,8 @@ void draw_module_bar(App& app) {
 void run_now(App& app) {
     Action a;
     a.kind = Action::Kind::Run;
-    a.inputs = app.ui().run_inputs;
-    a.repeat = app.ui().run_repeat;
+    a.inputs = app.view().run_inputs;
+    a.repeat = app.view().run_repeat;
     app.post(a);
 }
 
@@ -118,17 +116,20 @@ void draw_parity_badge(App& app) {
                               run->inputs_label.c_str(), p.str().c_str());
     }
     ImGui::SameLine();
+    ImGui::BeginDisabled(app.busy());
     if (ImGui::SmallButton("Run (R)")) run_now(app);
+    ImGui::EndDisabled();
     expose(app, "run");
 }
 
 void draw_graph_toolbar(App& app, const Scene& sc) {
     const Workspace& ws = *app.workspace();
+    FileView& fv = app.view();
     UiState& ui = app.ui();
-    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    Camera& cam = fv.camera[fv.graph == GraphView::Program ? 0 : 1];
     ImGui::SetCursorPos(ImVec2(px(8), px(6)));
     ImGui::BeginGroup();
-    if (segment("ExportedProgram", ui.view == GraphView::Program, ws.has_program()))
+    if (segment("ExportedProgram", fv.graph == GraphView::Program, ws.has_program()))
         app.set_view(GraphView::Program);
     expose(app, "view:ExportedProgram");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -136,7 +137,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
                                              "placeholders (key 1)"
                                            : "a symbolic_trace graph has no ExportedProgram");
     ImGui::SameLine(0, px(2));
-    if (segment("ep.module()", ui.view == GraphView::Module)) app.set_view(GraphView::Module);
+    if (segment("ep.module()", fv.graph == GraphView::Module)) app.set_view(GraphView::Module);
     expose(app, "view:ep.module()");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the GraphModule ep.module() builds: get_attr for weights, copy_ for "
@@ -144,18 +145,14 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     ImGui::SameLine();
     badge(ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace", colors::code_target);
     ImGui::SameLine();
-    static int calls = 0; // counted once per graph version (big graphs)
-    static const Workspace* counted_ws = nullptr;
-    static uint64_t counted_version = ~uint64_t(0), counted_epoch = ~uint64_t(0);
-    static GraphView counted_view = GraphView::Program;
-    if (counted_ws != &ws || counted_version != ws.version() ||
-        counted_epoch != app.graph_epoch() || counted_view != ui.view) {
-        calls = 0;
-        for (const Node* n : ws.graph(ui.view).nodes()) calls += n->op() == Op::CallFunction;
-        counted_ws = &ws, counted_version = ws.version();
-        counted_epoch = app.graph_epoch(), counted_view = ui.view;
+    PanelCaches::Toolbar& counts = fv.caches.toolbar; // counted once per shown version
+    if (counts.calls_key != app.shown_key()) {
+        counts.calls = 0;
+        for (const Node* n : ws.graph(fv.graph).nodes())
+            counts.calls += n->op() == Op::CallFunction;
+        counts.calls_key = app.shown_key();
     }
-    ImGui::TextDisabled("%zu nodes, %d calls", ws.graph(ui.view).size(), calls);
+    ImGui::TextDisabled("%zu nodes, %d calls", ws.graph(fv.graph).size(), counts.calls);
     ImGui::SameLine();
     draw_parity_badge(app);
 
@@ -171,19 +168,19 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     ImGui::TextDisabled("%3.0f%%", cam.zoom * 100);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(190));
-    static char buf[128];
-    std::snprintf(buf, sizeof buf, "%s", ui.search.c_str());
+    char buf[128]; // the query is FileView::search; ImGui keeps the edit state while typing
+    std::snprintf(buf, sizeof buf, "%s", fv.search.c_str());
     bool enter = ImGui::InputTextWithHint("##search", "search name or op  ( / )", buf, sizeof buf,
                                           ImGuiInputTextFlags_EnterReturnsTrue);
     expose(app, "search");
     if (ImGui::IsItemEdited()) {
-        ui.search = buf;
-        ui.search_hit = -1;
+        fv.search = buf;
+        fv.search_hit = -1;
     }
-    if (ui.search.empty() && ImGui::IsKeyPressed(ImGuiKey_Slash) && !ImGui::GetIO().WantTextInput)
+    if (fv.search.empty() && ImGui::IsKeyPressed(ImGuiKey_Slash) && !ImGui::GetIO().WantTextInput)
         ImGui::SetKeyboardFocusHere(-1);
     const std::vector<uint32_t>& matches = app.search_ids();
-    if (!ui.search.empty()) {
+    if (!fv.search.empty()) {
         ImGui::SameLine();
         if (matches.empty()) {
             ImGui::TextColored(to_vec4(colors::warn), "no match");
@@ -191,12 +188,12 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             bool next = enter || ImGui::SmallButton(">");
             if (next) {
                 // A match inside a collapsed module: expand its modules, then select and show it.
-                ui.search_hit = (ui.search_hit + 1) % static_cast<int>(matches.size());
-                app.expand_to(matches[static_cast<size_t>(ui.search_hit)]);
+                fv.search_hit = (fv.search_hit + 1) % static_cast<int>(matches.size());
+                app.expand_to(matches[static_cast<size_t>(fv.search_hit)]);
                 if (enter) ImGui::SetKeyboardFocusHere(-1);
             }
             ImGui::SameLine();
-            ImGui::TextDisabled("%d of %zu", ui.search_hit + 1, matches.size());
+            ImGui::TextDisabled("%d of %zu", fv.search_hit + 1, matches.size());
         }
     }
     const auto& out = app.last_change();
@@ -204,9 +201,9 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         ImGui::SameLine();
         ImGui::TextDisabled("|");
         ImGui::SameLine();
-        if (out->view != ui.view) {
+        if (out->view != fv.graph) {
             ImGui::TextDisabled("changes are in %s", graph_view_name(out->view));
-        } else if (ui.show_diff) {
+        } else if (fv.show_diff) {
             auto legend = [&](const char* what, size_t n, ImU32 col) {
                 if (n == 0) return;
                 ImGui::SameLine();
@@ -218,10 +215,10 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             legend("rewired", out->diff.rewired.size(), colors::rewired);
             legend("changed", out->diff.changed.size(), colors::rewired);
             ImGui::SameLine();
-            if (ImGui::SmallButton("hide")) ui.show_diff = false;
+            if (ImGui::SmallButton("hide")) fv.show_diff = false;
             expose(app, "hide changes");
         } else if (ImGui::SmallButton("show changes")) {
-            ui.show_diff = true;
+            fv.show_diff = true;
         }
     }
     draw_module_bar(app);

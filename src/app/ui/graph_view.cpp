@@ -194,6 +194,7 @@ void reveal_node(Camera& cam, const Scene& sc, const CanvasRect& r, int index) {
 void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     const Workspace* ws = app.workspace();
     UiState& ui = app.ui();
+    FileView& fv = app.view();
     ImGui::SetNextWindowPos(pos);
     ImGui::SetNextWindowSize(size);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
@@ -207,8 +208,8 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         ImGui::End();
         return;
     }
-    const Scene& sc = app.scene(ui.view);
-    Camera& cam = ui.camera[ui.view == GraphView::Program ? 0 : 1];
+    const Scene& sc = app.scene(fv.graph);
+    Camera& cam = fv.camera[fv.graph == GraphView::Program ? 0 : 1];
     draw_graph_toolbar(app, sc);
 
     ImVec2 cpos = ImGui::GetCursorScreenPos();
@@ -220,9 +221,9 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
         fit_camera(cam, sc, ui.canvas);
     cam.epoch = app.graph_epoch();
-    if (ui.reveal) { // a search hit or breadcrumb target, now that its modules are expanded
-        reveal_node(cam, sc, ui.canvas, sc.find_shown(ui.reveal));
-        ui.reveal = 0;
+    if (fv.reveal) { // a search hit or breadcrumb target, now that its modules are expanded
+        reveal_node(cam, sc, ui.canvas, sc.find_shown(fv.reveal));
+        fv.reveal = 0;
     }
     View v{cam, ui.canvas, cam.zoom * ui.canvas.scale};
     Minimap map = minimap_for(sc, v);
@@ -231,7 +232,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
                            ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
     bool hovered = ImGui::IsItemHovered();
     ImGuiIO& io = ImGui::GetIO();
-    static bool map_drag = false; // the press began on the minimap: it steers the camera
+    bool& map_drag = ui.map_drag; // the press began on the minimap: it steers the camera
     if (ImGui::IsItemActivated()) map_drag = map.shown && inside(io.MousePos, map.a, map.b);
     bool on_map = map.shown && inside(io.MousePos, map.a, map.b);
     int under = hovered && !on_map ? hit_test(sc, v, io.MousePos) : -1;
@@ -279,7 +280,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     // What is "hot": the hovered node (graph or code view), else the selection.
     int focus = under;
     if (focus < 0 && ui.hovered_shown) focus = sc.find_shown(ui.hovered_shown);
-    if (focus < 0 && ui.selected) focus = sc.find_shown(ui.selected);
+    if (focus < 0 && fv.selected) focus = sc.find_shown(fv.selected);
     std::vector<uint8_t> hot(sc.nodes.size(), 0); // 1 input of focus, 2 user of focus
     if (focus >= 0) {
         for (int i : sc.inputs[static_cast<size_t>(focus)]) hot[static_cast<size_t>(i)] |= 1;
@@ -382,7 +383,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         ImVec2 a(c.x - hw, c.y - hh), b(c.x + hw, c.y + hh);
         bool is_group = n.group >= 0;
         ImU32 kind = is_group ? colors::code_target : op_color(n.op);
-        bool is_sel = n.id && n.id == ui.selected;
+        bool is_sel = n.id && n.id == fv.selected;
         bool is_match = i < matches.size() && matches[i];
         if (coarse) { // a block in the node's colour; selection and matches stay visible
             ImU32 col = is_sel ? colors::select : is_match ? colors::search : kind;
@@ -407,7 +408,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         if (is_sel) border = colors::select, bw = std::max(2.0f, 2.5f * v.k);
         // A lesson step's highlight: a halo outside the box, so diff and selection stay readable.
         if (n.id &&
-            std::find(ui.highlight.begin(), ui.highlight.end(), n.id) != ui.highlight.end()) {
+            std::find(fv.highlight.begin(), fv.highlight.end(), n.id) != fv.highlight.end()) {
             float o = std::max(3.0f, 4.0f * v.k);
             dl->AddRect(ImVec2(a.x - o, a.y - o), ImVec2(b.x + o, b.y + o), colors::highlight,
                         round + o, 0, std::max(2.0f, 2.5f * v.k));

@@ -121,7 +121,7 @@ void arguments_table(App& app, const Node& n) {
 
 void node_actions(App& app, const Node& n) {
     const Workspace& ws = *app.workspace();
-    GraphView view = app.ui().view;
+    GraphView view = app.view().graph;
     if (view == GraphView::Program && n.op() == Op::CallFunction && ws.has_program()) {
         for (IrLevel level : {IrLevel::Inference, IrLevel::CoreAten}) {
             const DecompRule* rule = DecompTable::for_level(level).find(n);
@@ -176,7 +176,7 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         ImGui::End();
         return;
     }
-    UiState& ui = app.ui();
+    const FileView& fv = app.view();
     ImGui::PushFont(fonts().heading);
     ImGui::TextColored(to_vec4(op_color(n->op())), "%s", n->name().c_str());
     ImGui::PopFont();
@@ -185,7 +185,7 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
     if (begin_facts("what")) {
         fact("op", op_label(n->op()), op_color(n->op()));
         fact("target", pretty_target(*n));
-        for (const Workspace::UnsupportedOp& u : ws->unsupported_ops(ui.view))
+        for (const Workspace::UnsupportedOp& u : ws->unsupported_ops(fv.graph))
             for (uint32_t id : u.nodes)
                 if (id == n->id())
                     fact("executor",
@@ -198,8 +198,9 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
                 fact("overload", s->overload);
             }
         }
-        const GraphSignature* sig =
-            ui.view == GraphView::Program && ws->has_program() ? &ws->program().signature : nullptr;
+        const GraphSignature* sig = fv.graph == GraphView::Program && ws->has_program()
+                                        ? &ws->program().signature
+                                        : nullptr;
         if (n->op() == Op::Placeholder && sig) {
             if (const InputSpec* spec = sig->input_for(n->name())) {
                 fact("signature", input_kind_name(spec->kind));
@@ -293,7 +294,9 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         }
     }
     ImGui::Spacing();
+    ImGui::BeginDisabled(app.busy()); // one action at a time (the job strip can cancel it)
     node_actions(app, *n);
+    ImGui::EndDisabled();
     ImGui::End();
 }
 

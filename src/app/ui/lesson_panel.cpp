@@ -116,7 +116,7 @@ void check_block(App& app, const LessonRunner& r) {
     }
     inline_text(c.question, colors::rgb(0xFFFFFF));
     ImGui::Spacing();
-    int chosen = app.ui().answer;
+    int chosen = app.view().answer;
     float w = ImGui::GetContentRegionAvail().x;
     float pad = px(8);
     for (size_t i = 0; i < c.options.size(); ++i) {
@@ -295,7 +295,7 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     float footer_h = row * static_cast<float>((st.button.empty() ? 1 : 2) + small_rows) + px(16);
     ImGui::BeginChild("step", ImVec2(0, -footer_h), false);
     // The child scrolls back to the top when the step changes.
-    static std::string shown;
+    std::string& shown = app.ui().lesson_scrolled;
     std::string key = r.deep_link() + app.lesson_lang();
     if (key != shown) {
         ImGui::SetScrollY(0);

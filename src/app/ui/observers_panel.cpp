@@ -11,8 +11,9 @@ namespace pt2lab::app::ui {
 
 void draw_observers_tab(App& app) {
     const Workspace& ws = *app.workspace();
-    static int batches = kCalibrationBatches;
-    static bool fold_quantize = true;
+    int& batches = app.view().calibrate_batches;
+    bool& fold_quantize = app.view().fold_quantize;
+    ImGui::BeginDisabled(app.busy()); // one action at a time
     if (ImGui::Button("Fold conv-BN")) post_fold_conv_bn(app);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("fold BatchNorm into the preceding conv's weight and bias");
@@ -37,6 +38,7 @@ void draw_observers_tab(App& app) {
     expose(app, "observers:convert");
     ImGui::SameLine();
     ImGui::Checkbox("fold_quantize", &fold_quantize);
+    ImGui::EndDisabled();
     ImGui::EndDisabled();
     ImGui::SameLine();
     help_marker("Calibrate runs the module on the Run tab's inputs, then on seeded batches, so the "
@@ -64,7 +66,7 @@ void draw_observers_tab(App& app) {
         const Node* user = nullptr;
         for (const Node* n : g.nodes())
             if (n->op() == Op::CallModule && n->target() == name) user = n;
-        if (user && app.ui().view == GraphView::Module)
+        if (user && app.view().graph == GraphView::Module)
             node_link(app, *user, "obs");
         else
             ImGui::TextUnformatted(name.c_str());

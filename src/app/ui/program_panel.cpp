@@ -2,7 +2,7 @@
 // stored (or live) tensor with its type, min / max / mean and first values.
 #include "ui/program_panel.h"
 
-#include <unordered_map>
+#include <memory>
 
 #include "tensor_summary.h"
 #include "ui/theme.h"
@@ -11,32 +11,25 @@
 namespace pt2lab::app::ui {
 namespace {
 
-// Summaries of stored tensors, kept while the workspace is the same (stored
-// tensors never change in place; live ones are keyed by version too).
-struct SummaryCache {
-    const Workspace* ws = nullptr;
-    uint64_t version = 0;
-    std::unordered_map<const void*, TensorSummary> stored, live;
-    const TensorSummary& get(const void* key, bool is_live,
-                             const std::function<TensorSummary()>& make) {
-        auto& m = is_live ? live : stored;
-        auto it = m.find(key);
-        if (it == m.end()) it = m.emplace(key, make()).first;
-        return it->second;
-    }
-};
-
-SummaryCache& cache(const Workspace& ws) {
-    static SummaryCache c;
-    if (c.ws != &ws) {
-        c = SummaryCache{};
-        c.ws = &ws;
-    }
-    if (c.version != ws.version()) {
+// Summaries of tensors, kept in the file's view: stored tensors never change in
+// place, so theirs stay while the file is open; live ones are redone when what is
+// shown changes. Each entry holds its tensor, so no other can take its address.
+PanelCaches::Summaries& cache(App& app) {
+    PanelCaches::Summaries& c = app.view().caches.summaries;
+    const ShownKey key = app.shown_key();
+    if (c.live_key != key) {
         c.live.clear();
-        c.version = ws.version();
+        c.live_key = key;
     }
     return c;
+}
+
+template <typename T>
+const TensorSummary& summary(PanelCaches::Summaries& c, const std::shared_ptr<T>& t, bool live) {
+    auto& m = live ? c.live : c.stored;
+    auto it = m.find(t.get());
+    if (it == m.end()) it = m.emplace(t.get(), std::make_pair(t, summarize(*t))).first;
+    return it->second.second;
 }
 
 void tensor_table_header() {
@@ -82,7 +75,7 @@ void signature_tables(App& app, const ExportedProgram& ep) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             const Node* n = g.find(s.arg);
-            if (n && app.ui().view == GraphView::Program)
+            if (n && app.view().graph == GraphView::Program)
                 node_link(app, *n, "sig");
             else
                 ImGui::TextUnformatted(s.arg.c_str());
@@ -118,8 +111,8 @@ void signature_tables(App& app, const ExportedProgram& ep) {
 
 void draw_program_tab(App& app) {
     const Workspace& ws = *app.workspace();
-    SummaryCache& c = cache(ws);
-    bool program = app.ui().view == GraphView::Program && ws.has_program();
+    PanelCaches::Summaries& c = cache(app);
+    bool program = app.view().graph == GraphView::Program && ws.has_program();
     if (program) {
         signature_tables(app, ws.program());
         section("ep.state_dict and ep.constants");
@@ -134,9 +127,7 @@ void draw_program_tab(App& app) {
                             what = s.kind == InputKind::Parameter ? "parameter"
                                    : s.kind == InputKind::Buffer  ? "buffer"
                                                                   : what;
-                    const TensorData* p = t.get();
-                    tensor_row(name, what, c.get(p, false, [&] { return summarize(*p); }),
-                               p->stand_in);
+                    tensor_row(name, what, summary(c, t, false), t->stand_in);
                 }
             };
             rows(ws.program().state_dict, false);
@@ -152,8 +143,7 @@ void draw_program_tab(App& app) {
             tensor_table_header();
             for (const auto& [name, t] : ws.state().tensors) {
                 if (!t) continue;
-                const Tensor* p = t.get();
-                tensor_row(name, "attribute", c.get(p, true, [&] { return summarize(*p); }), false);
+                tensor_row(name, "attribute", summary(c, t, true), false);
             }
             ImGui::EndTable();
         }

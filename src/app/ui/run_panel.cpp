@@ -72,7 +72,7 @@ void verdict(const ParityReport& p, const char* against) {
 
 void draw_run_tab(App& app) {
     const Workspace& ws = *app.workspace();
-    UiState& ui = app.ui();
+    FileView& fv = app.view();
     ImGui::TextDisabled("inputs:");
     ImGui::SameLine();
     const char* kinds[] = {"the file's own", "sample inputs", "seeded"};
@@ -82,42 +82,46 @@ void draw_run_tab(App& app) {
                           "SeededRng(seed).normal(), shaped by the graph's inputs"};
     for (int i = 0; i < 3; ++i) {
         if (i) ImGui::SameLine(0, px(2));
-        bool active = static_cast<int>(ui.run_inputs.kind) == i;
+        bool active = static_cast<int>(fv.run_inputs.kind) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (ImGui::SmallButton(kinds[i])) ui.run_inputs.kind = static_cast<InputSource::Kind>(i);
+        if (ImGui::SmallButton(kinds[i])) fv.run_inputs.kind = static_cast<InputSource::Kind>(i);
         expose(app, std::string("run tab:") + kinds[i]);
         if (active) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[i]);
     }
-    if (ui.run_inputs.kind == InputSource::Kind::Seeded) {
+    if (fv.run_inputs.kind == InputSource::Kind::Seeded) {
         ImGui::SameLine();
-        int seed = static_cast<int>(ui.run_inputs.seed);
+        int seed = static_cast<int>(fv.run_inputs.seed);
         ImGui::SetNextItemWidth(px(90));
         if (ImGui::InputInt("seed", &seed, 0))
-            ui.run_inputs.seed = static_cast<uint64_t>(std::max(0, seed));
+            fv.run_inputs.seed = static_cast<uint64_t>(std::max(0, seed));
         expose(app, "run tab:seed");
     }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(44));
-    ImGui::InputInt("times", &ui.run_repeat, 0);
-    ui.run_repeat = std::clamp(ui.run_repeat, 1, 100);
+    ImGui::InputInt("times", &fv.run_repeat, 0);
+    fv.run_repeat = std::clamp(fv.run_repeat, 1, 100);
     ImGui::SameLine();
+    ImGui::BeginDisabled(app.busy());
     if (ImGui::Button("Run")) run_now(app);
+    ImGui::EndDisabled();
     expose(app, "run tab:run");
     ImGui::SameLine();
-    ImGui::Checkbox("run after each change", &ui.auto_run);
+    ImGui::Checkbox("run after each change", &app.settings().auto_run);
     ImGui::SameLine();
     help_marker("After a transformation the page runs the graph once on these inputs, unless a run "
                 "would change the module's state (train-mode buffers, observers): then press Run.");
     ImGui::SameLine();
-    ImGui::Checkbox("fast kernels", &ui.fast_kernels);
+    bool fast = fv.fast_kernels;
+    if (ImGui::Checkbox("fast kernels", &fast)) app.set_fast_kernels(fast);
     expose(app, "run tab:fast kernels");
     ImGui::SameLine();
     help_marker("conv2d as a blocked matrix product (several times faster on real models) instead "
                 "of the reference loops. It adds floats in another order than torch, so outputs "
                 "stay within 1e-4 of torch's (the model zoo's check); the run and the file as "
-                "loaded use the same kernels, so their parity stays exact. On for your own "
-                "files, off for the lesson graphs.");
+                "loaded use the same kernels, so their parity stays exact. Runs and calibration "
+                "use it. On for your own files (the page remembers your choice), off for the "
+                "lesson graphs.");
 
     const auto& run = ws.last_run();
     if (!run) {

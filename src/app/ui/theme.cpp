@@ -44,6 +44,9 @@ ImVec4 to_vec4(ImU32 c) {
     return ImGui::ColorConvertU32ToFloat4(c);
 }
 
+// The fonts, their bytes and glyph ranges are the process's, like the ImGui context
+// whose atlas points into them (FontDataOwnedByAtlas = false): made once, kept for
+// the page's life, the same whatever file is open.
 Fonts& fonts() {
     static Fonts f;
     return f;

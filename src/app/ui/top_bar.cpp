@@ -40,8 +40,9 @@ void draw_top_bar(App& app, float width) {
         ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
     const Workspace* ws = app.workspace();
     if (ws) {
-        // In a lesson only its steps change the graphs (so they stay the engine's).
-        ImGui::BeginDisabled(app.lesson() != nullptr);
+        // In a lesson only its steps change the graphs (so they stay the engine's); while
+        // an action runs, the next waits for it (the job strip over the graph can cancel it).
+        ImGui::BeginDisabled(app.lesson() != nullptr || app.busy());
         ImGui::SameLine(0, px(18));
         ImGui::BeginDisabled(!ws->has_program());
         if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
@@ -149,14 +150,14 @@ float banner_wrap_width(float width) {
 } // namespace
 
 float error_banner_height(const App& app) {
-    if (app.ui().error.empty()) return 0;
+    if (app.view().error.empty()) return 0;
     float w = banner_wrap_width(ImGui::GetIO().DisplaySize.x);
-    return std::max(ImGui::GetFrameHeight(), text_wrapped_height(app.ui().error, w)) + px(12);
+    return std::max(ImGui::GetFrameHeight(), text_wrapped_height(app.view().error, w)) + px(12);
 }
 
 void draw_error_banner(App& app, float y, float width) {
-    UiState& ui = app.ui();
-    if (ui.error.empty()) return;
+    FileView& fv = app.view();
+    if (fv.error.empty()) return;
     ImGui::SetNextWindowPos(ImVec2(0, y));
     ImGui::SetNextWindowSize(ImVec2(width, error_banner_height(app)));
     ImGui::PushStyleColor(ImGuiCol_WindowBg, to_vec4(colors::rgb(0x4A1E22)));
@@ -167,10 +168,10 @@ void draw_error_banner(App& app, float y, float width) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "Could not do that:");
     ImGui::SameLine();
-    text_wrapped(ui.error, 0, banner_wrap_width(width));
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", ui.error.c_str());
+    text_wrapped(fv.error, 0, banner_wrap_width(width));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", fv.error.c_str());
     ImGui::SetCursorPos(ImVec2(width - px(90), px(6)));
-    if (ImGui::Button("Dismiss")) ui.error.clear();
+    if (ImGui::Button("Dismiss")) fv.error.clear();
     expose(app, "dismiss error");
     ImGui::End();
 }

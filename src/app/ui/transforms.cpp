@@ -22,7 +22,7 @@ void post_prepare(App& app) {
 void post_calibrate(App& app, int batches) {
     Action a;
     a.kind = Action::Kind::Calibrate;
-    a.inputs = app.ui().run_inputs;
+    a.inputs = app.view().run_inputs;
     a.repeat = batches;
     a.label = "calibrate on " + std::to_string(batches) + " batches";
     app.post(a);
