@@ -129,6 +129,7 @@ HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {
 
 void HistogramObserver::reset() {
     Observer::reset();
+    range_.reset();
     hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
 }
 
@@ -179,6 +180,7 @@ float l2_norm(float begin, float end, float density) {
 } // namespace
 
 Status HistogramObserver::observe(const Tensor& x_in) {
+    range_.reset();
     ++calls_;
     if (x_in.numel() == 0) return {};
     if (Status s = check_float(cfg_, x_in); !s.ok()) return s;
@@ -261,6 +263,11 @@ double HistogramObserver::quantization_error(int64_t start_bin, int64_t end_bin)
 }
 
 std::pair<float, float> HistogramObserver::search_range() const {
+    if (!range_) range_ = find_search_range();
+    return *range_;
+}
+
+std::pair<float, float> HistogramObserver::find_search_range() const {
     const int64_t bins = cfg_.bins;
     const float bin_width = (max_ - min_) / static_cast<float>(bins);
     double total_d = 0.0;

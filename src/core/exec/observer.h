@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,11 +71,14 @@ public:
     }
     void reset() override;
     const std::vector<float>& histogram() const { return hist_; }
-    // The range the search picks (what calculate_qparams quantizes).
+    // The range the search picks (what calculate_qparams quantizes). The search
+    // costs milliseconds per observer, so it is kept until the next observe().
     std::pair<float, float> search_range() const;
 
 private:
+    std::pair<float, float> find_search_range() const;
     std::vector<float> hist_;
+    mutable std::optional<std::pair<float, float>> range_; // search_range(), since the last observe
     double quantization_error(int64_t start_bin, int64_t end_bin) const;
 };
 

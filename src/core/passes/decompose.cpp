@@ -325,7 +325,11 @@ void retrace_names(Graph& g) {
 }
 } // namespace
 
-Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table, Node* n) {
+namespace {
+
+// One node's rule (and the rules of what it made), and the drop of its unused
+// outputs. Leaves the program half-changed on error: callers keep a copy.
+Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node* n) {
     const DecompRule* rule = table.find(*n);
     if (!rule)
         return make_error("%" + n->name(),
@@ -333,14 +337,8 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
     DecompStep step;
     step.node = n->name();
     step.rule = rule->summary;
-    auto before = ep.graph->clone();
-    GraphSignature sig_before = ep.signature;
     std::vector<Node*> created;
-    if (Status s = apply_rules(ep, table, n, created, 0); !s.ok()) {
-        ep.graph = std::move(before); // leave the program as it was
-        ep.signature = sig_before;
-        return s.error();
-    }
+    if (Status s = apply_rules(ep, table, n, created, 0); !s.ok()) return s.error();
     sync_output_specs(ep);
     // The rule's outputs nobody reads (getitem_1 ...) go, as the retrace's DCE drops them.
     std::vector<std::string> names;
@@ -356,19 +354,37 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
     }
     for (size_t k = 0; k < names.size(); ++k)
         (dropped[k] ? step.removed_unused : step.created).push_back(names[k]);
-    if (Status s = ep.graph->lint(); !s.ok()) return s.error();
+    return step;
+}
+
+} // namespace
+
+Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table, Node* n) {
+    auto before = ep.graph->clone();
+    GraphSignature sig_before = ep.signature;
+    auto step = apply_one(ep, table, n);
+    if (step.ok()) {
+        if (Status s = ep.graph->lint(); !s.ok()) step = s.error();
+    }
+    if (!step.ok()) {
+        ep.graph = std::move(before); // leave the program as it was
+        ep.signature = sig_before;
+    }
     return step;
 }
 
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table) {
     DecompReport report;
     if (table.level != IrLevel::Training) ep.verifiers = {"ATEN"}; // torch's dialect after it
+    // One pass, one lint at the end: a copy and a lint per node made this
+    // quadratic (minutes for 10k nodes). On error the caller's copy is dropped.
     for (Node* n : ep.graph->nodes()) {
         if (!table.find(*n)) continue;
-        auto step = decompose_node(ep, table, n);
+        auto step = apply_one(ep, table, n);
         if (!step.ok()) return step.error();
         report.steps.push_back(step.take());
     }
+    if (Status s = ep.graph->lint(); !s.ok()) return s.error();
     if (table.level != IrLevel::Training) {
         retrace_names(*ep.graph);
         sync_output_specs(ep);

@@ -61,11 +61,14 @@ struct DecompReport {
 // Nodes that `table` would replace, in graph order.
 std::vector<Node*> decomposable_nodes(const ExportedProgram& ep, const DecompTable& table);
 
-// Decomposes one node (step mode, for the page); then drops the rule's unused outputs.
+// Decomposes one node (step mode, for the page); then drops the rule's unused
+// outputs and lints. On error the program is as it was.
 Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table, Node* n);
 
 // Decomposes every node the table has a rule for, in graph order, then
-// eliminates dead code, as the retrace in run_decompositions does.
+// eliminates dead code, as the retrace in run_decompositions does. Linear in
+// the graph's size; on error the program is left half-decomposed, so callers
+// work on a copy (the Workspace does).
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table);
 
 // Op counts: target -> number of call_function nodes, in first-seen order.

@@ -4,6 +4,7 @@
 // it works on a copy of the state that finish() commits (Workspace::commit).
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "workspace/workspace_state.h"
 
@@ -59,15 +60,11 @@ Status Workspace::begin(const Action& a) {
         if (s.exec.observers.empty())
             return fail(make_error("calibrate", "the module has no observers to calibrate",
                                    "run prepare_pt2e (or insert an observer) first"));
-        for (int k = 1; k < a.repeat; ++k) {
-            auto b = s.ep ? seeded_inputs(*s.ep, static_cast<uint64_t>(k), options_.limits)
-                          : seeded_inputs(*s.gm->graph, nullptr, static_cast<uint64_t>(k),
-                                          options_.limits, file_size_);
-            if (!b.ok()) return fail(b.error());
-            p->batches.push_back(b.take());
-        }
-        p->opt.keep_values = false; // observers record; nothing reads the values after
-        p->runs_total = static_cast<int>(p->batches.size());
+        p->opt.keep_values = false;            // observers record; nothing reads the values after
+        p->runs_total = std::max(1, a.repeat); // batches after the first are made when due
+        std::set<const Observer*> seen;
+        for (const auto& [name, obs] : s.exec.observers)
+            if (seen.insert(obs.get()).second) p->observers.push_back(obs.get());
         p->nodes_per_run = s.gm->forward_graph().size();
     } else {
         if (a.view == GraphView::Program && !s.ep)
@@ -108,13 +105,18 @@ ActionProgress Workspace::progress() const {
     pr.what = action_kind_name(p.action.kind);
     if (!p.sliced) return pr;
     const uint64_t baseline = p.baseline_needed ? p.nodes_baseline : 0;
-    pr.total = static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline;
-    pr.done = p.units_done + (p.exec ? p.exec->nodes_done() : 0);
+    pr.total =
+        static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline + p.observers.size();
+    pr.done = p.units_done + (p.exec ? p.exec->nodes_done() : 0) + p.qparams_done;
     pr.done = std::min(pr.done, pr.total);
     const bool calibrate = p.action.kind == Action::Kind::Calibrate;
     if (p.runs_done < p.runs_total)
         pr.what = std::string(calibrate ? "calibrate: batch " : "run ") +
                   std::to_string(p.runs_done + 1) + " of " + std::to_string(p.runs_total);
+    else if (calibrate)
+        pr.what = "calibrate: scale and zero_point of observer " +
+                  std::to_string(std::min(p.qparams_done + 1, p.observers.size())) + " of " +
+                  std::to_string(p.observers.size());
     else
         pr.what = "run the file as loaded, for parity";
     return pr;
@@ -151,6 +153,14 @@ bool Workspace::advance(double seconds) {
         if (!p.exec) { // start the next forward
             Result<std::unique_ptr<Execution>> e = std::unique_ptr<Execution>();
             if (live) {
+                if (calibrate && p.batches.size() <= static_cast<size_t>(p.runs_done)) {
+                    const auto k = static_cast<uint64_t>(p.runs_done); // SeededRng(k), k >= 1
+                    auto b =
+                        s.ep ? seeded_inputs(*s.ep, k, options_.limits)
+                             : seeded_inputs(*s.gm->graph, nullptr, k, options_.limits, file_size_);
+                    if (!b.ok()) return fail(b.error());
+                    p.batches.push_back(b.take());
+                }
                 const std::vector<Tensor>& in = p.batches[calibrate ? p.runs_done : 0];
                 e = !calibrate && a.view == GraphView::Program
                         ? Execution::of_program(*s.ep, s.exec, in, p.opt)

@@ -68,6 +68,10 @@ struct Workspace::Pending {
     bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
     bool before_fresh = false;    // Run: the state was the file's, as loaded
     RunResult last;               // Run: the last forward's result
+    // Calibrate: the observers whose qparams the summary shows, and how many are done
+    // (HistogramObserver's search takes milliseconds each: it is sliced too).
+    std::vector<const Observer*> observers;
+    size_t qparams_done = 0;
 };
 
 // Brings s.exec in line with s.gm: tensors for new or changed attributes,
