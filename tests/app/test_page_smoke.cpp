@@ -372,7 +372,9 @@ TEST_CASE("a sliced calibration shows its progress; Cancel and Esc leave the sta
     CHECK(frames > 9);
     CHECK(ui::observers_calibrated(*h.app->workspace()));
     CHECK(h.app->workspace()->undo_history().back().label == "calibrate on 9 batches");
-    for (const auto& o : h.state()["observers"]) CHECK(o["calls"] == 9);
+    const nlohmann::json done =
+        h.state(); // a named copy: ranging over a temporary's member dangles
+    for (const auto& o : done["observers"]) CHECK(o["calls"] == 9);
     h.app->set_slice_seconds(App::kSliceSeconds);
 }
 
