@@ -12,6 +12,7 @@
 
 #include "graph/printer.h"
 #include "io/npy.h"
+#include "workspace/action_json.h"
 
 namespace pt2lab_test {
 
@@ -80,6 +81,20 @@ std::string first_difference(const std::string& expected, const std::string& act
             return "line " + std::to_string(line) + ":\n  expected: [" + (ga ? la : "<end>") +
                    "]\n  actual:   [" + (gb ? lb : "<end>") + "]";
     }
+}
+
+std::unique_ptr<Workspace> open_workspace(const std::string& name) {
+    auto ws = Workspace::open_file(source_path("assets/graphs/" + name + ".pt2"));
+    INFO(name << ": " << (ws.ok() ? std::string() : ws.error().str()));
+    REQUIRE(ws.ok());
+    return ws.take();
+}
+
+Action action(const std::string& json) {
+    auto a = parse_action(json, "test");
+    INFO(json << ": " << (a.ok() ? std::string() : a.error().str()));
+    REQUIRE(a.ok());
+    return a.take();
 }
 
 // Everything a user can see of a workspace, as one string.

@@ -34,6 +34,11 @@ pt2lab::ExportedProgram load_asset(const std::string& name_or_path);
 pt2lab::Tensor load_npy(const std::string& rel);
 using pt2lab::example_inputs; // exec/interpreter.h
 
+// A lesson asset ("conv_relu") opened as a Workspace; fails the test when it does not open.
+std::unique_ptr<pt2lab::Workspace> open_workspace(const std::string& name);
+// An action written as JSON; fails the test when it does not parse.
+pt2lab::Action action(const std::string& json);
+
 // Everything a user can see of a workspace (every printed view, node ids,
 // state bytes, observers, history, last run), as one string.
 std::string fingerprint(const pt2lab::Workspace& ws);

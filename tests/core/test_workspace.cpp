@@ -15,20 +15,6 @@ using namespace pt2lab_test;
 
 namespace {
 
-std::unique_ptr<Workspace> open_asset(const std::string& name) {
-    auto ws = Workspace::open_file(source_path("assets/graphs/" + name + ".pt2"));
-    INFO(name << ": " << (ws.ok() ? std::string() : ws.error().str()));
-    REQUIRE(ws.ok());
-    return ws.take();
-}
-
-Action action(const std::string& json) {
-    auto a = parse_action(json, "test");
-    INFO(json << ": " << (a.ok() ? std::string() : a.error().str()));
-    REQUIRE(a.ok());
-    return a.take();
-}
-
 ActionOutcome apply_ok(Workspace& ws, const std::string& json) {
     auto r = ws.apply(action(json));
     INFO(json << ": " << (r.ok() ? std::string() : r.error().str()));
@@ -53,7 +39,7 @@ void expect_refused(Workspace& ws, const std::string& json, const std::string& p
 } // namespace
 
 TEST_CASE("a failing action leaves the workspace byte-identical", "[workspace]") {
-    auto ws = open_asset("conv_bn_relu_eval");
+    auto ws = open_workspace("conv_bn_relu_eval");
     Workspace& s = *ws;
     SECTION("a two-node insert whose second node fails keeps neither") {
         expect_refused(s, R"({"kind": "insert", "where": "after", "anchor": "relu", "nodes": [
@@ -113,7 +99,7 @@ TEST_CASE("a symbolic_trace module has no program to decompose", "[workspace]") 
 }
 
 TEST_CASE("sample inputs are torch's data/sample_inputs/model.pt", "[workspace]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     REQUIRE(ws->original().example_inputs.size() == 1);
     auto sample = ws->apply(action(R"({"kind": "run", "inputs": "sample"})"));
     REQUIRE(sample.ok());
@@ -129,7 +115,7 @@ TEST_CASE("sample inputs are torch's data/sample_inputs/model.pt", "[workspace]"
 
 TEST_CASE("a run with the fast kernels is compared with the original on the same kernels",
           "[workspace]") {
-    auto ws = open_asset("resnet_style");
+    auto ws = open_workspace("resnet_style");
     auto ref = ws->apply(action(R"({"kind": "run", "inputs": "sample"})"));
     auto fast = ws->apply(action(R"({"kind": "run", "inputs": "sample", "fast_kernels": true})"));
     REQUIRE(ref.ok());
@@ -184,7 +170,7 @@ TEST_CASE("undo and redo round-trip every action", "[workspace]") {
     };
     for (const Case& c : cases) {
         INFO(c.asset << " " << c.action);
-        auto ws = open_asset(c.asset);
+        auto ws = open_workspace(c.asset);
         for (const auto& step : c.setup) apply_ok(*ws, step);
         const std::string before = fingerprint(*ws);
         const uint64_t v0 = ws->version();
@@ -211,7 +197,7 @@ TEST_CASE("undo and redo round-trip every action", "[workspace]") {
 }
 
 TEST_CASE("node ids survive undo and redo and are never reused", "[workspace]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     const Node* relu = ws->find(GraphView::Module, "relu");
     REQUIRE(relu);
     const uint32_t relu_id = relu->id();
@@ -238,7 +224,7 @@ TEST_CASE("node ids survive undo and redo and are never reused", "[workspace]") 
 }
 
 TEST_CASE("code views follow the version and map lines to node ids", "[workspace]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     const CodeView& cv = ws->code(GraphView::Module);
     CHECK(cv.text == ws->module().code());
     CHECK_FALSE(cv.stale);
@@ -273,7 +259,7 @@ TEST_CASE("code views follow the version and map lines to node ids", "[workspace
 
 TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it drops",
           "[workspace]") {
-    auto ws = open_asset("conv_bn_relu_eval");
+    auto ws = open_workspace("conv_bn_relu_eval");
     CHECK(ws->level() == IrLevel::Training);
     apply_ok(*ws, R"({"kind": "insert_observer", "node": "relu"})");
     auto out = apply_ok(*ws, R"({"kind": "decompose", "level": "inference"})");
@@ -294,7 +280,7 @@ TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it
 }
 
 TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace]") {
-    auto ws = open_asset("conv_bn_relu_train");
+    auto ws = open_workspace("conv_bn_relu_train");
     auto count = [&]() { return ws->state().tensors.at("bn.num_batches_tracked")->get(0); };
     const double c0 = count();
     const auto mean0 = ws->state().tensors.at("bn.running_mean")->storage;
@@ -317,7 +303,7 @@ TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace
 
 TEST_CASE("a run that writes nothing makes no history entry; train()/eval() refuse as torch does",
           "[workspace]") {
-    auto ws = open_asset("conv_bn_relu_eval"); // eval batch_norm reads its running stats only
+    auto ws = open_workspace("conv_bn_relu_eval"); // eval batch_norm reads its running stats only
     auto out = apply_ok(*ws, R"({"kind": "run", "inputs": "sample"})");
     CHECK_FALSE(out.changed);
     CHECK(ws->undo_history().empty());
@@ -339,7 +325,7 @@ TEST_CASE("a run that writes nothing makes no history entry; train()/eval() refu
 
 TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at every step",
           "[workspace]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     Workspace& s = *ws;
     auto run = [&]() {
         auto out = apply_ok(s, R"({"kind": "run", "inputs": "sample"})");

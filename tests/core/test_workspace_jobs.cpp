@@ -17,20 +17,6 @@ using namespace pt2lab_test;
 
 namespace {
 
-std::unique_ptr<Workspace> open_asset(const std::string& name) {
-    auto ws = Workspace::open_file(source_path("assets/graphs/" + name + ".pt2"));
-    INFO(name << ": " << (ws.ok() ? std::string() : ws.error().str()));
-    REQUIRE(ws.ok());
-    return ws.take();
-}
-
-Action action(const std::string& json) {
-    auto a = parse_action(json, "test");
-    INFO(json << ": " << (a.ok() ? std::string() : a.error().str()));
-    REQUIRE(a.ok());
-    return a.take();
-}
-
 // Runs `a` in the smallest slices there are (one node each: a deadline already
 // past), checking progress as it goes; returns the finished outcome.
 Result<ActionOutcome> apply_sliced(Workspace& ws, const Action& a, int* slices = nullptr) {
@@ -62,7 +48,7 @@ bool same_bytes(const Value& a, const Value& b) {
 TEST_CASE("a sliced run and calibration equal apply(), bit for bit", "[workspace][jobs]") {
     for (const char* name : {"conv_bn_relu_train", "conv_bn_relu_eval", "style_modules"}) {
         INFO(name);
-        auto whole = open_asset(name), sliced = open_asset(name);
+        auto whole = open_workspace(name), sliced = open_workspace(name);
         for (const char* json : {R"({"kind": "run"})", R"({"kind": "run", "repeat": 3})",
                                  R"({"kind": "run", "fast_kernels": true})",
                                  R"({"kind": "prepare"})", R"({"kind": "calibrate", "repeat": 4})",
@@ -98,7 +84,7 @@ TEST_CASE("a sliced run and calibration equal apply(), bit for bit", "[workspace
 }
 
 TEST_CASE("cancel leaves the workspace exactly as before begin()", "[workspace][jobs]") {
-    auto ws = open_asset("conv_bn_relu_train");
+    auto ws = open_workspace("conv_bn_relu_train");
     REQUIRE(ws->apply(action(R"({"kind": "prepare"})")).ok());
     const std::string before = fingerprint(*ws);
     for (const char* json :
@@ -126,7 +112,7 @@ TEST_CASE("cancel leaves the workspace exactly as before begin()", "[workspace][
 
 TEST_CASE("a busy workspace refuses other changes and says which action runs",
           "[workspace][jobs]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     REQUIRE(ws->apply(action(R"({"kind": "insert_observer", "node": "relu"})")).ok());
     REQUIRE(ws->begin(action(R"({"kind": "run"})")).ok());
     auto again = ws->begin(action(R"({"kind": "lint"})"));
@@ -145,7 +131,7 @@ TEST_CASE("a busy workspace refuses other changes and says which action runs",
 }
 
 TEST_CASE("an action that fails while sliced leaves nothing behind", "[workspace][jobs]") {
-    auto ws = open_asset("conv_relu");
+    auto ws = open_workspace("conv_relu");
     const std::string before = fingerprint(*ws);
     Action a = action(R"({"kind": "run"})");
     a.inputs.kind = InputSource::Kind::Given; // no tensors: the wrong number of inputs
@@ -188,7 +174,7 @@ TEST_CASE("every run of a workspace is budgeted for the file it came from", "[wo
 }
 
 TEST_CASE("runs on ep.graph and on given tensors, timed", "[workspace][jobs]") {
-    auto ws = open_asset("conv_bn_relu_train");
+    auto ws = open_workspace("conv_bn_relu_train");
     Action a = action(R"({"kind": "run"})");
     a.view = GraphView::Program;
     auto r = ws->apply(a);
@@ -205,7 +191,7 @@ TEST_CASE("runs on ep.graph and on given tensors, timed", "[workspace][jobs]") {
     CHECK_FALSE(again.value().run->reference);
     CHECK_FALSE(again.value().run->reference_skipped.empty());
 
-    auto plain = open_asset("conv_relu");
+    auto plain = open_workspace("conv_relu");
     Action given = action(R"({"kind": "run"})");
     given.inputs.kind = InputSource::Kind::Given;
     given.inputs.tensors = example_inputs(plain->original());
@@ -218,13 +204,13 @@ TEST_CASE("runs on ep.graph and on given tensors, timed", "[workspace][jobs]") {
 
 TEST_CASE("run_changes_state: eval-mode batch_norm writes nothing, train mode and observers do",
           "[workspace][jobs]") {
-    auto eval = open_asset("conv_bn_relu_eval");
+    auto eval = open_workspace("conv_bn_relu_eval");
     CHECK_FALSE(eval->run_changes_state());
     CHECK(attrs_written_in_place(*eval->module().graph).empty());
     auto r = eval->apply(action(R"({"kind": "run"})"));
     REQUIRE(r.ok());
     CHECK_FALSE(r.value().changed); // what the question above predicted
-    auto train = open_asset("conv_bn_relu_train");
+    auto train = open_workspace("conv_bn_relu_train");
     CHECK(train->run_changes_state());
     REQUIRE(eval->apply(action(R"({"kind": "prepare"})")).ok());
     CHECK(eval->run_changes_state());
