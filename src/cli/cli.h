@@ -1,12 +1,14 @@
 // Shared pieces of the pt2lab command-line tool.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "exec/tensor.h"
 #include "util/limits.h"
 #include "util/status.h"
+#include "workspace/workspace.h"
 
 namespace pt2lab {
 
@@ -28,6 +30,12 @@ struct CliArgs {
 std::string usage_text(); // the usage, with the options from cli_options.h
 int usage_error(const std::string& msg);
 int input_error(const Error& e);
+// FILE opened as the page opens a dropped file (Workspace::open: one sniff, one
+// loader, one budget rule), with --limit and --no-guards. `programs_only`: the
+// command needs an ExportedProgram, so a symbolic_trace graph is refused.
+Result<std::unique_ptr<Workspace>> open_workspace(const CliArgs& a, bool programs_only = false);
+// Workspace::apply, with an error that names FILE as it was given.
+Result<ActionOutcome> apply_action(Workspace& ws, const Action& action, const CliArgs& a);
 // The tensors of --input x.npy files, in order (cmd_run.cpp).
 Result<std::vector<Tensor>> read_input_files(const std::vector<std::string>& paths);
 int cmd_run(const CliArgs& args);

@@ -1,13 +1,13 @@
 // pt2lab decompose: run_decompositions at a level, print the code, the graph
 // signature, op counts and the parity against the original program.
 #include <cstdio>
+#include <map>
+#include <memory>
 
 #include "cli.h"
 #include "exec/parity.h"
-#include "io/program_loader.h"
 #include "passes/decompose.h"
 #include "passes/pt2e.h"
-#include "passes/unlift.h"
 
 namespace pt2lab {
 
@@ -34,47 +34,54 @@ int cmd_decompose(const CliArgs& a) {
         level = IrLevel::CoreAten;
     else
         return usage_error("decompose needs --level inference or --level core");
-    auto loaded = load_program_file(a.file, a.limits);
-    if (!loaded.ok()) return input_error(loaded.error());
-    const ExportedProgram& ep = loaded.value();
-    ExportedProgram low = ep.clone();
-    DecompTable table = DecompTable::for_level(level);
-    for (const auto& keep : a.keep)
-        table = table.without(keep.rfind("torch.ops.", 0) == 0 ? keep : "torch.ops." + keep);
-    auto report = run_decompositions(low, table);
-    if (!report.ok()) {
-        Error e = report.error();
-        e.file = a.file;
-        return input_error(e);
+    auto opened = open_workspace(a, /*programs_only=*/true);
+    if (!opened.ok()) return input_error(opened.error());
+    Workspace& ws = *opened.value();
+    const ExportedProgram& ep = ws.original();
+    // The parity below compares one run of each program from the saved state: the
+    // original's run comes first (it is its own baseline), then it is undone.
+    const bool parity = !ep.example_inputs.empty();
+    Action run = Action::of(Action::Kind::Run);
+    run.view = GraphView::Program;
+    run.inputs.kind = InputSource::Kind::Sample;
+    Result<ActionOutcome> r1 = ActionOutcome();
+    std::map<std::string, std::shared_ptr<Tensor>> s1; // the original's state after its run
+    if (parity) {
+        r1 = apply_action(ws, run, a);
+        if (r1.ok()) {
+            s1 = ws.state().tensors;
+            if (r1.value().changed) {
+                if (Status s = ws.undo(); !s.ok()) return input_error(s.error());
+            }
+        }
     }
+    Action dec = Action::of(Action::Kind::Decompose);
+    dec.level = level;
+    dec.keep = a.keep;
+    auto report = apply_action(ws, dec, a);
+    if (!report.ok()) return input_error(report.error());
+    const ExportedProgram& low = ws.program();
     std::printf("# %s -> %s (run_decompositions(%s))\n", ep.source_file.c_str(),
                 ir_level_name(level), level == IrLevel::Inference ? "{}" : "");
-    std::printf("%s", report.value().str().c_str());
+    std::printf("%s", report.value().summary.c_str());
     print_counts("# before:", *ep.graph);
     print_counts("# after: ", *low.graph);
     if (a.module) {
-        UnliftOptions uo;
-        uo.guards_fn = a.guards;
-        auto gm = unlift(low, uo);
-        if (!gm.ok()) return input_error(gm.error());
-        std::printf("%s\n", gm.value().code().c_str());
+        std::printf("%s\n", ws.module().code().c_str());
     } else {
         std::printf("%s\n", python_code(*low.graph).c_str());
         std::string sig = signature_str(low.signature);
         std::printf("# graph signature:%s", sig.c_str());
     }
-    if (!ep.example_inputs.empty()) {
-        RunOptions opt;
-        ModuleState s1 = ModuleState::from_program(ep), s2 = ModuleState::from_program(low);
-        auto r1 = run_program(ep, s1, example_inputs(ep), opt);
-        auto r2 = run_program(low, s2, example_inputs(ep), opt);
+    if (parity) {
         if (!r1.ok()) return input_error(r1.error());
+        auto r2 = apply_action(ws, run, a);
         if (!r2.ok()) return input_error(r2.error());
-        ParityReport p = compare_runs(r2.value(), r1.value());
         std::printf("# parity, %s vs the exported program (same input and weights):\n%s",
-                    ir_level_name(level), p.str().c_str());
+                    ir_level_name(level), r2.value().run->parity.str().c_str());
+        const ModuleState& s2 = ws.state();
         int buffers = 0, equal = 0;
-        for (const auto& [fqn, t] : s1.tensors) {
+        for (const auto& [fqn, t] : s1) {
             auto it = s2.tensors.find(fqn);
             if (it == s2.tensors.end()) continue;
             ++buffers;
@@ -91,18 +98,19 @@ namespace pt2lab {
 
 namespace {
 
-// The real inputs (--input files, else the file's sample inputs) plus `n` batches from
-// pt2lab's generator (SeededRng(k).normal(), k = 1..n). Without real inputs: an error.
-Result<std::vector<std::vector<Tensor>>>
-calibration_batches(const CliArgs& a, const ExportedProgram& ep, int n, std::string* source) {
-    std::vector<std::vector<Tensor>> batches;
+// The real input the module is calibrated and compared on: --input files, else
+// the file's sample inputs; without either, an error that says what to give.
+Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& ep,
+                                       std::string* source) {
+    InputSource in;
     if (!a.inputs.empty()) {
-        auto in = read_input_files(a.inputs);
-        if (!in.ok()) return in.error();
-        batches.push_back(in.take());
-        *source = "--input";
+        auto read = read_input_files(a.inputs);
+        if (!read.ok()) return read.error();
+        in.kind = InputSource::Kind::Given;
+        in.tensors = read.take();
+        in.label = *source = "--input";
     } else if (!ep.example_inputs.empty()) {
-        batches.push_back(example_inputs(ep));
+        in.kind = InputSource::Kind::Sample;
         *source = "the file's sample input";
     } else {
         Error e = make_error("data/sample_inputs/model.pt",
@@ -113,12 +121,7 @@ calibration_batches(const CliArgs& a, const ExportedProgram& ep, int n, std::str
         e.file = a.file;
         return e;
     }
-    for (int k = 1; k <= n; ++k) {
-        auto b = seeded_inputs(ep, static_cast<uint64_t>(k), a.limits);
-        if (!b.ok()) return b.error();
-        batches.push_back(b.take());
-    }
-    return batches;
+    return in;
 }
 
 void print_quant_error(const ParityReport& p) {
@@ -131,45 +134,33 @@ void print_quant_error(const ParityReport& p) {
 
 int cmd_prepare_convert(const CliArgs& a) {
     const bool convert = a.command == "convert";
-    auto loaded = load_program_file(a.file, a.limits);
-    if (!loaded.ok()) return input_error(loaded.error());
-    const ExportedProgram& ep = loaded.value();
-    UnliftOptions uo;
-    uo.guards_fn = a.guards;
-    auto original = unlift(ep, uo);
-    if (!original.ok()) return input_error(original.error());
-    GraphModule gm = original.value().clone();
-    auto prep = prepare_pt2e(gm);
-    if (!prep.ok()) {
-        Error e = prep.error();
-        e.file = a.file;
-        return input_error(e);
-    }
+    auto opened = open_workspace(a, /*programs_only=*/true);
+    if (!opened.ok()) return input_error(opened.error());
+    Workspace& ws = *opened.value();
+    const ExportedProgram& ep = ws.original();
+    auto prep = apply_action(ws, Action::of(Action::Kind::Prepare), a);
+    if (!prep.ok()) return input_error(prep.error());
     std::printf("# prepare_pt2e on ep.module() of %s\n%s", ep.source_file.c_str(),
-                prep.value().str().c_str());
+                prep.value().summary.c_str());
     std::string source;
-    auto batches = calibration_batches(a, ep, convert ? a.calibrate : 0, &source);
-    if (!batches.ok()) {
-        if (convert) return input_error(batches.error());
-        std::printf("%s\n", gm.code().c_str());
+    auto inputs = calibration_inputs(a, ep, &source);
+    if (!inputs.ok()) {
+        if (convert) return input_error(inputs.error());
+        std::printf("%s\n", ws.module().code().c_str());
         std::printf("# no sample inputs in the file: no parity\n");
         return 0;
     }
-    ModuleState ref_state = ModuleState::from_module(original.value());
-    ModuleState state = ModuleState::from_module(gm);
-    ref_state.file_size = state.file_size = ep.file_size; // the run budgets follow the file
-    std::vector<Tensor> example = batches.value().front();
-    auto base = run_module(original.value(), ref_state, example);
-    if (!base.ok()) return input_error(base.error());
+    // Runs compare with ep.module() as loaded on the same input (RunReport::parity).
+    Action run = Action::of(Action::Kind::Run);
+    run.inputs = inputs.value();
     if (!convert) {
-        std::printf("%s\n", gm.code().c_str());
-        auto r = run_module(gm, state, example);
+        std::printf("%s\n", ws.module().code().c_str());
+        auto r = apply_action(ws, run, a);
         if (!r.ok()) return input_error(r.error());
-        ParityReport p = compare_runs(r.value(), base.value());
         std::printf("# parity, prepared vs ep.module() (folding changes the arithmetic; observers "
                     "pass values through):\n%s",
-                    p.str().c_str());
-        for (const auto& [name, obs] : state.observers) {
+                    r.value().run->parity.str().c_str());
+        for (const auto& [name, obs] : ws.state().observers) {
             auto q = obs->calculate_qparams();
             if (q.ok())
                 std::printf("  %%%s: min %.6g max %.6g -> scale %.6g zero_point %lld\n",
@@ -178,12 +169,7 @@ int cmd_prepare_convert(const CliArgs& a) {
         }
         return 0;
     }
-    if (Status s = calibrate(gm, state, batches.value()); !s.ok()) return input_error(s.error());
-    std::printf("# calibrated on %zu batches (%s + %d from SeededRng(1..%d).normal())\n",
-                batches.value().size(), source.c_str(), a.calibrate, a.calibrate);
-    auto conv = convert_pt2e(gm, state, a.fold);
-    if (!conv.ok()) return input_error(conv.error());
-    if (conv.value().converted.empty()) {
+    if (ws.state().observers.empty()) {
         Error e = make_error("",
                              "nothing was quantized: prepare_pt2e found no conv or linear "
                              "pattern to annotate, so there are no observers to convert",
@@ -191,15 +177,23 @@ int cmd_prepare_convert(const CliArgs& a) {
         e.file = a.file;
         return input_error(e);
     }
+    Action cal = Action::of(Action::Kind::Calibrate);
+    cal.inputs = inputs.value();
+    cal.repeat = a.calibrate + 1; // the real input, then SeededRng(1..N).normal()
+    if (auto c = apply_action(ws, cal, a); !c.ok()) return input_error(c.error());
+    std::printf("# calibrated on %d batches (%s + %d from SeededRng(1..%d).normal())\n",
+                a.calibrate + 1, source.c_str(), a.calibrate, a.calibrate);
+    Action conv = Action::of(Action::Kind::Convert);
+    conv.fold_quantize = a.fold;
+    auto converted = apply_action(ws, conv, a);
+    if (!converted.ok()) return input_error(converted.error());
     std::printf("# convert_pt2e(fold_quantize=%s)\n%s", a.fold ? "True" : "False",
-                conv.value().str().c_str());
-    std::printf("%s\n", gm.code().c_str());
-    ModuleState qstate = ModuleState::from_module(gm);
-    qstate.file_size = ep.file_size;
-    auto r = run_module(gm, qstate, example);
+                converted.value().summary.c_str());
+    std::printf("%s\n", ws.module().code().c_str());
+    auto r = apply_action(ws, run, a);
     if (!r.ok()) return input_error(r.error());
     std::printf("# quantization error, converted vs float ep.module() on %s:\n", source.c_str());
-    print_quant_error(compare_runs(r.value(), base.value()));
+    print_quant_error(r.value().run->parity);
     return 0;
 }
 

@@ -1,6 +1,5 @@
 // pt2lab run: execute a program on the CPU executor, summarise the outputs and
 // compare them with PyTorch's eager reference stored in the asset.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -8,8 +7,8 @@
 #include "exec/parity.h"
 #include "io/npy.h"
 #include "io/program_loader.h"
-#include "passes/unlift.h"
 #include "util/pyrepr.h"
+#include "workspace/workspace.h"
 
 namespace pt2lab {
 
@@ -105,26 +104,22 @@ int cmd_run(const CliArgs& a) {
         a.out.compare(a.out.size() - 5, 5, ".json") != 0)
         return usage_error("--out needs a .npy or .json file name");
     if (a.repeat < 1) return usage_error("--repeat needs a positive count");
-    auto loaded = load_program_file(a.file, a.limits);
-    if (!loaded.ok()) return input_error(loaded.error());
-    const ExportedProgram& ep = loaded.value();
-    auto specs = user_input_specs(*ep.graph, &ep.signature);
+    auto opened = open_workspace(a, /*programs_only=*/true);
+    if (!opened.ok()) return input_error(opened.error());
+    Workspace& ws = *opened.value();
+    const ExportedProgram& ep = ws.original();
 
-    std::vector<Tensor> inputs;
+    Action run = Action::of(Action::Kind::Run);
     std::string source;
     if (!a.inputs.empty()) {
         auto read = read_input_files(a.inputs);
         if (!read.ok()) return input_error(read.error());
-        inputs = read.take();
-        source = "from --input";
+        run.inputs.kind = InputSource::Kind::Given;
+        run.inputs.tensors = read.take();
+        run.inputs.label = source = "from --input";
     } else if (a.has_seed) {
-        auto seeded = seeded_inputs(ep, a.seed, a.limits);
-        if (!seeded.ok()) {
-            Error e = seeded.error();
-            e.file = a.file;
-            return input_error(e);
-        }
-        inputs = seeded.take();
+        run.inputs.kind = InputSource::Kind::Seeded;
+        run.inputs.seed = a.seed;
         source = "pt2lab's SeededRng(" + std::to_string(a.seed) + ").normal()";
     } else {
         if (ep.example_inputs.empty()) {
@@ -134,47 +129,31 @@ int cmd_run(const CliArgs& a) {
             e.file = a.file;
             return input_error(e);
         }
-        inputs = example_inputs(ep);
+        run.inputs.kind = InputSource::Kind::Sample;
         source = "the file's sample input (data/sample_inputs/model.pt)";
     }
-
-    RunOptions opt;
-    opt.limits = a.limits;
-    opt.kernels.fast_conv = a.fast;
-    opt.check_guards = a.guards;
-    ModuleState state = ModuleState::from_program(ep);
-    GraphModule gm;
-    if (a.module) {
-        UnliftOptions uo;
-        uo.guards_fn = a.guards;
-        auto m = unlift(ep, uo);
-        if (!m.ok()) return input_error(m.error());
-        gm = m.take();
-    }
+    run.view = a.module ? GraphView::Module : GraphView::Program;
+    run.repeat = a.repeat;
+    run.fast_kernels = a.fast;
+    run.check_guards = a.guards;
     std::printf("program:  %s, %s, %s kernels\n", ep.source_file.c_str(),
                 a.module ? "ep.module()" : "ep.graph", a.fast ? "fast" : "reference");
-    for (size_t k = 0; k < inputs.size(); ++k)
+    auto done = apply_action(ws, run, a);
+    if (!done.ok()) return input_error(done.error());
+    const RunReport& rep = *done.value().run;
+    auto specs = user_input_specs(*ep.graph, &ep.signature);
+    for (size_t k = 0; k < rep.inputs.size(); ++k)
         std::printf("input:    %s %s (%s)\n", k < specs.size() ? specs[k].first.c_str() : "?",
-                    inputs[k].type_str().c_str(), source.c_str());
-    Result<RunResult> r = RunResult{};
-    double ms = 0.0;
-    for (int rep = 0; rep < a.repeat; ++rep) {
-        auto t0 = std::chrono::steady_clock::now();
-        r = a.module ? run_module(gm, state, inputs, opt) : run_program(ep, state, inputs, opt);
-        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                 .count();
-        if (!r.ok()) {
-            Error e = r.error();
-            e.file = a.file;
-            return input_error(e);
-        }
+                    rep.inputs[k].type_str().c_str(), source.c_str());
+    const RunResult& r = rep.result;
+    for (size_t k = 0; k < r.outputs.size(); ++k) {
+        const Value& v = r.outputs[k];
+        std::printf("output:   %s %s  %s\n", r.output_names[k].c_str(), v.describe().c_str(),
+                    v.is_tensor() ? summary(*v.tensor).c_str() : "");
     }
-    for (size_t k = 0; k < r.value().outputs.size(); ++k) {
-        const Value& v = r.value().outputs[k];
-        std::printf("output:   %s %s  %s\n", r.value().output_names[k].c_str(),
-                    v.describe().c_str(), v.is_tensor() ? summary(*v.tensor).c_str() : "");
-    }
-    std::printf("time:     %.2f ms (last of %d run%s)\n", ms, a.repeat, a.repeat > 1 ? "s" : "");
+    std::printf("time:     %.2f ms (last of %d run%s)\n", rep.ms, rep.repeat,
+                rep.repeat > 1 ? "s" : "");
+    const ModuleState& state = ws.state();
     auto nbt = state.tensors.end();
     for (auto it = state.tensors.begin(); it != state.tensors.end(); ++it)
         if (it->first.size() >= 19 &&
@@ -188,20 +167,16 @@ int cmd_run(const CliArgs& a) {
                         nbt->first.c_str(), static_cast<long long>(before),
                         static_cast<long long>(after));
     }
-    if (a.inputs.empty() && !a.has_seed && !ep.reference_outputs.empty()) {
-        if (a.repeat > 1 && !ep.buffers_after.empty()) {
-            std::printf("parity:   skipped (the reference is for one forward from the saved state; "
-                        "--repeat %d)\n",
-                        a.repeat);
-        } else {
-            ParityReport p = compare_with_reference(r.value(), ep.reference_outputs);
-            std::printf(
-                "parity vs PyTorch eager (extra/pt2lab; allclose: rtol 1.3e-06, atol 1e-05):\n%s",
-                p.str().c_str());
-        }
+    if (rep.reference) {
+        std::printf(
+            "parity vs PyTorch eager (extra/pt2lab; allclose: rtol 1.3e-06, atol 1e-05):\n%s",
+            rep.reference->str().c_str());
+    } else if (!rep.reference_skipped.empty()) {
+        std::printf("parity:   skipped (%s; --repeat %d)\n", rep.reference_skipped.c_str(),
+                    a.repeat);
     }
     if (!a.out.empty()) {
-        if (Status s = write_outputs(a.out, r.value()); !s.ok()) return input_error(s.error());
+        if (Status s = write_outputs(a.out, r); !s.ok()) return input_error(s.error());
         std::printf("wrote:    %s\n", a.out.c_str());
     }
     return 0;

@@ -12,9 +12,7 @@
 #include "exec/kernels.h"
 #include "graph/op_schema.h"
 #include "graph/printer.h"
-#include "io/fx_json.h"
 #include "io/program_loader.h"
-#include "passes/unlift.h"
 
 using namespace pt2lab;
 
@@ -58,7 +56,7 @@ std::string shape_str(const TensorData& t) {
     return s + "]";
 }
 
-std::string op_counts(const Graph& g) {
+std::string node_kind_counts(const Graph& g) {
     std::map<std::string, int> by_op;
     std::vector<std::string> order;
     for (Node* n : g.nodes()) {
@@ -143,7 +141,7 @@ void print_info(const ExportedProgram& ep) {
     std::printf("torch_version (in the file): %s\n",
                 ep.torch_version.empty() ? "(none)" : ep.torch_version.c_str());
     std::printf("schema:      %d.%d\n", ep.schema_major, ep.schema_minor);
-    std::printf("graph:       %s\n", op_counts(*ep.graph).c_str());
+    std::printf("graph:       %s\n", node_kind_counts(*ep.graph).c_str());
     std::printf("calls:       %s\n", call_targets(*ep.graph).c_str());
     int params = 0, buffers = 0, users = 0, consts = 0;
     for (const auto& is : ep.signature.inputs) {
@@ -188,14 +186,14 @@ void print_info(const ExportedProgram& ep) {
     for (const auto& w : ep.warnings) std::printf("warning:     %s\n", w.c_str());
 }
 
-void print_fx_info(const FxGraph& fx, const std::string& file) {
+void print_fx_info(const GraphModule& gm, const std::string& file) {
     std::printf("file:        %s\n", file.c_str());
     std::printf("format:      pt2lab symbolic_trace graph JSON (traced by torch %s)\n",
-                fx.torch_version.c_str());
-    std::printf("model:       %s\n", fx.module_class.c_str());
-    std::printf("graph:       %s\n", op_counts(*fx.graph).c_str());
-    std::printf("calls:       %s\n", call_targets(*fx.graph).c_str());
-    std::printf("submodules:  %zu\n", fx.modules.size());
+                gm.traced_by.c_str());
+    std::printf("model:       %s\n", gm.class_name.c_str());
+    std::printf("graph:       %s\n", node_kind_counts(*gm.graph).c_str());
+    std::printf("calls:       %s\n", call_targets(*gm.graph).c_str());
+    std::printf("submodules:  %zu\n", gm.submodules.size());
 }
 
 // graph | code | tabular | readable of one graph with its codegen.
@@ -234,6 +232,24 @@ int usage_error(const std::string& msg) {
 int input_error(const Error& e) {
     std::fprintf(stderr, "pt2lab: error: %s\n", e.str().c_str());
     return 1;
+}
+
+Result<std::unique_ptr<Workspace>> open_workspace(const CliArgs& a, bool programs_only) {
+    OpenOptions opt;
+    opt.limits = a.limits;
+    opt.guards_fn = a.guards;
+    opt.programs_only = programs_only;
+    return Workspace::open_file(a.file, opt);
+}
+
+Result<ActionOutcome> apply_action(Workspace& ws, const Action& action, const CliArgs& a) {
+    auto out = ws.apply(action);
+    if (!out.ok()) {
+        Error e = out.error();
+        e.file = a.file;
+        return e;
+    }
+    return out;
 }
 } // namespace pt2lab
 
@@ -318,21 +334,17 @@ int main(int argc, char** argv) {
         }
     }
     if (!args.guards && !args.module) return usage_error("--no-guards only applies with --module");
-    const bool module = args.module, guards = args.guards;
+    const bool module = args.module;
     args.command = cmd;
     args.file = path;
     if (cmd == "run") return cmd_run(args);
     if (cmd == "decompose") return cmd_decompose(args);
     if (cmd == "prepare" || cmd == "convert") return cmd_prepare_convert(args);
 
-    auto bytes = read_file_bytes(path);
-    if (!bytes.ok()) return input_error(bytes.error());
-    std::string head(bytes.value().begin(),
-                     bytes.value().begin() + std::min<size_t>(bytes.value().size(), 4096));
-    if (looks_like_fx_graph_json(head)) {
-        std::string text(bytes.value().begin(), bytes.value().end());
-        auto fx = read_fx_graph_json(text, path, args.limits);
-        if (!fx.ok()) return input_error(fx.error());
+    auto opened = open_workspace(args);
+    if (!opened.ok()) return input_error(opened.error());
+    const Workspace& ws = *opened.value();
+    if (!ws.has_program()) { // pt2lab's symbolic_trace graph JSON: a module only
         if (cmd == "signature") {
             Error e = make_error(
                 "", "a symbolic_trace graph has no graph signature (only ExportedPrograms do)");
@@ -340,17 +352,12 @@ int main(int argc, char** argv) {
             return input_error(e);
         }
         if (cmd == "info")
-            print_fx_info(fx.value(), path);
+            print_fx_info(ws.module(), path);
         else
-            print_view(cmd, *fx.value().graph, {});
+            print_view(cmd, *ws.module().graph, {});
         return 0;
     }
-
-    std::string name =
-        path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    auto ep = load_program(bytes.take(), name, args.limits);
-    if (!ep.ok()) return input_error(ep.error());
-    const ExportedProgram& program = ep.value();
+    const ExportedProgram& program = ws.program();
     if (cmd == "info") {
         if (module) return usage_error("info describes the whole program; drop --module");
         print_info(program);
@@ -366,11 +373,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (module) {
-        UnliftOptions opt;
-        opt.guards_fn = guards;
-        auto gm = unlift(program, opt);
-        if (!gm.ok()) return input_error(gm.error());
-        print_view(cmd, *gm.value().graph, gm.value().codegen);
+        print_view(cmd, *ws.module().graph, ws.module().codegen);
         return 0;
     }
     print_view(cmd, *program.graph, {});

@@ -273,6 +273,8 @@ private:
 GraphModule module_from_fx(FxGraph fx) {
     GraphModule gm;
     gm.graph = std::move(fx.graph);
+    gm.class_name = fx.module_class;
+    gm.traced_by = fx.torch_version;
     for (const auto& [name, type] : fx.modules) {
         Submodule sub;
         sub.type = type;

@@ -33,6 +33,9 @@ struct GraphModule {
     TensorMap attrs;        // get_attr targets -> tensors
     std::map<std::string, Submodule> submodules; // call_module targets
     std::string guards_fn_code;                  // the _guards_fn forward text (torch >= 2.9)
+    // A symbolic_trace module's own description: its class ("StyleModules") and
+    // the torch that traced it (empty for ep.module()).
+    std::string class_name, traced_by;
 
     GraphModule() = default;
     GraphModule(GraphModule&&) = default;

@@ -58,7 +58,7 @@ Result<std::unique_ptr<Workspace>>
 Workspace::open(std::vector<uint8_t> bytes, const std::string& file, const OpenOptions& opt) {
     const uint64_t size = bytes.size();
     std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
-    if (looks_like_fx_graph_json(head)) {
+    if (!opt.programs_only && looks_like_fx_graph_json(head)) {
         auto fx = read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file, opt.limits);
         if (!fx.ok()) return fx.error();
         return from_module(module_from_fx(fx.take()), file, size, opt);
@@ -78,7 +78,8 @@ Result<std::unique_ptr<Workspace>> Workspace::open_file(const std::string& path,
                                                         const OpenOptions& opt) {
     auto bytes = read_file_bytes(path);
     if (!bytes.ok()) return bytes.error();
-    return open(bytes.take(), path, opt);
+    const size_t slash = path.find_last_of('/');
+    return open(bytes.take(), slash == std::string::npos ? path : path.substr(slash + 1), opt);
 }
 
 Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep,

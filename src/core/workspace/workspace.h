@@ -109,6 +109,7 @@ struct RunReport {
     std::string
         inputs_label; // "sample inputs (data/sample_inputs/model.pt)", "SeededRng(0).normal()"
     RunResult result; // the last repetition's outputs and per-node values
+    std::vector<Tensor> inputs; // forward()'s inputs, in order (their bytes shared, not copied)
     // The module's forward was stale: the graph changed since its last
     // recompile(), so (as in torch) the run used the code of that recompile.
     bool stale = false;
@@ -158,6 +159,9 @@ struct ActionProgress {
 struct OpenOptions {
     Limits limits;         // memory and work budgets (the page's defaults; the CLI's --limit)
     bool guards_fn = true; // ep.module() gets torch's _guards_fn call (the CLI's --no-guards)
+    // Refuse pt2lab's symbolic_trace graph JSON (the CLI's run, decompose, prepare and
+    // convert work on ExportedPrograms): the program loader says what the file is.
+    bool programs_only = false;
 };
 
 class Workspace {
@@ -169,6 +173,7 @@ public:
     // opens a file: one sniff, one loader, one budget rule.
     static Result<std::unique_ptr<Workspace>>
     open(std::vector<uint8_t> bytes, const std::string& file, const OpenOptions& opt = {});
+    // A file on disk (the CLI, tests), named by its base name as a dropped file is.
     static Result<std::unique_ptr<Workspace>> open_file(const std::string& path,
                                                         const OpenOptions& opt = {});
     // Over a program or a module already in memory (tests, the lesson engine).

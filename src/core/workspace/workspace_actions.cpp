@@ -254,7 +254,12 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
             auto r = run_decompositions(low, table);
             if (!r.ok()) return r.error();
             summary = r.value().str();
-            out.changed = !r.value().steps.empty();
+            // torch retraces: even with no rule applied, nodes are named afresh after
+            // their ops (a custom op's %relu becomes %fancy_relu), a new program.
+            out.changed =
+                !r.value().steps.empty() || !diff_graphs(*s.ep->graph, *low.graph).empty();
+            if (out.changed && r.value().steps.empty())
+                summary += "no rule applied; the retrace named nodes afresh after their ops\n";
         } else {
             auto n = find_node(*low.graph, a.node);
             if (!n.ok()) return n.error();

@@ -222,6 +222,7 @@ bool Workspace::advance(double seconds) {
     RunReport rep;
     rep.view = a.view;
     rep.inputs_label = p.label;
+    rep.inputs = p.batches[0];
     rep.fast_kernels = a.fast_kernels;
     rep.repeat = p.runs_total;
     rep.ms = p.last_ms;
