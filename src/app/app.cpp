@@ -130,6 +130,7 @@ void App::load_settings() {
     };
     flag("auto_run", st.auto_run);
     flag("fast_kernels", st.fast_kernels);
+    flag("weights_inside", st.weights_inside);
 }
 
 void App::save_settings() {
@@ -140,7 +141,8 @@ void App::save_settings() {
                         {"tab", static_cast<int>(st.tab)},
                         {"code_form", static_cast<int>(st.code_form)},
                         {"auto_run", st.auto_run},
-                        {"fast_kernels", st.fast_kernels}};
+                        {"fast_kernels", st.fast_kernels},
+                        {"weights_inside", st.weights_inside}};
     std::string text = j.dump();
     if (text == saved_settings_) return;
     saved_settings_ = text;
@@ -178,6 +180,7 @@ const Scene& App::scene(GraphView v) const {
     if (v == GraphView::Module) ctx.submodules = &ws->module().submodules;
     ctx.modules = &c.tree;
     ctx.expanded = view_.expand_all[vi] ? &all : &view_.expanded[vi];
+    ctx.weights_inside = view_.weights_inside;
     double t0 = platform::now_seconds();
     c.scene = build_scene(ws->graph(v), ctx, metrics_, diff ? &out->diff : nullptr,
                           diff ? &c.before : nullptr);
@@ -320,6 +323,15 @@ void App::set_fast_kernels(bool on) {
     bool lesson_graph = false;
     for (const std::string& f : lesson_files_) lesson_graph |= f == file_name_;
     if (!lesson_graph) settings_.fast_kernels = on;
+}
+
+void App::set_weights_inside(bool on) {
+    if (view_.weights_inside == on) return;
+    view_.weights_inside = on;
+    ++modules_rev_; // the scene is built again (the camera fits the new layout)
+    bool lesson_graph = false;
+    for (const std::string& f : lesson_files_) lesson_graph |= f == file_name_;
+    if (!lesson_graph) settings_.weights_inside = on;
 }
 
 bool App::run_changes_state() const {
@@ -482,6 +494,7 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     bool lesson = false;
     for (const std::string& f : lesson_files_) lesson |= f == file_name_;
     view_.fast_kernels = !lesson && settings_.fast_kernels;
+    view_.weights_inside = !lesson && settings_.weights_inside;
     // A deep link the page was opened with stays until its lesson is there.
     std::string id;
     int step = 0;

@@ -47,8 +47,9 @@ struct Camera {
     bool fitted = false; // fit once the canvas size is known
     // No pan or zoom since the last fit: fit again when the graph or the canvas changes.
     bool follow_fit = true;
-    float fit_w = 0, fit_h = 0; // the canvas size of the last fit
-    uint64_t epoch = 0;         // App::graph_epoch() the camera last saw
+    float fit_w = 0, fit_h = 0;   // the canvas size of the last fit
+    float fit_lw = 0, fit_lh = 0; // the layout's size then (modules collapsed, weights inside)
+    uint64_t epoch = 0;           // App::graph_epoch() the camera last saw
 };
 
 // Where the graph canvas was last drawn, in device pixels (the state hook
@@ -81,6 +82,10 @@ struct Settings {
     // graphs always open with the reference loops (their runs are compared with torch's
     // to the bit), see FileView::fast_kernels.
     bool fast_kernels = true;
+    // One's own files draw parameters, buffers and constants inside the node that
+    // reads them (the lesson graphs, which teach placeholders, keep them as boxes):
+    // FileView::weights_inside.
+    bool weights_inside = true;
 };
 
 // Derived data panels keep between frames because it costs a pass over a big
@@ -137,7 +142,8 @@ struct FileView {
     // This file's runs and calibrations use the fast conv kernel: Settings::fast_kernels
     // for one's own files, off for the lesson graphs.
     bool fast_kernels = false;
-    int calibrate_batches = 9; // the Observers tab's batches and fold_quantize
+    bool weights_inside = false; // SceneContext::weights_inside: Settings' for one's own files
+    int calibrate_batches = 9;   // the Observers tab's batches and fold_quantize
     bool fold_quantize = true;
     bool show_diff = true;
     std::string error; // the last error, shown in a banner until dismissed
@@ -226,6 +232,8 @@ public:
     ShownKey shown_key() const;
     // The Run tab's "fast kernels": this file's choice, and for one's own files the setting.
     void set_fast_kernels(bool on);
+    // Weights drawn inside their readers, or as boxes of their own (the W key).
+    void set_weights_inside(bool on);
     // The lesson graphs shipped with the page (assets/graphs/index.json).
     const std::vector<std::string>& lesson_files() const { return lesson_files_; }
     // Which file is open ("conv_relu.pt2"), "" before the first.

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <set>
+#include <unordered_set>
 
 #include "graph/op_schema.h"
 
@@ -134,6 +135,10 @@ LayoutPoint measure(const SceneNode& n, const SceneMetrics& m) {
         w = std::max(w, m.text_width(n.detail, true));
         ++lines;
     }
+    for (const std::string& line : n.weights) {
+        w = std::max(w, m.text_width(line, true));
+        ++lines;
+    }
     // +4: glyphs drawn far from their raster size round outwards a little.
     return {std::max(m.min_width, w + 2 * m.pad_x + 4), lines * m.line_height + 2 * m.pad_y};
 }
@@ -237,8 +242,41 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
                 it->second = i;
         }
     }
+    // Weights drawn inside their reader: read by exactly one node that has a box
+    // of its own, and not named by the diff (a changed weight keeps its box).
+    std::unordered_map<const Node*, std::vector<const Node*>> inside; // reader -> weights
+    std::unordered_set<const Node*> folded;
+    if (ctx.weights_inside) {
+        std::unordered_map<const Node*, size_t> pos;
+        for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]] = i;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            const Node& n = *nodes[i];
+            bool weight = n.op() == Op::GetAttr;
+            if (n.op() == Op::Placeholder) {
+                auto it = spec_index.find(n.name());
+                weight = it != spec_index.end() && (it->second->kind == InputKind::Parameter ||
+                                                    it->second->kind == InputKind::Buffer ||
+                                                    it->second->kind == InputKind::ConstantTensor);
+            }
+            if (!weight || shown_as[i] >= 0 || n.users().size() > 1) continue;
+            if (added.count(n.name()) || rewired.count(n.name()) || changed.count(n.name()))
+                continue;
+            if (n.users().empty()) { // read by nothing (an eval-mode num_batches_tracked)
+                sc.unused_weights.push_back(n.id());
+                folded.insert(&n);
+                continue;
+            }
+            const Node* reader = n.users().front();
+            auto at = pos.find(reader);
+            if (at == pos.end() || shown_as[at->second] >= 0 || reader->op() == Op::Output)
+                continue;
+            inside[reader].push_back(&n);
+            folded.insert(&n);
+        }
+    }
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = *nodes[i];
+        if (folded.count(&n)) continue;
         if (int g = shown_as[i]; g >= 0) {
             if (box_at[g] == i) {
                 const ModuleGroup& mg = tree->groups[static_cast<size_t>(g)];
@@ -272,6 +310,16 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
                   : rewired.count(n.name()) ? DiffMark::Rewired
                   : changed.count(n.name()) ? DiffMark::Changed
                                             : DiffMark::None;
+        if (auto it = inside.find(&n); it != inside.end()) {
+            for (const Node* w : it->second) {
+                std::string path = w->target();
+                if (w->op() == Op::Placeholder) path = spec_index.at(w->name())->target;
+                std::string type = node_value_type(*w);
+                sn.weights.push_back(path.substr(path.find_last_of('.') + 1) +
+                                     (type.empty() ? "" : ": " + type));
+                sn.weight_ids.push_back(w->id());
+            }
+        }
         sn.size = measure(sn, m);
         sc.by_id[sn.id] = static_cast<int>(sc.nodes.size());
         sc.by_name[sn.name] = static_cast<int>(sc.nodes.size());
@@ -280,6 +328,9 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     }
     for (size_t i = 0; i < nodes.size(); ++i)
         if (shown_as[i] >= 0) sc.hidden_in[nodes[i]->id()] = box_index[shown_as[i]];
+    for (const Node* w : folded)
+        if (!w->users().empty()) sc.hidden_in[w->id()] = sc.find_id(w->users().front()->id());
+    sc.weights_inside = static_cast<int>(folded.size() - sc.unused_weights.size());
     // Edges of live nodes (one per pair of boxes: a module's inner edges go
     // away), then a ghost's old edges to whatever is still here.
     std::set<std::pair<int, int>> seen;
@@ -288,6 +339,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         for (const Node* in : n->input_nodes()) {
             int src = sc.find_shown(in->id());
             if (src < 0 || (src == dst && sc.nodes[static_cast<size_t>(src)].group >= 0)) continue;
+            if (folded.count(in)) continue; // drawn inside its reader
             if (tree && !seen.insert({src, dst}).second) continue;
             sc.edges.push_back({src, dst});
         }
@@ -338,9 +390,12 @@ bool scene_node_matches(const SceneNode& n, const std::string& query) {
         return s;
     };
     std::string q = lower(query);
-    return lower(n.name).find(q) != std::string::npos ||
-           lower(n.target).find(q) != std::string::npos ||
-           lower(n.kind).find(q) != std::string::npos;
+    if (lower(n.name).find(q) != std::string::npos ||
+        lower(n.target).find(q) != std::string::npos || lower(n.kind).find(q) != std::string::npos)
+        return true;
+    for (const std::string& w : n.weights)
+        if (lower(w).find(q) != std::string::npos) return true;
+    return false;
 }
 
 } // namespace pt2lab::app

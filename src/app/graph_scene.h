@@ -36,6 +36,10 @@ struct SceneNode {
     // its `members` graph nodes (id 0, name = the module path); -1 for a node.
     int group = -1;
     int members = 0;
+    // Parameters, buffers and constants drawn inside this box (SceneContext::
+    // weights_inside): one line each, "weight: f32[16, 3, 3, 3]", and their node ids.
+    std::vector<std::string> weights;
+    std::vector<uint32_t> weight_ids;
 };
 
 // An expanded module around its shown nodes: a labelled frame (click to collapse).
@@ -56,6 +60,10 @@ struct Scene {
     std::unordered_map<std::string, int> by_name;
     // Nodes inside a collapsed module: Node::id -> the index of the module's box.
     std::unordered_map<uint32_t, int> hidden_in;
+    int weights_inside = 0; // weight nodes drawn inside their reader's box
+    // With weights inside: weights nothing reads (an eval-mode num_batches_tracked),
+    // not drawn at all; node ids.
+    std::vector<uint32_t> unused_weights;
     std::vector<SceneFrame> frames; // outer modules first
     // Per layout edge: its route's bounds {x0, y0, x1, y1} (the view culls with them).
     std::vector<std::array<float, 4>> edge_bounds;
@@ -96,6 +104,11 @@ struct SceneContext {
     // Module grouping: with both set, nodes of collapsed modules become one box per module.
     const ModuleTree* modules = nullptr;
     const ExpandedSet* expanded = nullptr;
+    // Draw a parameter / buffer / constant placeholder (or a get_attr) that one
+    // node reads inside that node's box, as the course's figures and Netron do,
+    // instead of as a box of its own (hidden_in maps its id to the reader's box);
+    // one that nothing reads is not drawn (Scene::unused_weights).
+    bool weights_inside = false;
 };
 
 // Builds the scene of g. With a diff (the last transformation on this graph)

@@ -20,10 +20,15 @@ json parity_json(const ParityReport& p) {
         outs.push_back({{"name", t.name},
                         {"max_abs", t.max_abs},
                         {"allclose", t.allclose},
-                        {"bit_identical", t.bit_identical}});
+                        {"bit_identical", t.bit_identical},
+                        {"sqnr_db", t.sqnr_db}, // inf (identical) becomes null
+                        {"nan", t.nan},
+                        {"inf", t.inf}});
     return {{"max_abs", p.max_abs()},
             {"allclose", p.allclose()},
             {"bit_identical", p.bit_identical()},
+            {"approximate", p.approximate},
+            {"verdict", p.verdict()},
             {"outputs", outs}};
 }
 
@@ -256,6 +261,13 @@ std::string App::state_json() const {
         if (n.mark != DiffMark::None) node["mark"] = diff_mark_name(n.mark);
         if (!n.runnable) node["runnable"] = false;
         if (n.group >= 0) node["group"] = n.members;
+        if (!n.weights.empty()) {
+            node["weights"] = n.weights;
+            json inside = json::array(); // the weight nodes' names, in the same order
+            for (uint32_t id : n.weight_ids)
+                if (const Node* w = ws.node(view_.graph, id)) inside.push_back(w->name());
+            node["inside"] = inside;
+        }
         if (n.id && std::find(view_.highlight.begin(), view_.highlight.end(), n.id) !=
                         view_.highlight.end())
             node["highlight"] = true;
@@ -263,6 +275,11 @@ std::string App::state_json() const {
     }
     j["nodes"] = nodes;
     j["edges"] = sc.edges.size();
+    j["weights_inside"] = view_.weights_inside;
+    json unused = json::array(); // weights nothing reads, not drawn with weights inside
+    for (uint32_t id : sc.unused_weights)
+        if (const Node* w = ws.node(view_.graph, id)) unused.push_back(w->name());
+    j["unused_weights"] = unused;
     j["scene_ms"] = scene_ms_; // labels, sizes and the layered layout of the last scene built
     j["canvas"] = {{"x", cr.x / cr.scale},
                    {"y", cr.y / cr.scale},

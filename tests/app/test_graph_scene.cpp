@@ -112,3 +112,67 @@ TEST_CASE("call_module boxes name their submodule's type", "[scene]") {
     CHECK(bare.nodes[size_t(bare.find_name("activation_post_process_0"))].kind ==
           "activation_post_process_0");
 }
+
+TEST_CASE("weights drawn inside the node that reads them", "[scene]") {
+    ExportedProgram ep = load_asset("conv_bn_relu_eval.pt2");
+    SceneContext ctx{&ep.signature, nullptr};
+    ctx.weights_inside = true;
+    Scene sc = build_scene(*ep.graph, ctx, fixed_metrics());
+    Scene plain = build_scene(*ep.graph, {&ep.signature, nullptr}, fixed_metrics());
+    // Every parameter and buffer read by one node goes inside it.
+    int weights = 0;
+    for (const InputSpec& s : ep.signature.inputs)
+        weights += (s.kind == InputKind::Parameter || s.kind == InputKind::Buffer) &&
+                   ep.graph->find(s.arg)->users().size() == 1;
+    REQUIRE(weights > 0);
+    CHECK(sc.weights_inside == weights);
+    // num_batches_tracked is read by nothing in eval mode: not drawn at all.
+    REQUIRE(sc.unused_weights.size() == 1);
+    CHECK(sc.unused_weights[0] == ep.graph->find("b_bn_num_batches_tracked")->id());
+    CHECK(sc.find_shown(sc.unused_weights[0]) < 0);
+    CHECK(sc.nodes.size() == ep.graph->size() - size_t(weights) - 1);
+    CHECK(sc.find_name("p_conv_weight") < 0);
+    CHECK(sc.find_name("x") >= 0); // the user input keeps its box
+    int conv = sc.find_name("conv2d"), bn = sc.find_name("batch_norm");
+    REQUIRE(conv >= 0);
+    REQUIRE(bn >= 0);
+    const SceneNode& c = sc.nodes[size_t(conv)];
+    REQUIRE(c.weights.size() == 1);
+    CHECK(c.weights[0] == "weight: f32[8, 3, 3, 3]");
+    CHECK(c.weight_ids[0] == ep.graph->find("p_conv_weight")->id());
+    CHECK(sc.find_shown(c.weight_ids[0]) == conv); // selecting the weight shows its reader
+    // batch_norm reads weight, bias, running_mean and running_var.
+    CHECK(sc.nodes[size_t(bn)].weights.size() == 4);
+    CHECK(sc.nodes[size_t(bn)].weights[2].rfind("running_mean: f32[8]", 0) == 0);
+    // Taller boxes, and no edge from a weight: conv2d reads x only.
+    CHECK(c.size.y > plain.nodes[size_t(plain.find_name("conv2d"))].size.y);
+    CHECK(sc.inputs[size_t(conv)].size() == 1);
+    for (const auto& e : sc.edges) CHECK(e.first != e.second);
+    // A search for the weight finds the box it is drawn in.
+    CHECK(scene_node_matches(c, "weight"));
+}
+
+TEST_CASE("a weight read twice, or named by the diff, keeps its box", "[scene]") {
+    auto ws = Workspace::open_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/graphs/conv_relu.pt2");
+    REQUIRE(ws.ok());
+    const GraphModule& gm = ws.value()->module();
+    SceneContext ctx{nullptr, &gm.submodules};
+    ctx.weights_inside = true;
+    Scene sc = build_scene(*gm.graph, ctx, fixed_metrics());
+    // ep.module(): the get_attr nodes go inside their conv2d.
+    int attrs = 0;
+    for (const Node* n : gm.graph->nodes())
+        attrs += n->op() == Op::GetAttr && n->users().size() == 1;
+    REQUIRE(attrs > 0);
+    CHECK(sc.weights_inside == attrs);
+    for (const Node* n : gm.graph->nodes())
+        if (n->op() == Op::GetAttr && n->users().size() == 1) {
+            CHECK(sc.find_id(n->id()) < 0);
+            CHECK(sc.find_shown(n->id()) == sc.find_id(n->users().front()->id()));
+        }
+    GraphDiff diff;
+    for (const Node* n : gm.graph->nodes())
+        if (n->op() == Op::GetAttr) diff.changed.push_back(n->name());
+    Scene marked = build_scene(*gm.graph, ctx, fixed_metrics(), &diff);
+    CHECK(marked.weights_inside == 0);
+}

@@ -129,6 +129,45 @@ struct Harness {
         io.AddMouseButtonEvent(0, false);
         frames(2);
     }
+    // Drags the mouse from (x0, y0) to (x1, y1) with the left button down.
+    void drag(float x0, float y0, float x1, float y1) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.AddMousePosEvent(x0, y0);
+        frame();
+        io.AddMouseButtonEvent(0, true);
+        frame();
+        for (int k = 1; k <= 8; ++k) {
+            io.AddMousePosEvent(x0 + (x1 - x0) * float(k) / 8, y0 + (y1 - y0) * float(k) / 8);
+            frame();
+        }
+        io.AddMouseButtonEvent(0, false);
+        frames(2);
+    }
+    // The state's entry for the box named `name` (a node, or with `group` a module
+    // box), first dragged into the canvas as a user would when the legible graph is
+    // bigger than the canvas.
+    nlohmann::json box_in_view(const std::string& name, bool group = false) {
+        for (int tries = 0; tries < 12; ++tries) {
+            nlohmann::json s = state();
+            const nlohmann::json* box = nullptr;
+            for (const auto& n : s["nodes"])
+                if (n["name"] == name && n.contains("group") == group) box = &n;
+            INFO(name);
+            REQUIRE(box);
+            const auto& c = s["canvas"];
+            float x = (*box)["x"].get<float>(), y = (*box)["y"].get<float>();
+            float cx = c["x"].get<float>(), cy = c["y"].get<float>();
+            float cw = c["w"].get<float>(), ch = c["h"].get<float>();
+            if (x > cx + 20 && x < cx + cw - 20 && y > cy + 20 && y < cy + ch - 20) return *box;
+            // Drag the box towards the middle, at most half the canvas at a time.
+            float dx = std::clamp(cx + cw / 2 - x, -cw / 2 + 10, cw / 2 - 10);
+            float dy = std::clamp(cy + ch / 2 - y, -ch / 2 + 10, ch / 2 - 10);
+            drag(cx + cw / 2 - dx / 2, cy + ch / 2 - dy / 2, cx + cw / 2 + dx / 2,
+                 cy + ch / 2 + dy / 2);
+        }
+        FAIL("could not bring " << name << " into view");
+        return {};
+    }
     // Clicks a widget the panels exposed (UiState::widgets, CSS = device pixels here).
     void click_widget(const std::string& name) {
         frame();
@@ -211,10 +250,8 @@ TEST_CASE("clicking a node on the canvas selects it", "[page]") {
     h.open_asset("conv_bn_relu_eval.pt2");
     h.frames(2);
     nlohmann::json s = h.state();
-    for (const auto& n : s["nodes"]) {
-        if (n["name"] != "batch_norm") continue;
-        h.click(n["x"].get<float>(), n["y"].get<float>());
-    }
+    nlohmann::json bn = h.box_in_view("batch_norm");
+    h.click(bn["x"].get<float>(), bn["y"].get<float>());
     REQUIRE(h.app->selected_node());
     CHECK(h.app->selected_node()->name() == "batch_norm");
     // Copy goes to the (null) clipboard: the current view's code.
@@ -486,12 +523,8 @@ TEST_CASE("modules collapse and expand, search reveals a hidden node", "[page]")
     nlohmann::json s = h.state();
     CHECK(s["modules"]["expand_all"] == false);
     CHECK(s["modules"]["frames"].empty());
-    const nlohmann::json* layer1 = nullptr;
-    for (const auto& n : s["nodes"])
-        if (n["name"] == "layer1" && n.contains("group")) layer1 = &n;
-    REQUIRE(layer1);
-    float x = (*layer1)["x"].get<float>(), y = (*layer1)["y"].get<float>();
-    h.click(x, y);
+    nlohmann::json layer1 = h.box_in_view("layer1", /*group=*/true);
+    h.click(layer1["x"].get<float>(), layer1["y"].get<float>());
     s = h.state();
     REQUIRE(s["modules"]["frames"].size() == 1);
     CHECK(s["modules"]["frames"][0]["path"] == "layer1");
@@ -714,4 +747,47 @@ TEST_CASE("deep links, language switch, reset and leaving a lesson", "[page]") {
     CHECK(platform::null_platform_text_view().empty());
     h.app->set_lesson_lang("zh-TW");
     h.frames(2);
+}
+
+// One's own file draws its weights inside the node that reads them; W shows them
+// as boxes again, and the choice is kept for the next own file. A lesson graph,
+// which teaches placeholders, always keeps them as boxes.
+TEST_CASE("weights inside their readers for one's own files; W toggles", "[page]") {
+    Harness& h = harness();
+    auto bytes = read_file_bytes(kSite + "/assets/graphs/conv_bn_relu_eval.pt2");
+    REQUIRE(bytes.ok());
+    const std::vector<uint8_t> file = bytes.value();
+    REQUIRE(h.app->open(std::vector<uint8_t>(file), "mine.pt2"));
+    h.frames(3);
+    nlohmann::json s = h.state();
+    CHECK(s["weights_inside"] == true);
+    size_t boxes = s["nodes"].size();
+    const nlohmann::json* conv = nullptr;
+    for (const auto& n : s["nodes"]) {
+        CHECK(n["kind"] != "parameter");
+        if (n["name"] == "conv2d") conv = &n;
+    }
+    REQUIRE(conv);
+    REQUIRE((*conv)["weights"].size() == 1);
+    CHECK((*conv)["weights"][0] == "weight: f32[8, 3, 3, 3]");
+    // Selecting conv2d still shows its inputs (the weight among them) in the inspector.
+    nlohmann::json c = h.box_in_view("conv2d");
+    h.click(c["x"].get<float>(), c["y"].get<float>());
+    REQUIRE(h.app->selected_node());
+    CHECK(h.app->selected_node()->name() == "conv2d");
+    h.key(ImGuiKey_W);
+    s = h.state();
+    CHECK(s["weights_inside"] == false);
+    CHECK(s["nodes"].size() > boxes);
+    bool param = false;
+    for (const auto& n : s["nodes"]) param |= n["kind"] == "parameter";
+    CHECK(param);
+    // The next own file keeps the choice; a lesson graph keeps its boxes either way.
+    REQUIRE(h.app->open(std::vector<uint8_t>(file), "mine2.pt2"));
+    h.frames(3);
+    CHECK(h.state()["weights_inside"] == false);
+    h.key(ImGuiKey_W);
+    CHECK(h.state()["weights_inside"] == true);
+    h.open_asset("conv_bn_relu_eval.pt2");
+    CHECK(h.state()["weights_inside"] == false);
 }

@@ -5,6 +5,8 @@
 // the run budget is the file's, for the parity baseline too.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "graph/written_attrs.h"
@@ -242,4 +244,39 @@ TEST_CASE("the action table: every JSON kind parses, labels and fields are there
     CHECK(std::string(action_row(action(R"({"kind": "eval"})")).json) == "eval");
     CHECK(std::string(action_row(action(R"({"kind": "erase_node", "node": "x"})")).json) ==
           "erase_node");
+}
+
+TEST_CASE("a quantized run is judged by its SQNR; NaN is named", "[workspace]") {
+    auto ws = open_workspace("conv_bn_relu_eval");
+    for (const char* a : {R"({"kind": "prepare"})", R"({"kind": "calibrate", "repeat": 3})",
+                          R"({"kind": "convert"})", R"({"kind": "run"})"})
+        REQUIRE(ws->apply(action(a)).ok());
+    const ParityReport& p = ws->last_run()->parity;
+    CHECK(p.approximate);
+    CHECK_FALSE(p.bit_identical());
+    REQUIRE(p.outputs.size() == 1);
+    double db = p.outputs[0].sqnr_db;
+    CHECK(db > 15); // int8 of a small conv-bn-relu keeps most of the signal
+    char want[64];
+    std::snprintf(want, sizeof want, "SQNR %.1f dB: %s", db, sqnr_reading(db));
+    CHECK(p.verdict() == want);
+    CHECK(p.str().find("verdict: SQNR") != std::string::npos);
+    CHECK(p.str().find("allclose") == std::string::npos);
+    // Undone back to the float module: allclose again is the question.
+    REQUIRE(ws->undo().ok());
+    REQUIRE(ws->undo().ok());
+    REQUIRE(ws->apply(action(R"({"kind": "run"})")).ok());
+    CHECK_FALSE(ws->last_run()->parity.approximate);
+
+    CHECK(std::string(sqnr_reading(39)) == "close");
+    CHECK(std::string(sqnr_reading(20)) == "a visible error");
+    CHECK(std::string(sqnr_reading(0)) == "the output is lost");
+    // An all-NaN output against a finite one says NaN (it used to report max|diff| 0).
+    Tensor a = Tensor::zeros(ScalarType::Float, {4}), b = Tensor::zeros(ScalarType::Float, {4});
+    for (int k = 0; k < 4; ++k) a.data<float>()[k] = std::nanf(""), b.data<float>()[k] = 1.0f;
+    ParityReport r;
+    r.outputs.push_back(compare_tensors("out", a, b));
+    CHECK(r.outputs[0].nan == 4);
+    CHECK(r.verdict() == "4 NaN values in the outputs");
+    CHECK_FALSE(r.allclose());
 }

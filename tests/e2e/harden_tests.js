@@ -8,7 +8,7 @@ const { execFileSync } = require("child_process");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { ROOT, serve, state, waitState } = require("./lib");
+const { ROOT, serve, state, waitState, boxInView, pointInView } = require("./lib");
 
 const list = [];
 const test = (name, run) => list.push({ name, run });
@@ -70,15 +70,19 @@ test("a big graph opens collapsed to its modules; click, search and breadcrumb e
   assert.ok(s.nodes.length < 30, "far fewer boxes than nodes");
   await shot(ctx, page, "big-collapsed.png");
   // A click on a module box expands it: its children appear inside a frame.
-  const stage = groups.find((n) => n.name === "stages.0");
+  assert.ok(groups.find((n) => n.name === "stages.0"));
+  const stage = await boxInView(page, "stages.0", (n) => n.group);
   await page.mouse.click(stage.x, stage.y);
   s = await waitState(page, (st) => st.modules.frames.length === 1, "stages.0 expanded");
   assert.equal(s.modules.frames[0].path, "stages.0");
   assert.ok(s.nodes.some((n) => n.group && n.name === "stages.0.3"), "its blocks are boxes");
   await shot(ctx, page, "big-expanded-stage.png");
   // A click on the frame's header collapses it again.
-  const f = s.modules.frames[0];
-  await page.mouse.click(f.x + 20, f.y - 8);
+  const header = await pointInView(page, (st) => {
+    const w = st.widgets["frame:stages.0"], f = st.modules.frames[0];
+    return w ? { x: w.x + w.w / 2, y: w.y + w.h / 2 } : f && { x: f.x + 20, y: f.y - 30 };
+  }, "the frame's header");
+  await page.mouse.click(header.point.x, header.point.y);
   s = await waitState(page, (st) => st.modules.frames.length === 0, "stages.0 collapsed");
   // Search for a node inside a collapsed module: Enter expands its modules and selects it.
   await clickWidget(page, "search");
@@ -99,7 +103,10 @@ test("a big graph opens collapsed to its modules; click, search and breadcrumb e
   // Keys: E expands every module, C collapses them.
   await page.mouse.move(s.canvas.x + 5, s.canvas.y + 5);
   await page.keyboard.press("e");
-  s = await waitState(page, (st) => st.modules.expand_all && st.nodes.length >= 1000, "E expands all");
+  // Every node shown: a box, or a weight drawn inside the box that reads it.
+  const shown = (st) => st.nodes.reduce((k, n) => k + 1 + (n.inside ? n.inside.length : 0),
+                                        (st.unused_weights || []).length);
+  s = await waitState(page, (st) => st.modules.expand_all && shown(st) >= 1000, "E expands all");
   // (the minimap follows the new layout from the frame after the camera refits)
   s = await waitState(page, (st) => st.widgets.minimap, "a minimap for the expanded big graph");
   await shot(ctx, page, "big-all-expanded.png");
@@ -240,7 +247,7 @@ test("at 768 px the panels stack and stay usable", async (ctx) => {
   assert.ok(f.y >= g.y + g.h && i.y >= g.y + g.h, "file facts and inspector under the graph");
   assert.ok(d.y >= f.y + f.h, "the dock under them");
   assert.ok(f.w > 300 && i.w > 300, "each at least 300 px wide");
-  const relu = s.nodes.find((n) => n.name === "relu");
+  const relu = await boxInView(page, "relu");
   await page.mouse.click(relu.x, relu.y);
   await waitState(page, (st) => st.selected && st.selected.name === "relu", "a node selected at 768 px");
   await shot(ctx, page, "narrow-768.png");

@@ -75,4 +75,34 @@ async function waitState(page, pred, what, timeoutMs = 20000) {
     file: last.file, view: last.view, error: last.error, selected: last.selected, log: last.log }));
 }
 
-module.exports = { ROOT, serve, launch, state, waitState };
+// A point of the canvas that locate(state) names ({x, y}, CSS pixels), dragged
+// into the canvas first as a user would: a graph opens at a legible zoom, so a
+// big one is larger than the canvas. Returns the point and the state it is in.
+async function pointInView(page, locate, what) {
+  for (let tries = 0; tries < 12; ++tries) {
+    const s = await state(page);
+    const p = locate(s);
+    if (!p) throw new Error(`${what} is not in the scene`);
+    const c = s.canvas;
+    if (p.x > c.x + 20 && p.x < c.x + c.w - 20 && p.y > c.y + 20 && p.y < c.y + c.h - 20)
+      return { point: p, state: s };
+    const dx = Math.max(-c.w / 2 + 10, Math.min(c.w / 2 - 10, c.x + c.w / 2 - p.x));
+    const dy = Math.max(-c.h / 2 + 10, Math.min(c.h / 2 - 10, c.y + c.h / 2 - p.y));
+    const from = { x: c.x + c.w / 2 - dx / 2, y: c.y + c.h / 2 - dy / 2 };
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move(from.x + dx, from.y + dy, { steps: 8 });
+    await page.mouse.up();
+    await page.waitForTimeout(60);
+  }
+  throw new Error(`could not drag ${what} into view`);
+}
+
+// The state's entry for the box named `name` (pred picks among same-named
+// ones), dragged into view first (pointInView).
+async function boxInView(page, name, pred = (n) => n.id) {
+  const r = await pointInView(page, (s) => s.nodes.find((x) => x.name === name && pred(x)), name);
+  return r.point;
+}
+
+module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView };

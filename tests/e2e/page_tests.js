@@ -6,7 +6,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { ROOT, serve, state, waitState } = require("./lib");
+const { ROOT, serve, state, waitState, boxInView } = require("./lib");
 const cli = require("./cli");
 
 const GRAPHS = path.join(ROOT, "assets/graphs");
@@ -36,9 +36,17 @@ async function openPage(ctx, opts = {}) {
 const names = (s) => s.nodes.filter((n) => n.id).map((n) => n.name);
 const ops = (s) => s.nodes.filter((n) => n.id).map((n) => n.op);
 
+// The page shows the graph the CLI prints: a box per node in graph order, except
+// the weights one's own file draws inside the node that reads them ("inside").
 function assertGraph(s, expected, what) {
-  assert.deepEqual(names(s), expected.map((n) => n.name), `${what}: node names in graph order`);
-  assert.deepEqual(ops(s), expected.map((n) => n.op), `${what}: node ops`);
+  const inside = s.nodes.flatMap((n) => n.inside || []).concat(s.unused_weights || []);
+  const boxed = expected.filter((n) => !inside.includes(n.name));
+  assert.deepEqual(names(s), boxed.map((n) => n.name), `${what}: node names in graph order`);
+  assert.deepEqual(ops(s), boxed.map((n) => n.op), `${what}: node ops`);
+  assert.equal(boxed.length + inside.length, expected.length, `${what}: every node shown once`);
+  for (const name of inside)
+    assert.ok(expected.some((n) => n.name === name && ["placeholder", "get_attr"].includes(n.op)),
+              `${what}: ${name}, drawn inside its reader (or unused), is a weight of the graph`);
 }
 
 function node(s, name) {
@@ -120,7 +128,8 @@ test("loads the first lesson graph with no console errors", async (ctx) => {
 test("clicking a node selects it; hovering highlights it and its neighbours", async (ctx) => {
   const page = await openPage(ctx);
   let s = await state(page);
-  const conv = node(s, "conv2d");
+  node(s, "conv2d");
+  const conv = await boxInView(page, "conv2d");
   await page.mouse.move(conv.x, conv.y);
   s = await waitState(page, (st) => st.hovered && st.hovered.name === "conv2d", "hover on conv2d");
   await page.mouse.click(conv.x, conv.y);
@@ -340,7 +349,8 @@ test("decompose to the inference IR, with the diff, parity, undo and redo", asyn
   assert.ok(ghost && ghost.mark === "removed" && ghost.id === 0, "batch_norm stays as a ghost");
   assert.equal(s.run.parity.bit_identical, true, "the CLI reports bit-identical");
   assert.deepEqual(s.undo, ["decompose to Inference IR"], "the history after decompose");
-  const legit = node(s, "_native_batch_norm_legit_no_training");
+  node(s, "_native_batch_norm_legit_no_training");
+  const legit = await boxInView(page, "_native_batch_norm_legit_no_training");
   await clickAt(page, legit.x, legit.y);
   await waitState(page, (st) => st.selected && st.selected.name === legit.name, "select the new node");
   await clickWidget(page, "tab:Run & parity");
@@ -432,7 +442,8 @@ test("HiDPI: the backing store follows devicePixelRatio 2; clicks still land", a
   assert.equal(s.scale, 2);
   const size = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
   assert.equal(size[0], 2 * size[1], "canvas.width = 2 x CSS width");
-  const relu = node(s, "relu");
+  node(s, "relu");
+  const relu = await boxInView(page, "relu");
   await clickAt(page, relu.x, relu.y);
   await waitState(page, (st) => st.selected && st.selected.name === "relu", "click at DPR 2");
   await shot(ctx, page, "page@2x.png");
@@ -449,7 +460,8 @@ test("HiDPI: the backing store follows devicePixelRatio 2; clicks still land", a
   s = await waitState(page, (st) => st.scale === 1, "devicePixelRatio 2 -> 1");
   const one = await page.evaluate(() => [document.getElementById("canvas").width, innerWidth]);
   assert.equal(one[0], one[1]);
-  const conv = node(s, "conv2d");
+  node(s, "conv2d");
+  const conv = await boxInView(page, "conv2d");
   await clickAt(page, conv.x, conv.y);
   await waitState(page, (st) => st.selected && st.selected.name === "conv2d", "click at DPR 1");
   noErrors(page);

@@ -112,6 +112,7 @@ constexpr Shortcut kShortcuts[] = {
     {"Esc", "clear the selection"},
     {"1 / 2", "show the ExportedProgram / ep.module()"},
     {"E / C", "expand / collapse every module (click a module box or frame for one)"},
+    {"W", "weights inside the node that reads them, or as boxes of their own"},
     {"R", "run the graph and check parity"},
     {"D / Shift+D", "decompose to the inference IR / Core ATen"},
     {"Q", "prepare (prepare_pt2e)"},
@@ -188,6 +189,7 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_2, false)) app.set_view(GraphView::Module);
     if (ImGui::IsKeyPressed(ImGuiKey_R, false) && !busy) run_now(app);
     if (ImGui::IsKeyPressed(ImGuiKey_E, false)) app.expand_all_modules(true);
+    if (ImGui::IsKeyPressed(ImGuiKey_W, false)) app.set_weights_inside(!fv.weights_inside);
     if (ImGui::IsKeyPressed(ImGuiKey_C, false)) app.expand_all_modules(false);
     bool step = false;
     if (ImGui::IsKeyPressed(ImGuiKey_N)) select_step(app, +1), step = true;

@@ -105,12 +105,10 @@ void draw_parity_badge(App& app) {
         badge("graph changed since the last run", colors::warn);
     } else {
         const ParityReport& p = run->parity;
-        if (p.bit_identical())
-            badge("parity: bit-identical", colors::good);
-        else if (p.allclose())
-            badge("parity: allclose, max |diff| " + diff_text(p.max_abs()), colors::good);
-        else
-            badge("parity: differs, max |diff| " + diff_text(p.max_abs()), colors::warn);
+        const bool plain = p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
+        badge("parity: " + (plain && !p.allclose() ? std::string("differs") : p.verdict()) +
+                  (plain ? ", max |diff| " + diff_text(p.max_abs()) : ""),
+              parity_color(p));
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("This graph's outputs vs the file as loaded, on %s.\n%s",
                               run->inputs_label.c_str(), p.str().c_str());
@@ -159,6 +157,10 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     // Row 2: camera, search, diff legend.
     if (ImGui::SmallButton("Fit (F)")) fit_camera(cam, sc, ui.canvas);
     expose(app, "fit");
+    ImGui::SameLine();
+    bool inside = fv.weights_inside;
+    if (ImGui::Checkbox("weights inside (W)", &inside)) app.set_weights_inside(inside);
+    expose(app, "weights inside");
     ImGui::SameLine();
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
     if (ImGui::SmallButton(" - ")) zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);

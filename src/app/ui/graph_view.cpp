@@ -161,13 +161,36 @@ void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
     float margin = 24 * r.scale;
     float w = std::max(1.0f, sc.layout.width), h = std::max(1.0f, sc.layout.height);
     float zx = (r.w - 2 * margin) / (w * r.scale), zy = (r.h - 2 * margin) / (h * r.scale);
-    cam.zoom = std::clamp(std::min(zx, zy), 0.05f, 1.0f); // above 1 the glyphs blur
+    // Never smaller than legible: node titles at least kLegiblePx CSS pixels tall.
+    // A graph that does not fit at that size starts at its input, the rest a
+    // scroll, the minimap or a search away. Above 1 the glyphs blur.
+    const float legible = std::min(1.0f, kLegiblePx / fonts().ui_size);
+    cam.zoom = std::clamp(std::min(zx, zy), legible, 1.0f);
     cam.cx = sc.layout.width * 0.5f;
     cam.cy = sc.layout.height * 0.5f;
+    const float half_w = r.w * 0.5f / (cam.zoom * r.scale);
+    const float half_h = r.h * 0.5f / (cam.zoom * r.scale);
+    const float m = margin / (cam.zoom * r.scale);
+    if (zx < legible || zy < legible) {
+        int start = sc.nodes.empty() ? -1 : 0;
+        for (size_t i = 0; i < sc.nodes.size(); ++i)
+            if (sc.nodes[i].op == Op::Placeholder && sc.nodes[i].kind == "input") {
+                start = static_cast<int>(i);
+                break;
+            }
+        LayoutPoint at =
+            start >= 0 ? sc.layout.center[static_cast<size_t>(start)] : LayoutPoint{0, 0};
+        float top = start >= 0 ? at.y - sc.nodes[static_cast<size_t>(start)].size.y * 0.5f : 0;
+        if (zx < legible) // the input in the middle, the layout's edges never far inside
+            cam.cx = std::clamp(at.x, half_w - m, std::max(half_w - m, w - half_w + m));
+        if (zy < legible) cam.cy = top - m + half_h; // the input's row at the top
+    }
     cam.fitted = true;
     cam.follow_fit = true;
     cam.fit_w = r.w;
     cam.fit_h = r.h;
+    cam.fit_lw = sc.layout.width;
+    cam.fit_lh = sc.layout.height;
 }
 
 void zoom_camera(Camera& cam, const CanvasRect& r, float factor, LayoutPoint anchor_screen) {
@@ -217,7 +240,8 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     csize.x = std::max(csize.x, 10.0f);
     csize.y = std::max(csize.y, 10.0f);
     ui.canvas = {cpos.x, cpos.y, csize.x, csize.y, fonts().scale};
-    bool resized = cam.fit_w != ui.canvas.w || cam.fit_h != ui.canvas.h;
+    bool resized = cam.fit_w != ui.canvas.w || cam.fit_h != ui.canvas.h ||
+                   cam.fit_lw != sc.layout.width || cam.fit_lh != sc.layout.height;
     if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
         fit_camera(cam, sc, ui.canvas);
     cam.epoch = app.graph_epoch();
@@ -320,6 +344,9 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         ImVec2 ha, hb;
         frame_header(f, v, ha, hb);
         dl->AddRectFilled(ha, hb, colors::rgb(0x2A3550), 4 * v.k, ImDrawFlags_RoundCornersTop);
+        const float css = ui.canvas.scale; // the header, for the state hook (click it to collapse)
+        ui.widgets["frame:" + f.path] = {ha.x / css, ha.y / css, (hb.x - ha.x) / css,
+                                         (hb.y - ha.y) / css};
         std::string label = "- " + f.path + "  " + f.type;
         dl->AddText(ui_font, name_px * 0.85f, ImVec2(ha.x + 5 * v.k, ha.y + 1.5f * v.k),
                     colors::code_target, label.c_str());
@@ -437,9 +464,21 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
                               ImDrawFlags_RoundCornersRight);
         dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), with_alpha(kind_text, alpha),
                     n.kind.c_str(), nullptr, 0, &clip);
-        if (!n.detail.empty())
-            dl->AddText(mono_font, mono_px, ImVec2(x, y + 2 * line_h + 1 * v.k),
-                        with_alpha(colors::text_dim, alpha), n.detail.c_str(), nullptr, 0, &clip);
+        float line_y = y + 2 * line_h + 1 * v.k;
+        if (!n.detail.empty()) {
+            dl->AddText(mono_font, mono_px, ImVec2(x, line_y), with_alpha(colors::text_dim, alpha),
+                        n.detail.c_str(), nullptr, 0, &clip);
+            line_y += line_h;
+        }
+        if (!n.weights.empty()) // the weights it reads, under a rule
+            dl->AddLine(ImVec2(x, line_y - 1 * v.k), ImVec2(b.x - pad_x, line_y - 1 * v.k),
+                        with_alpha(colors::rgb(0x3A414D), alpha), std::max(1.0f, 0.6f * v.k));
+        for (const std::string& w : n.weights) {
+            dl->AddText(mono_font, mono_px, ImVec2(x, line_y + 1 * v.k),
+                        with_alpha(colors::code_target, alpha * 0.9f), w.c_str(), nullptr, 0,
+                        &clip);
+            line_y += line_h;
+        }
         if (n.mark != DiffMark::None) {
             const char* label = diff_mark_name(n.mark);
             float lp = name_px * 0.8f;

@@ -62,6 +62,17 @@ void node_link(App& app, const Node& n, const char* id_suffix) {
     ImGui::PopID();
 }
 
+ImU32 parity_color(const ParityReport& p) {
+    if (p.outputs.empty()) return colors::text_dim;
+    if (p.nonfinite() > 0) return colors::bad;
+    if (p.bit_identical()) return colors::good;
+    if (p.approximate) {
+        double db = p.min_sqnr_db();
+        return db >= 30 ? colors::good : db >= 15 ? colors::warn : colors::bad;
+    }
+    return p.allclose() ? colors::good : colors::warn;
+}
+
 void badge(const std::string& text, ImU32 color, bool filled) {
     ImVec2 pad(px(6), px(1));
     ImVec2 size = ImGui::CalcTextSize(text.c_str());

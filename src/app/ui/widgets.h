@@ -18,6 +18,9 @@ float text_wrapped_height(const std::string& text, float width);
 void node_link(App& app, const Node& n, const char* id_suffix = "");
 // A small rounded label.
 void badge(const std::string& text, ImU32 color, bool filled = false);
+// A parity verdict's colour: good when equal, allclose or a close quantized run
+// (>= 30 dB), warn for a visible error, bad for a large one, a lost output or NaN.
+ImU32 parity_color(const ParityReport& p);
 // A heading line inside a panel.
 void section(const char* title);
 // A "(?)" that shows `text` on hover.

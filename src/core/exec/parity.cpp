@@ -25,8 +25,10 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
         double x = a.get(k), y = b.get(k);
         if (std::isnan(x) || std::isnan(y)) {
             if (!(std::isnan(x) && std::isnan(y))) p.allclose = false;
+            p.nan += std::isnan(x) && !std::isnan(y);
             continue;
         }
+        if (std::isinf(x) && std::isfinite(y)) ++p.inf;
         double d = std::fabs(x - y);
         if (std::isinf(x) || std::isinf(y))
             d = x == y ? 0.0 : std::numeric_limits<double>::infinity();
@@ -62,6 +64,48 @@ double ParityReport::max_abs() const {
     return m;
 }
 
+double ParityReport::min_sqnr_db() const {
+    double m = std::numeric_limits<double>::infinity();
+    for (const auto& o : outputs) m = std::min(m, o.sqnr_db);
+    return m;
+}
+
+int64_t ParityReport::nonfinite() const {
+    int64_t n = 0;
+    for (const auto& o : outputs) n += o.nan + o.inf;
+    return n;
+}
+
+const char* sqnr_reading(double db) {
+    return db >= 30   ? "close"
+           : db >= 15 ? "a visible error"
+           : db >= 5  ? "a large error"
+                      : "the output is lost";
+}
+
+std::string ParityReport::verdict() const {
+    if (outputs.empty()) return "nothing to compare";
+    int64_t nan = 0, inf = 0;
+    for (const auto& o : outputs) nan += o.nan, inf += o.inf;
+    if (nan + inf > 0) {
+        std::string s;
+        if (nan) s = std::to_string(nan) + " NaN value" + (nan > 1 ? "s" : "");
+        if (inf)
+            s += (s.empty() ? "" : " and ") + std::to_string(inf) + " Inf value" +
+                 (inf > 1 ? "s" : "");
+        return s + " in the outputs";
+    }
+    if (bit_identical()) return "bit-identical";
+    if (approximate) {
+        double db = min_sqnr_db();
+        if (std::isinf(db)) return "allclose"; // equal values (a -0 for a +0)
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "SQNR %.1f dB: ", db);
+        return buf + std::string(sqnr_reading(db));
+    }
+    return allclose() ? "allclose" : "NOT allclose";
+}
+
 std::string ParityReport::str() const {
     std::string s;
     char buf[256];
@@ -70,20 +114,26 @@ std::string ParityReport::str() const {
             std::snprintf(buf, sizeof buf, "  %-12s %s vs %s: shapes or dtypes differ\n",
                           o.name.c_str(), o.type_a.c_str(), o.type_b.c_str());
         } else {
-            std::snprintf(
-                buf, sizeof buf,
-                "  %-12s %-18s max|diff| %.3g  max rel %.3g  allclose %s  bit-identical %s\n",
-                o.name.c_str(), o.type_a.c_str(), o.max_abs, o.max_rel, o.allclose ? "yes" : "NO",
-                o.bit_identical ? "yes" : "no");
+            if (approximate)
+                std::snprintf(buf, sizeof buf,
+                              "  %-12s %-18s max|diff| %.3g  max rel %.3g  SQNR %.2f dB\n",
+                              o.name.c_str(), o.type_a.c_str(), o.max_abs, o.max_rel, o.sqnr_db);
+            else
+                std::snprintf(
+                    buf, sizeof buf,
+                    "  %-12s %-18s max|diff| %.3g  max rel %.3g  allclose %s  bit-identical %s\n",
+                    o.name.c_str(), o.type_a.c_str(), o.max_abs, o.max_rel,
+                    o.allclose ? "yes" : "NO", o.bit_identical ? "yes" : "no");
+            if (o.nan + o.inf > 0) {
+                s += buf;
+                std::snprintf(buf, sizeof buf,
+                              "  %-12s %lld NaN, %lld Inf where the other is finite\n", "",
+                              static_cast<long long>(o.nan), static_cast<long long>(o.inf));
+            }
         }
         s += buf;
     }
-    s += std::string("  verdict: ") +
-         (outputs.empty()   ? "nothing to compare"
-          : bit_identical() ? "bit-identical"
-          : allclose()      ? "allclose"
-                            : "NOT allclose") +
-         "\n";
+    s += "  verdict: " + verdict() + "\n";
     return s;
 }
 

@@ -27,7 +27,14 @@ struct TensorParity {
     bool allclose = true;   // |a - b| <= atol + rtol * |b| everywhere (NaN == NaN)
     bool bit_identical = true;
     double sqnr_db = 0.0; // 10 log10(sum b^2 / sum (a-b)^2); inf when identical
+    // Values of `a` that are NaN / +-Inf where `b`'s are finite (left out of the
+    // numbers above, so they are named on their own).
+    int64_t nan = 0, inf = 0;
 };
+
+// SQNR in plain words: "close" (>= 30 dB), "a visible error" (>= 15 dB), "a
+// large error" (>= 5 dB), else "the output is lost".
+const char* sqnr_reading(double db);
 
 TensorParity compare_tensors(const std::string& name, const Tensor& a, const Tensor& b,
                              const Tolerance& tol = {});
@@ -36,9 +43,17 @@ struct ParityReport {
     std::vector<TensorParity> outputs;
     std::vector<TensorParity>
         nodes; // per node, where both runs have a tensor value under the same name
+    // A quantized run (quantize / dequantize pairs in the graph) is meant to differ:
+    // its verdict is the SQNR against the float outputs, not allclose.
+    bool approximate = false;
     bool allclose() const;
     bool bit_identical() const;
     double max_abs() const;
+    double min_sqnr_db() const; // the worst output's
+    int64_t nonfinite() const;  // NaN and Inf values over all outputs (TensorParity::nan, inf)
+    // One line: "bit-identical", "allclose", "NOT allclose", "SQNR 39.2 dB: close",
+    // "3 NaN values in the outputs", "nothing to compare".
+    std::string verdict() const;
     // A readable table: one line per output, then the verdict.
     std::string str() const;
 };

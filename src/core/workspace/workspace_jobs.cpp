@@ -6,6 +6,7 @@
 #include <chrono>
 #include <set>
 
+#include "graph/op_schema.h"
 #include "workspace/workspace_state.h"
 
 namespace pt2lab {
@@ -228,6 +229,13 @@ bool Workspace::advance(double seconds) {
     rep.ms = p.last_ms;
     rep.stale = a.view == GraphView::Module && s.gm->stale();
     rep.parity = compare_runs(p.last, p.baseline);
+    // A quantized graph is meant to differ from the float one: judged by its SQNR.
+    const Graph& ran = a.view == GraphView::Program ? *s.ep->graph : *s.gm->graph;
+    for (const Node* n : ran.nodes())
+        if (n->is(OpId::quantize_per_tensor) || n->is(OpId::dequantize_per_tensor)) {
+            rep.parity.approximate = true;
+            break;
+        }
     // torch's eager outputs are for one forward of the saved state.
     if (original_ && !original_->reference_outputs.empty() && p.label == kSampleInputsLabel) {
         const bool saved_state =
