@@ -1,6 +1,10 @@
 // The Observers tab: the PT2E steps as buttons on the live module, and each
-// MinMaxObserver's min / max with the scale and zero_point it would choose.
+// observer, in graph order, with what it reads, its min / max and the scale and
+// zero_point it would choose.
 #include "ui/observers_panel.h"
+
+#include <map>
+#include <set>
 
 #include "tensor_summary.h"
 #include "ui/theme.h"
@@ -52,6 +56,23 @@ void draw_observers_tab(App& app) {
                      colors::text_dim);
         return;
     }
+    // One row per observer call in graph order (then any observer nothing calls).
+    // Names that share one instance (prepare_pt2e's shared quantization specs) share
+    // its min / max: their row lists every tensor the instance reads.
+    const Graph& g = *ws.module().graph;
+    const auto& observers = ws.state().observers;
+    std::map<const Observer*, std::vector<const Node*>> calls_of; // instance -> its call nodes
+    std::vector<std::pair<std::string, const Node*>> rows;
+    std::set<std::string> called;
+    for (const Node* n : g.nodes()) {
+        if (n->op() != Op::CallModule) continue;
+        auto it = observers.find(n->target());
+        if (it == observers.end()) continue;
+        calls_of[it->second.get()].push_back(n);
+        if (called.insert(n->target()).second) rows.emplace_back(n->target(), n);
+    }
+    for (const auto& [name, obs] : observers)
+        if (!called.count(name)) rows.emplace_back(name, nullptr);
     if (!ImGui::BeginTable("observers", 7,
                            ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
                                ImGuiTableFlags_BordersInnerH))
@@ -59,21 +80,34 @@ void draw_observers_tab(App& app) {
     for (const char* h : {"observer", "reads", "calls", "min", "max", "scale", "zero_point"})
         ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
-    const Graph& g = *ws.module().graph;
-    for (const auto& [name, obs] : ws.state().observers) {
+    for (const auto& [name, user] : rows) {
+        const Observer* obs = observers.at(name).get();
+        const std::vector<const Node*>& users = calls_of[obs];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        const Node* user = nullptr;
-        for (const Node* n : g.nodes())
-            if (n->op() == Op::CallModule && n->target() == name) user = n;
         if (user && app.view().graph == GraphView::Module)
             node_link(app, *user, "obs");
         else
             ImGui::TextUnformatted(name.c_str());
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", obs->config().describe().c_str());
         ImGui::TableNextColumn();
-        const Node* input = user && !user->input_nodes().empty() ? user->input_nodes()[0] : nullptr;
-        ImGui::TextUnformatted(input ? input->name().c_str() : "");
+        std::string reads, shared;
+        for (const Node* u : users) {
+            if (!u->input_nodes().empty())
+                reads += (reads.empty() ? "" : ", ") + u->input_nodes()[0]->name();
+            if (u->target() != name && shared.find(u->target()) == std::string::npos)
+                shared += (shared.empty() ? "" : ", ") + u->target();
+        }
+        ImGui::TextUnformatted(reads.c_str());
+        if (!shared.empty()) {
+            ImGui::SameLine();
+            ImGui::TextColored(to_vec4(colors::warn), "(shared)");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("One observer instance under several names: it shares its "
+                                  "min / max, scale and zero_point with %s, so its range covers "
+                                  "every tensor listed here (%s).",
+                                  shared.c_str(), reads.c_str());
+        }
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(obs->calls()));
         if (obs->calls() == 0) {
