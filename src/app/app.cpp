@@ -74,18 +74,61 @@ PageOptions parse_page_options(const std::function<std::string(const std::string
 }
 
 void App::record_frame(double build_ms, double loop_ms) {
+    const double now = platform::now_seconds();
     if (bench_.awaiting_draw) {
-        bench_.t_drawn = platform::now_seconds();
+        bench_.t_drawn = now;
         bench_.awaiting_draw = false;
+    }
+    const double start = now - loop_ms / 1000;
+    const float loop = static_cast<float>(loop_ms);
+    const float gap = bench_.t_loop > 0 ? static_cast<float>((start - bench_.t_loop) * 1000) : 0;
+    bench_.t_loop = start;
+    // The jobs this call worked on (it began, advanced or ended them), and the one
+    // that ended on the call before.
+    for (auto it = bench_.jobs.rbegin(); it != bench_.jobs.rend(); ++it) {
+        JobRecord& j = *it;
+        if (!j.ended || j.t_end >= start) {
+            if (j.frames++ > 0) j.max_gap_ms = std::max(j.max_gap_ms, gap);
+            j.max_loop_ms = std::max(j.max_loop_ms, loop);
+        } else if (j.next_loop_ms < 0) {
+            j.next_loop_ms = loop;
+            j.next_gap_ms = gap;
+            j.t_shown = now;
+        } else {
+            break; // older jobs are done with
+        }
     }
     if (!options_.bench) return;
     const size_t keep = 2000;
     if (bench_.build_ms.size() >= keep) {
         bench_.build_ms.erase(bench_.build_ms.begin(), bench_.build_ms.begin() + keep / 2);
         bench_.loop_ms.erase(bench_.loop_ms.begin(), bench_.loop_ms.begin() + keep / 2);
+        bench_.gap_ms.erase(bench_.gap_ms.begin(), bench_.gap_ms.begin() + keep / 2);
     }
     bench_.build_ms.push_back(static_cast<float>(build_ms));
-    bench_.loop_ms.push_back(static_cast<float>(loop_ms));
+    bench_.loop_ms.push_back(loop);
+    bench_.gap_ms.push_back(gap);
+}
+
+void App::job_began(const Action& a, double compute) {
+    while (bench_.jobs.size() >= BenchLog::kKeepJobs) bench_.jobs.pop_front();
+    JobRecord j;
+    j.kind = action_kind_name(a.kind);
+    j.label = a.label;
+    j.fast_kernels = a.fast_kernels;
+    j.t_start = platform::now_seconds() - compute;
+    j.compute = compute;
+    bench_.jobs.push_back(std::move(j));
+}
+
+void App::job_ended(bool ok, bool cancelled) {
+    if (bench_.jobs.empty() || bench_.jobs.back().ended) return;
+    JobRecord& j = bench_.jobs.back();
+    j.ended = true;
+    j.ok = ok;
+    j.cancelled = cancelled;
+    j.t_end = platform::now_seconds();
+    ++bench_.jobs_done;
 }
 
 App::App() : lesson_files_(read_lesson_index()) {
@@ -416,7 +459,9 @@ void App::show_tab(Tab t) {
 
 bool App::take_files() {
     auto open_arrived = [&](std::vector<uint8_t> bytes, const std::string& name) {
+        const double t0 = platform::now_seconds();
         if (open(std::move(bytes), name)) {
+            bench_.t_open_call = t0;
             bench_.t_opened = platform::now_seconds();
             bench_.awaiting_draw = true;
         }
@@ -469,6 +514,7 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
         log(LogLine::Kind::Info, std::string(action_kind_name(ws_->pending_action()->kind)) +
                                      " cancelled: " + base_name(name) + " was opened");
         ws_->cancel();
+        job_ended(false, true);
     }
     cancel_requested_ = false;
     drop_file_requests(); // they were for the file that goes
@@ -533,6 +579,7 @@ bool App::end_frame() {
             ActionProgress p = ws_->progress();
             std::string kind = action_kind_name(ws_->pending_action()->kind);
             ws_->cancel();
+            job_ended(false, true);
             size_t dropped = drop_file_requests();
             char secs[32];
             std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
@@ -562,7 +609,11 @@ bool App::work(double budget) {
             double l = left();
             if (advanced && l <= 0) break;
             advanced = true;
-            if (!ws_->advance(std::max(l, 1e-6))) break;
+            const double t_slice = platform::now_seconds();
+            const bool done = ws_->advance(std::max(l, 1e-6));
+            if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
+                bench_.jobs.back().compute += platform::now_seconds() - t_slice;
+            if (!done) break;
             finish_job();
             did = true;
             continue;
@@ -603,7 +654,9 @@ void App::apply(const Request& r) {
         return;
     }
     // The action becomes the job in flight: work() advances it, finish_job() commits it.
+    const double t_begin = platform::now_seconds();
     Status s = ws_->begin(r.action);
+    if (s.ok()) job_began(r.action, platform::now_seconds() - t_begin);
     if (!s.ok()) {
         view_.error = s.error().str();
         log(LogLine::Kind::Error,
@@ -613,7 +666,11 @@ void App::apply(const Request& r) {
 
 void App::finish_job() {
     const Action a = *ws_->pending_action();
+    const double t_finish = platform::now_seconds();
     auto out = ws_->finish();
+    if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
+        bench_.jobs.back().compute += platform::now_seconds() - t_finish;
+    job_ended(out.ok(), false);
     if (!out.ok()) {
         view_.error = out.error().str();
         log(LogLine::Kind::Error,

@@ -197,12 +197,38 @@ struct PageOptions {
 };
 PageOptions parse_page_options(const std::function<std::string(const std::string&)>& option);
 
+// One job the page ran (an action from begin to finish or cancel), as the page saw
+// it: window.pt2lab.bench()'s "jobs", for tools/action_bench.js.
+struct JobRecord {
+    const char* kind = ""; // action_kind_name
+    std::string label;     // Action::label ("run after the change"), often ""
+    bool fast_kernels = false;
+    bool ended = false, ok = false, cancelled = false;
+    double t_start = 0, t_end = 0; // seconds (performance.now): begin(), finish() or cancel
+    double compute = 0;            // seconds inside Workspace::begin / advance / finish
+    // Main-loop calls from the one that began the job to the one that ended it: how
+    // many, the longest (loop_ms) and the longest gap between two calls' starts after
+    // the first (requestAnimationFrame's); then the first call after it, which draws
+    // the result (the new graph's scene), and when that call ended (t_shown, seconds).
+    int frames = 0;
+    float max_loop_ms = 0, max_gap_ms = 0;
+    float next_loop_ms = -1, next_gap_ms = -1;
+    double t_shown = 0;
+};
+
 // Frame and open timings the benchmark mode reports (window.pt2lab.bench()).
 struct BenchLog {
     std::vector<float> build_ms; // NewFrame -> Render (ImGui and the App), per frame
     std::vector<float> loop_ms;  // the whole main-loop call, including opening files
+    std::vector<float> gap_ms;   // from the previous main-loop call's start to this one's
     double t_arrived = 0, t_opened = 0, t_drawn = 0; // seconds: bytes taken, opened, drawn
+    double t_open_call = 0; // seconds: App::open called (t_opened - this: the open itself)
     bool awaiting_draw = false;
+    double t_loop = 0; // the last main-loop call's start (seconds)
+    // The last kKeepJobs jobs, oldest first; jobs_done counts every one that ended.
+    static constexpr size_t kKeepJobs = 32;
+    std::deque<JobRecord> jobs;
+    uint64_t jobs_done = 0;
 };
 
 class App {
@@ -393,6 +419,9 @@ private:
     // Advances the job and starts waiting requests until `budget` seconds have passed.
     bool work(double budget);
     void finish_job();
+    // BenchLog::jobs: a job began, or the one in flight ended.
+    void job_began(const Action& a, double compute);
+    void job_ended(bool ok, bool cancelled);
     // Drops waiting requests that act on the open file (actions, undo, redo).
     size_t drop_file_requests();
     nlohmann::json lessons_json() const; // the test hook's "lessons" (state_json.cpp)

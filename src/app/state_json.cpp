@@ -91,10 +91,45 @@ std::string App::bench_json() const {
     j["loop_ms"] = bench_.loop_ms;
     j["t_arrived"] = bench_.t_arrived * 1000;
     j["t_opened"] = bench_.t_opened * 1000;
+    j["t_open_call"] = bench_.t_open_call * 1000;
     j["t_drawn"] = bench_.t_drawn * 1000;
+    j["gap_ms"] = bench_.gap_ms;
+    // The job in flight and the last jobs (times in ms, performance.now): light, no graph.
+    if (const Action* a = job_action()) {
+        ActionProgress p = job_progress();
+        j["busy"] = {{"kind", action_kind_name(a->kind)},
+                     {"what", p.what},
+                     {"done", p.done},
+                     {"total", p.total}};
+    } else {
+        j["busy"] = nullptr;
+    }
+    j["waiting"] = requests_.size();
+    j["error"] = view_.error;
+    j["jobs_done"] = bench_.jobs_done;
+    json jobs = json::array();
+    for (const JobRecord& r : bench_.jobs)
+        jobs.push_back({{"kind", r.kind},
+                        {"label", r.label},
+                        {"fast_kernels", r.fast_kernels},
+                        {"ended", r.ended},
+                        {"ok", r.ok},
+                        {"cancelled", r.cancelled},
+                        {"t_start", r.t_start * 1000},
+                        {"t_end", r.ended ? json(r.t_end * 1000) : json(nullptr)},
+                        {"compute_ms", r.compute * 1000},
+                        {"frames", r.frames},
+                        {"max_loop_ms", r.max_loop_ms},
+                        {"max_gap_ms", r.max_gap_ms},
+                        {"next_loop_ms", r.next_loop_ms},
+                        {"next_gap_ms", r.next_gap_ms},
+                        {"t_shown", r.next_loop_ms >= 0 ? json(r.t_shown * 1000) : json(nullptr)}});
+    j["jobs"] = jobs;
     const Workspace* ws = workspace();
-    if (!ws) return j.dump();
-    const Scene& sc = scene(view_.graph);
+    if (!ws) return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    // The scene as the last frame drew it: building it here would move a frame's
+    // work into the benchmark's poll.
+    const Scene& sc = scenes_[view_.graph == GraphView::Program ? 0 : 1].scene;
     j["file"] = file_name_;
     j["nodes"] = ws->graph(view_.graph).size();
     j["shown"] = sc.nodes.size();
