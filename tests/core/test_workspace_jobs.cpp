@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "graph/written_attrs.h"
 #include "test_support.h"
@@ -279,4 +280,25 @@ TEST_CASE("a quantized run is judged by its SQNR; NaN is named", "[workspace]") 
     CHECK(r.outputs[0].nan == 4);
     CHECK(r.verdict() == "4 NaN values in the outputs");
     CHECK_FALSE(r.allclose());
+}
+
+TEST_CASE("a calibration computes each observer's qparams in a step of its own",
+          "[workspace][jobs]") {
+    auto ws = open_workspace("conv_bn_relu_eval");
+    REQUIRE(ws->apply(action(R"({"kind": "prepare"})")).ok());
+    std::set<const Observer*> instances;
+    for (const auto& [name, obs] : ws->state().observers) instances.insert(obs.get());
+    REQUIRE(instances.size() >= 2);
+    REQUIRE(ws->begin(action(R"({"kind": "calibrate", "repeat": 2})")).ok());
+    std::set<std::string> qparam_steps;
+    while (!ws->advance(1e-9)) {
+        std::string what = ws->progress().what;
+        if (what.rfind("calibrate: scale and zero_point of observer", 0) == 0)
+            qparam_steps.insert(what);
+    }
+    // A pause before every observer (one observer per slice): "observer k of n".
+    CHECK(qparam_steps.size() == instances.size());
+    auto out = ws->finish();
+    REQUIRE(out.ok());
+    CHECK(out.value().summary.find("scale") != std::string::npos);
 }
