@@ -1,10 +1,12 @@
 // libFuzzer harness: the page's whole "drop a file" path (tests/support/
-// drop_file.h: sniff, load, every view, ep.module(), lint, run both forms,
-// decompose and run, prepare / calibrate / convert and run) on .pt2 archives
-// and JSON files mutated by structure (one record's JSON values, a .npy
-// header, a zip field) and rewritten valid. Budgets are lowered so that each
-// input stays cheap; refusing is a success, only a crash or a sanitizer
-// report is a finding.
+// drop_file.h: Workspace::open, every view, then the page's actions: run both
+// graphs with both kernel sets, decompose to both levels, prepare / calibrate /
+// convert and run, undo back) on .pt2 archives and JSON files mutated
+// by structure (one record's JSON values, a .npy header, a zip field) and
+// rewritten valid. Budgets are lowered so that each input stays cheap; a
+// refused action does not stop the ones after it. Refusing is a success; a
+// crash, a sanitizer report, an error that does not name the file or an undo
+// that does not restore the views is a finding.
 #include <cstdint>
 #include <vector>
 
@@ -19,10 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     limits.run_bytes = 16 << 20;
     limits.run_work = 2000000;
     pt2lab_test::DropTrace trace;
-    pt2lab::Status s =
-        pt2lab_test::drop_file(std::vector<uint8_t>(data, data + size), "fuzz.pt2", limits, &trace);
-    // An error always names the file, as the page shows it.
+    pt2lab::Status s = pt2lab_test::drop_file(std::vector<uint8_t>(data, data + size), "fuzz.pt2",
+                                              limits, &trace, /*keep_going=*/true);
+    // An error always names the file, as the page shows it: the first, and every
+    // refusal of an action after it.
     if (!s.ok() && s.error().file.rfind("fuzz.pt2", 0) != 0) __builtin_trap();
+    for (const auto& [stage, e] : trace.refused)
+        if (e.file.rfind("fuzz.pt2", 0) != 0) __builtin_trap();
+    // Undo gives back exactly the views of the file as opened.
+    if (!trace.broken.empty()) __builtin_trap();
     return 0;
 }
 
