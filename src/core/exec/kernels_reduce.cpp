@@ -226,14 +226,17 @@ bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& 
     return true;
 }
 
-// max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
-// optional
-Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_indices) {
-    const std::string op =
-        with_indices ? "aten.max_pool2d_with_indices.default" : "aten.max_pool2d.default";
-    auto x = float_input(a, op.c_str());
-    if (!x.ok()) return x.error();
-    const Tensor& in = *x.value();
+// The window geometry of a 2-D pooling op, checked as ATen's pooling checks it.
+struct PoolGeometry {
+    std::vector<int64_t> K, stride, P, D; // kernel, stride (default: the kernel), padding, dilation
+    bool ceil = false;
+    int64_t out[2] = {0, 0}; // output rows, columns
+};
+
+// kernel_size, stride=[], padding=0[, dilation=1], ceil_mode=False from argument 1 on
+// (avg_pool2d has no dilation: 1), for a 3-D [C, H, W] or 4-D [N, C, H, W] input.
+Result<PoolGeometry> pool_geometry(const CallArgs& a, const std::string& op, const Tensor& in,
+                                   bool has_dilation) {
     // Like ATen: 3-D [C, H, W] or 4-D [N, C, H, W], only the batch may be empty.
     bool shape_ok = (in.dim() == 3 && in.sizes[0] && in.sizes[1] && in.sizes[2]) ||
                     (in.dim() == 4 && in.sizes[1] && in.sizes[2] && in.sizes[3]);
@@ -252,18 +255,26 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
                                 "two ints");
         return v;
     };
+    PoolGeometry g;
     auto k = two(1, "kernel_size", false);
     if (!k.ok()) return k.error();
+    g.K = k.take();
     auto s = two(2, "stride", true);
     if (!s.ok()) return s.error();
-    std::vector<int64_t> stride = s.value().empty() ? k.value() : s.value();
+    g.stride = s.value().empty() ? g.K : s.value();
     auto p = two(3, "padding", false);
     if (!p.ok()) return p.error();
-    auto d = two(4, "dilation", false);
-    if (!d.ok()) return d.error();
-    auto ceil = a.boolean(5);
+    g.P = p.take();
+    g.D = {1, 1};
+    if (has_dilation) {
+        auto d = two(4, "dilation", false);
+        if (!d.ok()) return d.error();
+        g.D = d.take();
+    }
+    auto ceil = a.boolean(has_dilation ? 5 : 4);
     if (!ceil.ok()) return ceil.error();
-    const std::vector<int64_t>&K = k.value(), &P = p.value(), &D = d.value();
+    g.ceil = ceil.value();
+    const std::vector<int64_t>&K = g.K, &stride = g.stride, &P = g.P, &D = g.D;
     // ATen's pooling narrows every parameter to int (safe_downcast: "integer out of range").
     using Param = std::pair<const std::vector<int64_t>*, const char*>;
     for (const Param& pr : {Param(&K, "kernel_size"), Param(&stride, "stride"),
@@ -283,7 +294,6 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
         return kernel_error(op + ": dilation should be greater than zero, but got dilationH: " +
                             std::to_string(D[0]) + " dilationW: " + std::to_string(D[1]));
     const int64_t H = in.size(-2), W = in.size(-1);
-    int64_t out[2];
     for (int i = 0; i < 2; ++i) {
         const int64_t len = i == 0 ? H : W, kk = K[static_cast<size_t>(i)],
                       st = stride[static_cast<size_t>(i)], pd = P[static_cast<size_t>(i)],
@@ -296,19 +306,36 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
         auto padded = checked_add(len, checked_mul(2, pd).value_or(INT64_MAX));
         std::optional<int64_t> num =
             span && padded ? checked_add(*padded, -*span - 1) : std::nullopt;
-        if (num && ceil.value()) num = checked_add(*num, st - 1);
+        if (num && g.ceil) num = checked_add(*num, st - 1);
         if (!num)
             return kernel_error(op + ": kernel_size " + std::to_string(kk) + ", dilation " +
                                 std::to_string(dl) + " and padding " + std::to_string(pd) +
                                 " overflow 64-bit arithmetic");
         int64_t o = floor_div(*num, st) + 1;
-        if (ceil.value() && (o - 1) * st >= len + pd) --o; // last window starts inside
-        out[i] = o;
+        if (g.ceil && (o - 1) * st >= len + pd) --o; // last window starts inside
+        g.out[i] = o;
     }
-    if (out[0] < 1 || out[1] < 1)
+    if (g.out[0] < 1 || g.out[1] < 1)
         return kernel_error(op + ": Given input size: (" + pair_str(H, W) +
-                            "). Calculated output size: (" + pair_str(out[0], out[1]) +
+                            "). Calculated output size: (" + pair_str(g.out[0], g.out[1]) +
                             "). Output size is too small");
+    return g;
+}
+
+// max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
+// optional
+Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_indices) {
+    const std::string op =
+        with_indices ? "aten.max_pool2d_with_indices.default" : "aten.max_pool2d.default";
+    auto x = float_input(a, op.c_str());
+    if (!x.ok()) return x.error();
+    const Tensor& in = *x.value();
+    auto geom = pool_geometry(a, op, in, /*has_dilation=*/true);
+    if (!geom.ok()) return geom.error();
+    const PoolGeometry& g = geom.value();
+    const std::vector<int64_t>&K = g.K, &stride = g.stride, &P = g.P, &D = g.D;
+    const int64_t H = in.size(-2), W = in.size(-1);
+    const int64_t* out = g.out;
     std::vector<int64_t> out_sizes = in.sizes;
     out_sizes[out_sizes.size() - 2] = out[0];
     out_sizes[out_sizes.size() - 1] = out[1];
@@ -352,6 +379,67 @@ Result<Value> kernel_max_pool2d(const CallArgs& a, const KernelOptions& opt) {
 }
 Result<Value> kernel_max_pool2d_with_indices(const CallArgs& a, const KernelOptions& opt) {
     return max_pool(a, opt, true);
+}
+
+// avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False,
+// count_include_pad=True, divisor_override=None), as ATen's cpu_avg_pool: per output,
+// the window clipped to the input summed row by row in float, divided by the
+// override, else by the window's size with its padding (count_include_pad) or without.
+Result<Value> kernel_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    const std::string op = "aten.avg_pool2d.default";
+    auto x = float_input(a, op.c_str());
+    if (!x.ok()) return x.error();
+    const Tensor& in = *x.value();
+    auto geom = pool_geometry(a, op, in, /*has_dilation=*/false);
+    if (!geom.ok()) return geom.error();
+    const PoolGeometry& g = geom.value();
+    auto include_pad = a.boolean(5);
+    if (!include_pad.ok()) return include_pad.error();
+    std::optional<int64_t> divisor;
+    if (a[6].kind != Value::Kind::None) {
+        auto d = a.integer(6);
+        if (!d.ok()) return d.error();
+        if (d.value() == 0) return kernel_error(op + ": divisor must be not zero");
+        divisor = d.value();
+    }
+    const int64_t H = in.size(-2), W = in.size(-1), OH = g.out[0], OW = g.out[1];
+    std::vector<int64_t> out_sizes = in.sizes;
+    out_sizes[out_sizes.size() - 2] = OH;
+    out_sizes[out_sizes.size() - 1] = OW;
+    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    if (!yr.ok()) return yr.error();
+    if (Status st = charge_work(
+            opt, work_of({yr.value().numel(), std::min(g.K[0], H), std::min(g.K[1], W)}), op);
+        !st.ok())
+        return st.error();
+    const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
+    float* y = yr.value().f32();
+    for (int64_t b = 0; b < batch; ++b) {
+        const float* xs = in.f32() + b * H * W;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+            for (int64_t ow = 0; ow < OW; ++ow) {
+                int64_t ih0 = oh * g.stride[0] - g.P[0], iw0 = ow * g.stride[1] - g.P[1];
+                int64_t ih1 = std::min(ih0 + g.K[0], H + g.P[0]);
+                int64_t iw1 = std::min(iw0 + g.K[1], W + g.P[1]);
+                const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
+                ih0 = std::max<int64_t>(ih0, 0), iw0 = std::max<int64_t>(iw0, 0);
+                ih1 = std::min(ih1, H), iw1 = std::min(iw1, W);
+                float& out = y[(b * OH + oh) * OW + ow];
+                if (ih0 >= ih1 || iw0 >= iw1) {
+                    out = 0;
+                    continue;
+                }
+                float sum = 0;
+                for (int64_t ih = ih0; ih < ih1; ++ih)
+                    for (int64_t iw = iw0; iw < iw1; ++iw) sum += xs[ih * W + iw];
+                const int64_t factor = divisor               ? *divisor
+                                       : include_pad.value() ? pool_size
+                                                             : (ih1 - ih0) * (iw1 - iw0);
+                out = sum / static_cast<float>(factor);
+            }
+        }
+    }
+    return Value::of(yr.take());
 }
 
 // adaptive_avg_pool2d(self, output_size) / _adaptive_avg_pool2d: window
