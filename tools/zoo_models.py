@@ -82,6 +82,7 @@ MODELS = {
     "squeezenet1_1": (V.squeezenet1_1, VISION_INPUT),
     "shufflenet_v2_x0_5": (V.shufflenet_v2_x0_5, VISION_INPUT),
     "regnet_y_400mf": (V.regnet_y_400mf, VISION_INPUT),
+    "densenet121": (V.densenet121, VISION_INPUT),
     "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
