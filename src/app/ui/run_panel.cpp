@@ -87,8 +87,8 @@ void draw_run_tab(App& app) {
     ImGui::SameLine();
     const char* kinds[] = {"the file's own", "sample inputs", "seeded"};
     const char* tips[] = {"the file's sample inputs if it has them, else seeded",
-                          "data/sample_inputs/model.pt: the example inputs torch.export.save "
-                          "keeps in the archive",
+                          ("data/sample_inputs/model.pt: the example inputs torch.export.save "
+                           "keeps in the archive"),
                           "SeededRng(seed).normal(), shaped by the graph's inputs"};
     for (int i = 0; i < 3; ++i) {
         if (i) ImGui::SameLine(0, px(2));
