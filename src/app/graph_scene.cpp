@@ -244,7 +244,8 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     }
     // Weights drawn inside their reader: read by exactly one node that has a box
     // of its own, and not named by the diff (a changed weight keeps its box).
-    std::unordered_map<const Node*, std::vector<const Node*>> inside; // reader -> weights
+    // reader -> its weights, each with the attribute path it shows ("conv.weight")
+    std::unordered_map<const Node*, std::vector<std::pair<const Node*, std::string>>> inside;
     std::unordered_set<const Node*> folded;
     if (ctx.weights_inside) {
         std::unordered_map<const Node*, size_t> pos;
@@ -252,11 +253,13 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         for (size_t i = 0; i < nodes.size(); ++i) {
             const Node& n = *nodes[i];
             bool weight = n.op() == Op::GetAttr;
+            std::string path = n.target();
             if (n.op() == Op::Placeholder) {
                 auto it = spec_index.find(n.name());
                 weight = it != spec_index.end() && (it->second->kind == InputKind::Parameter ||
                                                     it->second->kind == InputKind::Buffer ||
                                                     it->second->kind == InputKind::ConstantTensor);
+                if (weight) path = it->second->target;
             }
             if (!weight || shown_as[i] >= 0 || n.users().size() > 1) continue;
             if (added.count(n.name()) || rewired.count(n.name()) || changed.count(n.name()))
@@ -270,7 +273,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
             auto at = pos.find(reader);
             if (at == pos.end() || shown_as[at->second] >= 0 || reader->op() == Op::Output)
                 continue;
-            inside[reader].push_back(&n);
+            inside[reader].emplace_back(&n, std::move(path));
             folded.insert(&n);
         }
     }
@@ -311,9 +314,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
                   : changed.count(n.name()) ? DiffMark::Changed
                                             : DiffMark::None;
         if (auto it = inside.find(&n); it != inside.end()) {
-            for (const Node* w : it->second) {
-                std::string path = w->target();
-                if (w->op() == Op::Placeholder) path = spec_index.at(w->name())->target;
+            for (const auto& [w, path] : it->second) {
                 std::string type = node_value_type(*w);
                 sn.weights.push_back(path.substr(path.find_last_of('.') + 1) +
                                      (type.empty() ? "" : ": " + type));

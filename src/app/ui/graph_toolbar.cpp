@@ -105,9 +105,8 @@ void draw_parity_badge(App& app) {
         badge("graph changed since the last run", colors::warn);
     } else {
         const ParityReport& p = run->parity;
-        const bool plain = p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
-        badge("parity: " + (plain && !p.allclose() ? std::string("differs") : p.verdict()) +
-                  (plain ? ", max |diff| " + diff_text(p.max_abs()) : ""),
+        badge("parity: " + parity_word(p) +
+                  (parity_plain(p) ? ", max |diff| " + diff_text(p.max_abs()) : ""),
               parity_color(p));
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("This graph's outputs vs the file as loaded, on %s.\n%s",

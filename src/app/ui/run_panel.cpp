@@ -57,22 +57,15 @@ void parity_table(const char* id, const ParityReport& p) {
     ImGui::EndTable();
 }
 
-double max_rel(const ParityReport& p) {
-    double m = 0;
-    for (const TensorParity& t : p.outputs) m = std::max(m, t.max_rel);
-    return m;
-}
-
 void verdict(const ParityReport& p, const char* against) {
-    const bool plain = p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
-    std::string what = plain && !p.allclose() ? "differs" : p.verdict();
+    std::string what = parity_word(p);
     ImGui::PushFont(fonts().heading);
     ImGui::TextColored(to_vec4(parity_color(p)), "%s", what.c_str());
     ImGui::PopFont();
     ImGui::SameLine();
     if (p.approximate)
         ImGui::TextDisabled("vs %s (the float outputs), max |diff| %s, max rel %s", against,
-                            sci(p.max_abs()).c_str(), sci(max_rel(p)).c_str());
+                            sci(p.max_abs()).c_str(), sci(p.max_rel()).c_str());
     else
         ImGui::TextDisabled("vs %s, max |diff| %s (rtol 1.3e-06, atol 1e-05)", against,
                             sci(p.max_abs()).c_str());
@@ -190,10 +183,7 @@ void draw_run_tab(App& app) {
     }
     ImGui::Spacing();
     verdict(run->parity, "the file as loaded");
-    bool quantized = false;
-    for (const Node* n : ws.module().graph->nodes())
-        quantized |= n->target().find("quantize_per_tensor") != std::string::npos;
-    if (quantized && !run->parity.bit_identical())
+    if (run->parity.approximate && !run->parity.bit_identical())
         text_wrapped("The graph quantizes: each quantize -> dequantize pair rounds values to "
                      "scale * integer steps, so the outputs move by about the quantization error. "
                      "SQNR says how much signal is left: 30 dB and up is close, below 5 dB the "

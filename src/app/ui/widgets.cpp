@@ -62,6 +62,14 @@ void node_link(App& app, const Node& n, const char* id_suffix) {
     ImGui::PopID();
 }
 
+bool parity_plain(const ParityReport& p) {
+    return p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
+}
+
+std::string parity_word(const ParityReport& p) {
+    return parity_plain(p) && !p.allclose() ? "differs" : p.verdict();
+}
+
 ImU32 parity_color(const ParityReport& p) {
     if (p.outputs.empty()) return colors::text_dim;
     if (p.nonfinite() > 0) return colors::bad;

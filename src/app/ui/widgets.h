@@ -21,6 +21,12 @@ void badge(const std::string& text, ImU32 color, bool filled = false);
 // A parity verdict's colour: good when equal, allclose or a close quantized run
 // (>= 30 dB), warn for a visible error, bad for a large one, a lost output or NaN.
 ImU32 parity_color(const ParityReport& p);
+// A float comparison that is neither bit-identical nor NaN / Inf: the one whose
+// verdict is allclose or not, with max |diff| beside it.
+bool parity_plain(const ParityReport& p);
+// The verdict as the page words it: ParityReport::verdict(), "differs" for a plain
+// comparison that is not allclose.
+std::string parity_word(const ParityReport& p);
 // A heading line inside a panel.
 void section(const char* title);
 // A "(?)" that shows `text` on hover.

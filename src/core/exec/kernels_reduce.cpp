@@ -230,7 +230,9 @@ bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& 
 struct PoolGeometry {
     std::vector<int64_t> K, stride, P, D; // kernel, stride (default: the kernel), padding, dilation
     bool ceil = false;
-    int64_t out[2] = {0, 0}; // output rows, columns
+    int64_t out[2] = {0, 0};        // output rows, columns
+    std::vector<int64_t> out_sizes; // the input's sizes with those two last
+    int64_t batch = 0;              // the planes: N * C, or C for a 3-D input
 };
 
 // kernel_size, stride=[], padding=0[, dilation=1], ceil_mode=False from argument 1 on
@@ -319,6 +321,10 @@ Result<PoolGeometry> pool_geometry(const CallArgs& a, const std::string& op, con
         return kernel_error(op + ": Given input size: (" + pair_str(H, W) +
                             "). Calculated output size: (" + pair_str(g.out[0], g.out[1]) +
                             "). Output size is too small");
+    g.out_sizes = in.sizes;
+    g.out_sizes[g.out_sizes.size() - 2] = g.out[0];
+    g.out_sizes[g.out_sizes.size() - 1] = g.out[1];
+    g.batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
     return g;
 }
 
@@ -336,14 +342,11 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     const std::vector<int64_t>&K = g.K, &stride = g.stride, &P = g.P, &D = g.D;
     const int64_t H = in.size(-2), W = in.size(-1);
     const int64_t* out = g.out;
-    std::vector<int64_t> out_sizes = in.sizes;
-    out_sizes[out_sizes.size() - 2] = out[0];
-    out_sizes[out_sizes.size() - 1] = out[1];
-    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    auto yr = new_tensor(opt, ScalarType::Float, g.out_sizes, op);
     if (!yr.ok()) return yr.error();
     // The indices only when returned (max_pool2d has no use for them).
     auto ir =
-        new_tensor(opt, ScalarType::Long, with_indices ? out_sizes : std::vector<int64_t>{0}, op);
+        new_tensor(opt, ScalarType::Long, with_indices ? g.out_sizes : std::vector<int64_t>{0}, op);
     if (!ir.ok()) return ir.error();
     Tensor &y = yr.value(), &idx = ir.value();
     // Each window visits at most min(kernel, input) rows and columns; the tap
@@ -356,12 +359,11 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
         return st.error();
     const PoolTaps rows = pool_taps(out[0], stride[0], P[0], D[0], K[0], H);
     const PoolTaps cols = pool_taps(out[1], stride[1], P[1], D[1], K[1], W);
-    const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
     const int64_t plane = out[0] * out[1];
     if (opt.fast_conv && !with_indices &&
-        max_pool_fast(in, batch, K, stride, P, D, out[0], out[1], y.f32(), opt, op))
+        max_pool_fast(in, g.batch, K, stride, P, D, out[0], out[1], y.f32(), opt, op))
         return Value::of(yr.take());
-    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
+    for (int64_t b = 0; b < g.batch; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
         const float* xs = in.f32() + b * H * W;
         if (with_indices)
             max_pool_plane<true>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane,
@@ -403,18 +405,14 @@ Result<Value> kernel_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
         divisor = d.value();
     }
     const int64_t H = in.size(-2), W = in.size(-1), OH = g.out[0], OW = g.out[1];
-    std::vector<int64_t> out_sizes = in.sizes;
-    out_sizes[out_sizes.size() - 2] = OH;
-    out_sizes[out_sizes.size() - 1] = OW;
-    auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
+    auto yr = new_tensor(opt, ScalarType::Float, g.out_sizes, op);
     if (!yr.ok()) return yr.error();
     if (Status st = charge_work(
             opt, work_of({yr.value().numel(), std::min(g.K[0], H), std::min(g.K[1], W)}), op);
         !st.ok())
         return st.error();
-    const int64_t batch = in.dim() == 4 ? in.sizes[0] * in.sizes[1] : in.sizes[0];
     float* y = yr.value().f32();
-    for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t b = 0; b < g.batch; ++b) {
         const float* xs = in.f32() + b * H * W;
         for (int64_t oh = 0; oh < OH; ++oh) {
             for (int64_t ow = 0; ow < OW; ++ow) {

@@ -64,6 +64,12 @@ double ParityReport::max_abs() const {
     return m;
 }
 
+double ParityReport::max_rel() const {
+    double m = 0.0;
+    for (const auto& o : outputs) m = std::max(m, o.max_rel);
+    return m;
+}
+
 double ParityReport::min_sqnr_db() const {
     double m = std::numeric_limits<double>::infinity();
     for (const auto& o : outputs) m = std::min(m, o.sqnr_db);

@@ -49,6 +49,7 @@ struct ParityReport {
     bool allclose() const;
     bool bit_identical() const;
     double max_abs() const;
+    double max_rel() const;
     double min_sqnr_db() const; // the worst output's
     int64_t nonfinite() const;  // NaN and Inf values over all outputs (TensorParity::nan, inf)
     // One line: "bit-identical", "allclose", "NOT allclose", "SQNR 39.2 dB: close",
