@@ -15,6 +15,25 @@ TEST_CASE("crc32 check value", "[zip]") {
     CHECK(crc32(nullptr, 0) == 0u);
 }
 
+TEST_CASE("crc32 of every length and alignment equals the bitwise definition", "[zip]") {
+    std::vector<uint8_t> data(300);
+    uint32_t x = 12345;
+    for (auto& b : data) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 16);
+    auto bitwise = [](const uint8_t* p, size_t n) {
+        uint32_t c = 0xffffffffu;
+        for (size_t i = 0; i < n; ++i) {
+            c ^= p[i];
+            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        }
+        return c ^ 0xffffffffu;
+    };
+    for (size_t off = 0; off < 9; ++off)
+        for (size_t n = 0; off + n <= data.size(); n += 7) {
+            INFO(off << " " << n);
+            CHECK(crc32(data.data() + off, n) == bitwise(data.data() + off, n));
+        }
+}
+
 TEST_CASE("PyTorch-written archives: zip64, stored, sizes in the central directory", "[zip]") {
     auto bytes = read_file_bytes(source_path("assets/graphs/conv_relu.pt2"));
     REQUIRE(bytes.ok());

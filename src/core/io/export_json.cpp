@@ -4,6 +4,7 @@
 // the serialized argument kinds, metadata strings parsed back.
 #include "io/export_json.h"
 
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -17,13 +18,86 @@ namespace pt2lab {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 class Deserializer {
 public:
     Deserializer(const std::string& file, ExportedProgram& ep) : file_(file), ep_(ep) {}
 
-    Status run(const json& root) {
-        JsonAt r = json_root(root, &file_);
-        if (!root.is_object()) return r.error("expected a JSON object (an ExportedProgram)");
+    // Reads the program in pieces: each call does work until `deadline` (a
+    // piece of tensor metadata or a node at least) and says whether it is all
+    // done; an error ends it.
+    Result<bool> step(const json& root, Clock::time_point deadline) {
+        const JsonAt r = json_root(root, &file_);
+        unsigned tick = 0;
+        auto time_up = [&] { return (++tick % 32) == 0 && Clock::now() >= deadline; };
+        while (true) {
+            switch (stage_) {
+            case Stage::Head:
+                if (Status s = head(r); !s.ok()) return s.error();
+                stage_ = Stage::TensorValues;
+                k_ = 0;
+                break;
+            case Stage::TensorValues: {
+                JsonAt tv = graph_.get("tensor_values");
+                if (!tv.v) {
+                    stage_ = Stage::Inputs;
+                    break;
+                }
+                if (!tv.v->is_object()) return tv.error("expected an object of tensor metadata");
+                const auto& members = static_cast<const json::object_t::Container&>(
+                    *tv.v->get_ptr<const json::object_t*>());
+                while (k_ < members.size()) {
+                    const auto& [key, value] = members[k_++];
+                    JsonAt m{&value, tv.path + "." + key, &file_};
+                    if (!value.is_object()) return m.error("expected a TensorMeta object");
+                    auto t = tensor_meta(m);
+                    if (!t.ok()) return t.error();
+                    metas_[key] = t.take();
+                    if (time_up()) return false;
+                }
+                if (JsonAt si = graph_.get("sym_int_values"); si.v && si.v->is_object())
+                    for (auto it = si.v->begin(); it != si.v->end(); ++it)
+                        sym_names_.insert(it.key());
+                stage_ = Stage::Inputs;
+                break;
+            }
+            case Stage::Inputs:
+                if (Status s = inputs(graph_); !s.ok()) return s.error();
+                stage_ = Stage::Nodes;
+                k_ = 0;
+                break;
+            case Stage::Nodes: {
+                auto ns = graph_.array("nodes");
+                if (!ns.ok()) return ns.error();
+                nodes_total_ = ns.value().size();
+                while (k_ < nodes_total_) {
+                    if (Status s = node(ns.value().index(k_++)); !s.ok()) return s.error();
+                    if (time_up()) return false;
+                }
+                stage_ = Stage::Tail;
+                break;
+            }
+            case Stage::Tail:
+                if (Status s = tail(); !s.ok()) return s.error();
+                stage_ = Stage::Done;
+                return true;
+            case Stage::Done: return true;
+            }
+            if (Clock::now() >= deadline) return false;
+        }
+    }
+    // How far step() has got: nodes read of the file's nodes.
+    size_t nodes_done() const {
+        return stage_ == Stage::Nodes ? k_ : stage_ > Stage::Nodes ? nodes_total_ : 0;
+    }
+    size_t nodes_total() const { return nodes_total_; }
+
+private:
+    enum class Stage { Head, TensorValues, Inputs, Nodes, Tail, Done };
+
+    Status head(const JsonAt& r) {
+        if (!r.is_object()) return r.error("expected a JSON object (an ExportedProgram)");
         if (!r.has("graph_module") && r.str_or("format", "") == "pt2lab.fx_graph")
             return r.error("this is pt2lab's symbolic_trace graph JSON (torch.fx), not a "
                            "serialized ExportedProgram: it can be shown (info, graph, code, "
@@ -48,15 +122,18 @@ public:
         if (!gm.ok()) return gm.error();
         auto graph = gm.value().object("graph");
         if (!graph.ok()) return graph.error();
+        gm_ = gm.value();
+        graph_ = graph.value();
         ep_.graph = std::make_unique<Graph>();
         g_ = ep_.graph.get();
-        if (Status s = tensor_values(graph.value()); !s.ok()) return s;
-        if (Status s = inputs(graph.value()); !s.ok()) return s;
-        if (Status s = nodes(graph.value()); !s.ok()) return s;
-        if (Status s = outputs(graph.value()); !s.ok()) return s;
-        if (Status s = signature(gm.value()); !s.ok()) return s;
-        module_call_graph(gm.value());
-        if (JsonAt md = gm.value().get("metadata"); md.v && md.v->is_object())
+        return {};
+    }
+
+    Status tail() {
+        if (Status s = outputs(graph_); !s.ok()) return s;
+        if (Status s = signature(gm_); !s.ok()) return s;
+        module_call_graph(gm_);
+        if (JsonAt md = gm_.get("metadata"); md.v && md.v->is_object())
             for (auto it = md.v->begin(); it != md.v->end(); ++it)
                 if (it->is_string()) ep_.graph_module_metadata[it.key()] = it->get<std::string>();
         if (Status s = g_->lint(); !s.ok()) {
@@ -68,7 +145,6 @@ public:
         return {};
     }
 
-private:
     Status schema_version(const JsonAt& r) {
         JsonAt sv = r.get("schema_version");
         if (!sv.v) {
@@ -187,22 +263,6 @@ private:
         if (idx.v && idx.v->is_number_integer())
             return type + ":" + std::to_string(idx.v->get<int64_t>());
         return type;
-    }
-
-    Status tensor_values(const JsonAt& graph) {
-        JsonAt tv = graph.get("tensor_values");
-        if (!tv.v) return {};
-        if (!tv.v->is_object()) return tv.error("expected an object of tensor metadata");
-        for (auto it = tv.v->begin(); it != tv.v->end(); ++it) {
-            JsonAt m{&*it, tv.path + "." + it.key(), &file_};
-            if (!it->is_object()) return m.error("expected a TensorMeta object");
-            auto t = tensor_meta(m);
-            if (!t.ok()) return t.error();
-            metas_[it.key()] = t.take();
-        }
-        if (JsonAt si = graph.get("sym_int_values"); si.v && si.v->is_object())
-            for (auto it = si.v->begin(); it != si.v->end(); ++it) sym_names_.insert(it.key());
-        return {};
     }
 
     void attach_meta(Node* n, const std::string& value_name) {
@@ -557,15 +617,6 @@ private:
         if (t.rfind("_operator.", 0) == 0) return "operator." + t.substr(10);
         if (t.rfind("torch._ops.", 0) == 0) return "torch.ops." + t.substr(11);
         return t;
-    }
-
-    Status nodes(const JsonAt& graph) {
-        auto ns = graph.array("nodes");
-        if (!ns.ok()) return ns.error();
-        for (size_t k = 0; k < ns.value().size(); ++k) {
-            if (Status s = node(ns.value().index(k)); !s.ok()) return s;
-        }
-        return {};
     }
 
     Status node(const JsonAt& sn) {
@@ -976,6 +1027,10 @@ private:
     const std::string& file_;
     ExportedProgram& ep_;
     Graph* g_ = nullptr;
+    Stage stage_ = Stage::Head;
+    JsonAt gm_{nullptr, "", nullptr}, graph_{nullptr, "", nullptr};
+    size_t k_ = 0; // the next tensor_values member or node
+    size_t nodes_total_ = 0;
     std::unordered_map<std::string, TensorMeta> metas_;
     std::set<std::string> sym_names_;
     std::unordered_map<std::string, Node*> by_name_;
@@ -986,20 +1041,76 @@ private:
 
 } // namespace
 
-Status read_exported_program_json(const std::string& text, const std::string& file,
-                                  ExportedProgram& ep) {
-    auto root = parse_json_text(text, file);
-    if (!root.ok()) return root.error();
-    Deserializer d(file, ep);
-    Status s = d.run(root.value());
-    if (!s.ok()) {
-        ep.graph = ClonePtr<Graph>();
-        return s;
+struct ProgramJsonReader::Impl {
+    Impl(std::string_view text, std::string file_name, ExportedProgram& ep)
+        : file(std::move(file_name)), parser(text, file), d(file, ep), ep(ep) {}
+    std::string file;
+    JsonParser parser;
+    std::optional<json> root;
+    Deserializer d;
+    ExportedProgram& ep;
+    bool over = false;
+    Status status;
+};
+
+ProgramJsonReader::ProgramJsonReader(std::string_view text, std::string file, ExportedProgram& ep)
+    : impl_(std::make_unique<Impl>(text, std::move(file), ep)) {
+}
+ProgramJsonReader::~ProgramJsonReader() = default;
+
+bool ProgramJsonReader::step(Clock::time_point deadline) {
+    Impl& m = *impl_;
+    auto end = [&](Status s) {
+        m.over = true;
+        m.status = std::move(s);
+        if (!m.status.ok()) {
+            m.ep.graph = ClonePtr<Graph>();
+        } else {
+            for (const auto& op : m.d.unknown_ops_)
+                m.ep.warnings.push_back("op " + op +
+                                        " is not in pt2lab's schema table: it loads and prints, "
+                                        "but cannot run");
+        }
+        m.root.reset(); // the DOM is read: free it now
+        return true;
+    };
+    if (m.over) return true;
+    while (!m.root) {
+        if (m.parser.step(kJsonStepBytes)) {
+            auto r = m.parser.finish();
+            if (!r.ok()) return end(r.error());
+            m.root = r.take();
+            break;
+        }
+        if (Clock::now() >= deadline) return false;
     }
-    for (const auto& op : d.unknown_ops_)
-        ep.warnings.push_back(
-            "op " + op + " is not in pt2lab's schema table: it loads and prints, but cannot run");
-    return {};
+    auto r = m.d.step(*m.root, deadline);
+    if (!r.ok()) return end(r.error());
+    if (!r.value()) return false;
+    return end({});
+}
+
+ReadProgress ProgramJsonReader::progress() const {
+    const Impl& m = *impl_;
+    ReadProgress p;
+    p.bytes_done = m.parser.done();
+    p.bytes_total = m.parser.size();
+    p.nodes_done = m.d.nodes_done();
+    p.nodes_total = m.d.nodes_total();
+    p.parsed = m.root.has_value() || m.over;
+    return p;
+}
+
+Status ProgramJsonReader::status() const {
+    PT2LAB_CHECK(impl_->over);
+    return impl_->status;
+}
+
+Status read_exported_program_json(std::string_view text, const std::string& file,
+                                  ExportedProgram& ep) {
+    ProgramJsonReader r(text, file, ep);
+    r.step(Clock::time_point::max());
+    return r.status();
 }
 
 } // namespace pt2lab

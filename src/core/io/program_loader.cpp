@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "io/export_json.h"
 #include "io/npy.h"
@@ -199,19 +200,49 @@ struct ModelRecords {
 };
 
 // Reads a payload config ({"config": {fqn: {path_name, is_param, use_pickle, tensor_meta}}})
-// and fills `out` for each fqn in `wanted`.
-Status read_payloads(const Archive& ar, const std::string& config_rel, const std::string& data_dir,
-                     ExportedProgram& ep, TensorMap& out) {
-    auto bytes = ar.read(config_rel);
-    if (!bytes.ok()) return bytes.error();
-    std::string label = ar.label(config_rel);
-    auto j = parse_json_text(as_text(bytes.value()), label);
-    if (!j.ok()) return j.error();
-    JsonAt root = json_root(j.value(), &label);
-    auto config = root.object("config");
-    if (!config.ok()) return config.error();
-    for (auto it = config.value().v->begin(); it != config.value().v->end(); ++it) {
-        JsonAt entry{&*it, config.value().path + "." + it.key(), &label};
+// into `out`, one tensor per step (a tensor is a view into the file, CRC-checked, or one copy).
+struct PayloadRead {
+    std::string label, data_dir;
+    json root;
+    JsonAt config{nullptr, "", nullptr};
+    size_t k = 0, total = 0;
+    TensorMap* out = nullptr;
+
+    Status start(const Archive& ar, const std::string& config_rel, const std::string& dir,
+                 TensorMap& into) {
+        auto bytes = ar.read(config_rel);
+        if (!bytes.ok()) return bytes.error();
+        label = ar.label(config_rel);
+        data_dir = dir;
+        out = &into;
+        const auto& b = bytes.value();
+        auto j = parse_json_text(
+            std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), label);
+        if (!j.ok()) return j.error();
+        root = j.take();
+        auto c = json_root(root, &label).object("config");
+        if (!c.ok()) return c.error();
+        config = c.value();
+        total = config.v->size();
+        return {};
+    }
+    // Reads entries until `deadline` (at least one); true when all are read.
+    Result<bool> step(const Archive& ar, ExportedProgram& ep,
+                      ProgramLoad::Clock::time_point deadline) {
+        const auto& members = static_cast<const json::object_t::Container&>(
+            *config.v->get_ptr<const json::object_t*>());
+        while (k < members.size()) {
+            const auto& [key, value] = members[k++];
+            JsonAt entry{&value, config.path + "." + key, &label};
+            if (Status s = read_entry(ar, ep, key, entry); !s.ok()) return s.error();
+            if (ProgramLoad::Clock::now() >= deadline) return k >= members.size();
+        }
+        return true;
+    }
+
+    Status read_entry(const Archive& ar, ExportedProgram& ep, const std::string& key,
+                      const JsonAt& entry) {
+        TensorMap& out = *this->out;
         if (!entry.is_object())
             return entry.error("expected {path_name, is_param, use_pickle, tensor_meta}");
         auto path_name = entry.str("path_name");
@@ -231,8 +262,8 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
             if (!st)
                 return tm.get("dtype").error("unknown dtype code " + std::to_string(dt.value()));
             meta.dtype = *st;
-            auto read_ints = [&](const char* key, std::vector<int64_t>& dst) -> Status {
-                JsonAt list = tm.get(key);
+            auto read_ints = [&](const char* field, std::vector<int64_t>& dst) -> Status {
+                JsonAt list = tm.get(field);
                 if (!list.v) return {};
                 if (!list.v->is_array()) return list.error("expected an array");
                 for (size_t k = 0; k < list.size(); ++k) {
@@ -264,15 +295,15 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
         }
         if (pickled) {
             if (Status s = in_file(ar.budget.tensor(meta.sizes, scalar_type_size(meta.dtype),
-                                                    "stand-in values for " + it.key()),
+                                                    "stand-in values for " + key),
                                    label);
                 !s.ok())
                 return s;
             ep.warnings.push_back(
-                "tensor " + it.key() +
+                "tensor " + key +
                 " is a pickled tensor subclass pt2lab cannot read: stand-in values are used");
-            out[it.key()] = std::make_shared<TensorData>(make_stand_in(it.key(), meta));
-            continue;
+            out[key] = std::make_shared<TensorData>(make_stand_in(key, meta));
+            return {};
         }
         std::string rel = data_dir + path_name.value();
         if (!ar.has(rel))
@@ -281,13 +312,13 @@ Status read_payloads(const Archive& ar, const std::string& config_rel, const std
                        "the archive is incomplete; export it again");
         auto storage = ar.view(rel);
         if (!storage.ok()) return storage.error();
-        auto t = tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + it.key(),
-                                     ar.budget);
+        auto t =
+            tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + key, ar.budget);
         if (!t.ok()) return t.error();
-        out[it.key()] = std::make_shared<TensorData>(t.take());
+        out[key] = std::make_shared<TensorData>(t.take());
+        return {};
     }
-    return {};
-}
+};
 
 // Checks every lifted parameter/buffer/constant against the graph's placeholder metadata.
 Status check_state(const ExportedProgram& ep, const std::string& file) {
@@ -494,101 +525,267 @@ void read_sample_inputs(const Archive& ar, ExportedProgram& ep) {
     ep.example_inputs = std::move(inputs);
 }
 
-Result<ExportedProgram> load_archive(std::shared_ptr<const std::vector<uint8_t>> bytes,
-                                     const std::string& file, Budget& budget) {
-    auto z = ZipArchive::open(std::move(bytes), file);
-    if (!z.ok()) return z.error();
-    const ZipArchive& zip = z.value();
-    // Find the root folder from the records, not from the file name.
-    std::string prefix, model_rel, legacy;
-    for (const ZipEntry& e : zip.entries()) {
-        size_t m = e.name.find("models/");
-        if (m != std::string::npos && ends_with(e.name, ".json") &&
-            e.name.find('/', m + 7) == std::string::npos) {
-            std::string p = e.name.substr(0, m);
-            if (model_rel.empty() || ends_with(e.name, "models/model.json")) {
-                prefix = p;
-                model_rel = e.name.substr(m);
-            }
-        }
-        if (ends_with(e.name, "serialized_exported_program.json")) legacy = e.name;
-    }
-    ExportedProgram ep;
-    ep.source_file = file;
-    if (model_rel.empty() && !legacy.empty()) {
-        Archive ar{
-            zip, legacy.substr(0, legacy.size() - std::strlen("serialized_exported_program.json")),
-            file, budget};
-        auto text = ar.read("serialized_exported_program.json");
-        if (!text.ok()) return text.error();
-        ep.format = "pt2 archive (legacy, torch <= 2.7)";
-        ep.warnings.push_back(
-            "legacy archive (torch <= 2.7 layout): the graph is read best-effort");
-        if (Status s = read_exported_program_json(as_text(text.value()),
-                                                  ar.label("serialized_exported_program.json"), ep);
-            !s.ok())
-            return s.error();
-        if (Status s = fill_stand_ins(ep,
-                                      "the legacy archive's weights are pickled "
-                                      "(serialized_state_dict.pt), which pt2lab cannot read",
-                                      budget);
-            !s.ok())
-            return s.error();
-        return ep;
-    }
-    if (model_rel.empty()) {
-        bool has_format = false;
-        for (const ZipEntry& e : zip.entries()) has_format |= ends_with(e.name, "archive_format");
-        return file_error(file, "models/model.json",
-                          has_format ? "the PT2 archive has no models/model.json"
-                                     : "this zip is not a PT2 archive: no models/model.json and no "
-                                       "serialized_exported_program.json",
-                          "save the program with torch.export.save(ep, \"model.pt2\")");
-    }
-    Archive ar{zip, prefix, file, budget};
-    ep.format = "pt2 archive";
-    if (ar.has("archive_format")) {
-        auto fmt = ar.read("archive_format");
-        if (!fmt.ok()) return fmt.error();
-        std::string f = as_text(fmt.value());
-        while (!f.empty() && (f.back() == '\n' || f.back() == '\r' || f.back() == ' '))
-            f.pop_back();
-        if (f != "pt2") ep.warnings.push_back("archive_format is \"" + f + "\", expected \"pt2\"");
-    }
-    auto text = ar.read(model_rel);
-    if (!text.ok()) return text.error();
-    if (Status s = read_exported_program_json(as_text(text.value()), ar.label(model_rel), ep);
-        !s.ok())
-        return s.error();
+} // namespace
 
-    std::string model_name = basename_of(model_rel);
-    model_name = model_name.substr(0, model_name.size() - 5);
-    std::string weights_cfg = "data/weights/" + model_name + "_weights_config.json";
-    if (!ar.has(weights_cfg) && ar.has("data/weights/" + model_name + "_model_param_config.json"))
-        weights_cfg = "data/weights/" + model_name + "_model_param_config.json";
-    bool needs_weights = false;
-    for (const InputSpec& is : ep.signature.inputs)
-        needs_weights |= is.kind == InputKind::Parameter || is.kind == InputKind::Buffer;
-    if (ar.has(weights_cfg)) {
-        if (Status s = read_payloads(ar, weights_cfg, "data/weights/", ep, ep.state_dict); !s.ok())
-            return s.error();
-        ep.has_weights = true;
-    } else if (needs_weights) {
-        return file_error(file, weights_cfg, "the archive has no weights config",
-                          "the archive is incomplete; export it again with torch.export.save");
+struct ProgramLoad::Impl {
+    Impl(std::shared_ptr<const std::vector<uint8_t>> b, std::string f, const Limits& limits)
+        : bytes(std::move(b)), file(std::move(f)),
+          budget(limits, Budget::Scope::File, bytes->size()) {}
+
+    enum class Kind { Json, Archive, Legacy };
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+    std::string file;
+    Budget budget;
+    Kind kind = Kind::Json;
+    bool started = false;
+    std::optional<ZipArchive> zip;
+    std::optional<Archive> ar;
+    std::string model_rel;     // the archive's model JSON, relative to its root folder
+    std::vector<uint8_t> text; // its bytes (a bare JSON file is read in place)
+    ExportedProgram ep;
+    std::unique_ptr<ProgramJsonReader> reader;
+    // After the graph: the weights, then the constants, one tensor per step.
+    enum class Data { Weights, Constants, Rest } data = Data::Weights;
+    std::optional<PayloadRead> payloads;
+    std::string weights_cfg;
+    std::optional<Result<ExportedProgram>> result;
+
+    Status start() {
+        const std::vector<uint8_t>& b = *bytes;
+        ep.source_file = file;
+        if (b.empty())
+            return file_error(file, "", "the file is empty",
+                              "open a .pt2 or an ExportedProgram .json");
+        size_t first = 0;
+        while (first < b.size() &&
+               (b[first] == ' ' || b[first] == '\n' || b[first] == '\r' || b[first] == '\t'))
+            ++first;
+        if (b.size() >= 2 && b[0] == 'P' && b[1] == 'K') return start_archive();
+        if (first < b.size() && (b[first] == '{' || b[first] == '[')) {
+            kind = Kind::Json;
+            ep.format = "ExportedProgram JSON";
+            reader = std::make_unique<ProgramJsonReader>(
+                std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), file, ep);
+            return {};
+        }
+        char magic[16];
+        std::snprintf(magic, sizeof magic, "%02x %02x %02x %02x", b[0], b.size() > 1 ? b[1] : 0,
+                      b.size() > 2 ? b[2] : 0, b.size() > 3 ? b[3] : 0);
+        return file_error(file, "header",
+                          std::string("not a PT2 archive or ExportedProgram JSON (first bytes ") +
+                              magic + ")",
+                          "open a .pt2 written by torch.export.save, or an ExportedProgram .json");
     }
-    std::string consts_cfg = "data/constants/" + model_name + "_constants_config.json";
-    if (ar.has(consts_cfg)) {
-        if (Status s = read_payloads(ar, consts_cfg, "data/constants/", ep, ep.constants); !s.ok())
-            return s.error();
+
+    Status start_archive() {
+        auto z = ZipArchive::open(bytes, file);
+        if (!z.ok()) return z.error();
+        zip.emplace(z.take());
+        // Find the root folder from the records, not from the file name.
+        std::string prefix, legacy;
+        for (const ZipEntry& e : zip->entries()) {
+            size_t m = e.name.find("models/");
+            if (m != std::string::npos && ends_with(e.name, ".json") &&
+                e.name.find('/', m + 7) == std::string::npos) {
+                std::string p = e.name.substr(0, m);
+                if (model_rel.empty() || ends_with(e.name, "models/model.json")) {
+                    prefix = p;
+                    model_rel = e.name.substr(m);
+                }
+            }
+            if (ends_with(e.name, "serialized_exported_program.json")) legacy = e.name;
+        }
+        if (model_rel.empty() && !legacy.empty()) {
+            const char* json_name = "serialized_exported_program.json";
+            ar.emplace(Archive{*zip, legacy.substr(0, legacy.size() - std::strlen(json_name)), file,
+                               budget});
+            kind = Kind::Legacy;
+            ep.format = "pt2 archive (legacy, torch <= 2.7)";
+            ep.warnings.push_back(
+                "legacy archive (torch <= 2.7 layout): the graph is read best-effort");
+            return read_model(json_name);
+        }
+        if (model_rel.empty()) {
+            bool has_format = false;
+            for (const ZipEntry& e : zip->entries())
+                has_format |= ends_with(e.name, "archive_format");
+            return file_error(file, "models/model.json",
+                              has_format
+                                  ? "the PT2 archive has no models/model.json"
+                                  : "this zip is not a PT2 archive: no models/model.json and no "
+                                    "serialized_exported_program.json",
+                              "save the program with torch.export.save(ep, \"model.pt2\")");
+        }
+        ar.emplace(Archive{*zip, prefix, file, budget});
+        kind = Kind::Archive;
+        ep.format = "pt2 archive";
+        if (ar->has("archive_format")) {
+            auto fmt = ar->read("archive_format");
+            if (!fmt.ok()) return fmt.error();
+            std::string f = as_text(fmt.value());
+            while (!f.empty() && (f.back() == '\n' || f.back() == '\r' || f.back() == ' '))
+                f.pop_back();
+            if (f != "pt2")
+                ep.warnings.push_back("archive_format is \"" + f + "\", expected \"pt2\"");
+        }
+        return read_model(model_rel);
     }
-    if (Status s = check_state(ep, ar.label(weights_cfg)); !s.ok()) return s.error();
-    read_sample_inputs(ar, ep);
-    if (Status s = read_extras(ar, ep); !s.ok()) return s.error();
-    return ep;
+
+    Status read_model(const std::string& rel) {
+        auto t = ar->read(rel);
+        if (!t.ok()) return t.error();
+        text = t.take();
+        reader = std::make_unique<ProgramJsonReader>(
+            std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
+            ar->label(rel), ep);
+        return {};
+    }
+
+    // After the graph: weights (or stand-ins), constants, sample inputs, extras;
+    // until `deadline` (at least one tensor). True when all is read.
+    Result<bool> rest(Clock::time_point deadline) {
+        switch (kind) {
+        case Kind::Json:
+            if (Status s =
+                    fill_stand_ins(ep, "a bare ExportedProgram JSON carries no weights", budget);
+                !s.ok())
+                return s.error();
+            return true;
+        case Kind::Legacy:
+            if (Status s = fill_stand_ins(ep,
+                                          "the legacy archive's weights are pickled "
+                                          "(serialized_state_dict.pt), which pt2lab cannot read",
+                                          budget);
+                !s.ok())
+                return s.error();
+            return true;
+        case Kind::Archive: break;
+        }
+        std::string model_name = basename_of(model_rel);
+        model_name = model_name.substr(0, model_name.size() - 5);
+        while (true) {
+            if (payloads) {
+                auto r = payloads->step(*ar, ep, deadline);
+                if (!r.ok()) return r.error();
+                if (!r.value()) return false;
+                payloads.reset();
+                data = data == Data::Weights ? Data::Constants : Data::Rest;
+                if (Clock::now() >= deadline) return false;
+                continue;
+            }
+            if (data == Data::Weights) {
+                weights_cfg = "data/weights/" + model_name + "_weights_config.json";
+                if (!ar->has(weights_cfg) &&
+                    ar->has("data/weights/" + model_name + "_model_param_config.json"))
+                    weights_cfg = "data/weights/" + model_name + "_model_param_config.json";
+                bool needs_weights = false;
+                for (const InputSpec& is : ep.signature.inputs)
+                    needs_weights |=
+                        is.kind == InputKind::Parameter || is.kind == InputKind::Buffer;
+                if (ar->has(weights_cfg)) {
+                    payloads.emplace();
+                    if (Status s =
+                            payloads->start(*ar, weights_cfg, "data/weights/", ep.state_dict);
+                        !s.ok())
+                        return s.error();
+                    ep.has_weights = true;
+                    continue;
+                }
+                if (needs_weights)
+                    return file_error(
+                        file, weights_cfg, "the archive has no weights config",
+                        "the archive is incomplete; export it again with torch.export.save");
+                data = Data::Constants;
+            }
+            if (data == Data::Constants) {
+                std::string consts_cfg = "data/constants/" + model_name + "_constants_config.json";
+                data = Data::Rest;
+                if (ar->has(consts_cfg)) {
+                    payloads.emplace();
+                    if (Status s =
+                            payloads->start(*ar, consts_cfg, "data/constants/", ep.constants);
+                        !s.ok())
+                        return s.error();
+                    data = Data::Constants;
+                    continue;
+                }
+            }
+            // Data::Rest
+            if (Status s = check_state(ep, ar->label(weights_cfg)); !s.ok()) return s.error();
+            read_sample_inputs(*ar, ep);
+            if (Status s = read_extras(*ar, ep); !s.ok()) return s.error();
+            return true;
+        }
+    }
+
+    bool end(Status s) {
+        reader.reset();
+        text = std::vector<uint8_t>();
+        if (!s.ok()) {
+            result = Result<ExportedProgram>(s.error());
+        } else {
+            ep.file_size = bytes->size();
+            result = Result<ExportedProgram>(std::move(ep));
+        }
+        ar.reset();
+        zip.reset();
+        bytes.reset();
+        return true;
+    }
+};
+
+ProgramLoad::ProgramLoad(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
+                         const Limits& limits)
+    : impl_(std::make_unique<Impl>(std::move(bytes), std::move(file), limits)) {
+    PT2LAB_CHECK(impl_->bytes != nullptr);
+}
+ProgramLoad::~ProgramLoad() = default;
+
+bool ProgramLoad::step(Clock::time_point deadline) {
+    Impl& m = *impl_;
+    if (m.result) return true;
+    if (!m.started) {
+        m.started = true;
+        if (Status s = m.start(); !s.ok()) return m.end(s);
+        if (Clock::now() >= deadline) return false;
+    }
+    if (m.reader) {
+        if (!m.reader->step(deadline)) return false;
+        if (Status s = m.reader->status(); !s.ok()) return m.end(s);
+        m.reader.reset();
+        m.text = std::vector<uint8_t>(); // the graph is read: its text goes
+        if (Clock::now() >= deadline) return false;
+    }
+    auto r = m.rest(deadline);
+    if (!r.ok()) return m.end(r.error());
+    if (!r.value()) return false;
+    return m.end({});
 }
 
-} // namespace
+LoadProgress ProgramLoad::progress() const {
+    const Impl& m = *impl_;
+    LoadProgress p;
+    if (m.reader) {
+        p.read = m.reader->progress();
+        return p;
+    }
+    p.read.parsed = m.started;
+    p.weights = m.started;
+    if (m.payloads && m.data == Impl::Data::Weights) {
+        p.tensors_done = m.payloads->k;
+        p.tensors_total = m.payloads->total;
+    } else if (m.data != Impl::Data::Weights) {
+        p.tensors_done = p.tensors_total = 1; // the weights are read; constants and the rest
+    }
+    return p;
+}
+
+Result<ExportedProgram> ProgramLoad::finish() {
+    PT2LAB_CHECK(impl_->result.has_value());
+    Result<ExportedProgram> r = std::move(*impl_->result);
+    impl_->result.reset();
+    return r;
+}
 
 Result<std::vector<uint8_t>> read_file_bytes(const std::string& path) {
     FILE* f = std::fopen(path.c_str(), "rb");
@@ -611,40 +808,9 @@ Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::stri
 
 Result<ExportedProgram> load_program(std::shared_ptr<const std::vector<uint8_t>> shared,
                                      const std::string& file, const Limits& limits) {
-    PT2LAB_CHECK(shared != nullptr);
-    const std::vector<uint8_t>& bytes = *shared;
-    Budget budget(limits, Budget::Scope::File, bytes.size());
-    auto done = [size = bytes.size()](Result<ExportedProgram> r) {
-        if (r.ok()) r.value().file_size = size;
-        return r;
-    };
-    size_t first = 0;
-    while (first < bytes.size() && (bytes[first] == ' ' || bytes[first] == '\n' ||
-                                    bytes[first] == '\r' || bytes[first] == '\t'))
-        ++first;
-    if (bytes.empty())
-        return file_error(file, "", "the file is empty", "open a .pt2 or an ExportedProgram .json");
-    if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K')
-        return done(load_archive(std::move(shared), file, budget));
-    if (first < bytes.size() && (bytes[first] == '{' || bytes[first] == '[')) {
-        ExportedProgram ep;
-        ep.source_file = file;
-        ep.format = "ExportedProgram JSON";
-        if (Status s = read_exported_program_json(as_text(bytes), file, ep); !s.ok())
-            return s.error();
-        if (Status s = fill_stand_ins(ep, "a bare ExportedProgram JSON carries no weights", budget);
-            !s.ok())
-            return s.error();
-        return done(std::move(ep));
-    }
-    char magic[16];
-    std::snprintf(magic, sizeof magic, "%02x %02x %02x %02x", bytes[0],
-                  bytes.size() > 1 ? bytes[1] : 0, bytes.size() > 2 ? bytes[2] : 0,
-                  bytes.size() > 3 ? bytes[3] : 0);
-    return file_error(file, "header",
-                      std::string("not a PT2 archive or ExportedProgram JSON (first bytes ") +
-                          magic + ")",
-                      "open a .pt2 written by torch.export.save, or an ExportedProgram .json");
+    ProgramLoad load(std::move(shared), file, limits);
+    load.step(ProgramLoad::Clock::time_point::max());
+    return load.finish();
 }
 
 Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits) {

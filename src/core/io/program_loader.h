@@ -4,10 +4,12 @@
 // and the record, JSON path or node.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "io/export_json.h"
 #include "program/exported_program.h"
 #include "util/limits.h"
 
@@ -25,6 +27,35 @@ Result<ExportedProgram> load_program(std::vector<uint8_t> bytes, const std::stri
 // The same for bytes the caller keeps sharing (tests check the views point into them).
 Result<ExportedProgram> load_program(std::shared_ptr<const std::vector<uint8_t>> bytes,
                                      const std::string& file, const Limits& limits = Limits());
+// How far a ProgramLoad has got.
+struct LoadProgress {
+    ReadProgress read;    // the graph's JSON: bytes parsed, then nodes read
+    bool weights = false; // the graph is read; the weights and the rest are next
+    size_t tensors_done = 0, tensors_total = 0; // of the weights (or constants) config
+};
+
+// The same load in pieces, for a caller that must keep doing other things (the
+// page draws frames while a big file opens): load_program is one of these
+// stepped to the end. Dropping it before it is done drops everything it read.
+class ProgramLoad {
+public:
+    using Clock = std::chrono::steady_clock;
+    ProgramLoad(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
+                const Limits& limits = Limits());
+    ~ProgramLoad();
+    ProgramLoad(const ProgramLoad&) = delete;
+    ProgramLoad& operator=(const ProgramLoad&) = delete;
+    // Works until `deadline` (at least one piece: the archive's directory, a piece
+    // of JSON text, a node, the weights) and says whether it is done.
+    bool step(Clock::time_point deadline);
+    LoadProgress progress() const;
+    Result<ExportedProgram> finish(); // once step() said done
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 Result<ExportedProgram> load_program_file(const std::string& path, const Limits& limits = Limits());
 
 // Reads a whole file; the error names it.

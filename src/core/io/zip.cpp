@@ -47,19 +47,32 @@ Error zip_error(const std::string& file, const std::string& where, const std::st
 
 } // namespace
 
+// Slicing-by-8 (eight tables, eight bytes per step): about 4x the one-table loop,
+// which matters because every stored weight record is checked when a file opens.
 uint32_t crc32(const uint8_t* data, size_t n) {
-    static uint32_t table[256];
+    static uint32_t table[8][256];
     static bool ready = false;
     if (!ready) {
         for (uint32_t i = 0; i < 256; ++i) {
             uint32_t c = i;
             for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
+            table[0][i] = c;
         }
+        for (uint32_t i = 0; i < 256; ++i)
+            for (int t = 1; t < 8; ++t)
+                table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
         ready = true;
     }
     uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; ++i) c = table[(c ^ data[i]) & 0xff] ^ (c >> 8);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const uint8_t* p = data + i;
+        const uint32_t lo = c ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+                                 uint32_t(p[3]) << 24);
+        c = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
+            table[4][lo >> 24] ^ table[3][p[4]] ^ table[2][p[5]] ^ table[1][p[6]] ^ table[0][p[7]];
+    }
+    for (; i < n; ++i) c = table[0][(c ^ data[i]) & 0xff] ^ (c >> 8);
     return c ^ 0xffffffffu;
 }
 

@@ -2,6 +2,8 @@
 #include "util/json_read.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <unordered_set>
@@ -11,8 +13,8 @@ namespace pt2lab {
 
 namespace {
 
-// Builds the DOM from nlohmann's (iterative) SAX parser, so that hostile text
-// cannot cost more than linear time or reach any recursion:
+// Builds the DOM from the tokenizer below (iterative: its own stack), so that
+// hostile text cannot cost more than linear time or reach any recursion:
 //  - nesting deeper than kMaxJsonDepth is refused before it is built (copy,
 //    dump and destruction of a json value recurse; deeper values never exist);
 //  - object members are collected beside the object and moved into it when it
@@ -22,27 +24,30 @@ namespace {
 //    move may throw); duplicates are found with a hash set once an object
 //    grows past a few keys, and refused;
 //  - integers past int64 are refused, so every accessor can read int64.
-class DomBuilder : public nlohmann::json_sax<json> {
+class DomBuilder {
 public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
     explicit DomBuilder(json& root) : root_(root) {}
 
-    bool null() override { return value(json(nullptr)); }
-    bool boolean(bool b) override { return value(json(b)); }
-    bool number_integer(number_integer_t i) override { return value(json(i)); }
-    bool number_unsigned(number_unsigned_t u) override {
+    bool null() { return value(json(nullptr)); }
+    bool boolean(bool b) { return value(json(b)); }
+    bool number_integer(number_integer_t i) { return value(json(i)); }
+    bool number_unsigned(number_unsigned_t u) {
         if (u > static_cast<number_unsigned_t>(INT64_MAX))
             return fail("integer " + std::to_string(u) +
                         " is out of range (pt2lab reads 64-bit signed integers)");
         return value(json(static_cast<number_integer_t>(u)));
     }
-    bool number_float(number_float_t f, const string_t&) override { return value(json(f)); }
-    bool string(string_t& s) override { return value(json(std::move(s))); }
-    bool binary(binary_t&) override { return fail("binary values are not JSON"); }
-    bool start_object(std::size_t) override { return open(json::value_t::object); }
-    bool start_array(std::size_t) override { return open(json::value_t::array); }
-    bool end_object() override { return close(); }
-    bool end_array() override { return close(); }
-    bool key(string_t& k) override {
+    bool number_float(number_float_t f) { return value(json(f)); }
+    bool string(string_t& s) { return value(json(std::move(s))); }
+    bool start_object(std::size_t) { return open(json::value_t::object); }
+    bool start_array(std::size_t) { return open(json::value_t::array); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(string_t& k) {
         Frame& f = stack_.back();
         auto& members = f.members;
         if (f.keys) {
@@ -60,23 +65,8 @@ public:
         f.pending = &members.back().second;
         return true;
     }
-    bool parse_error(std::size_t pos, const std::string&,
-                     const nlohmann::detail::exception& ex) override {
-        if (message.empty()) {
-            message = ex.what();
-            // nlohmann prefixes "[json.exception.parse_error.101] "; keep the readable part.
-            size_t close_at = message.find("] ");
-            if (message.rfind("[json.exception", 0) == 0 && close_at != std::string::npos)
-                message = message.substr(close_at + 2);
-            message = "invalid JSON: " + message;
-            position = pos;
-        }
-        return false;
-    }
-
     std::string message; // the first error, "" on success
     std::string path;    // where it happened (guard errors)
-    size_t position = 0;
 
 private:
     static constexpr size_t kLinearKeys = 16;
@@ -173,18 +163,397 @@ private:
 
 } // namespace
 
-Result<json> parse_json_text(const std::string& text, const std::string& file,
-                             const std::string& where) {
+// The tokenizer over DomBuilder: strict RFC 8259 (what nlohmann's strict
+// parser accepts: no comments, no trailing commas, no leading zeros, UTF-8
+// checked in strings, nothing but whitespace after the value), with its state
+// kept between calls so that step() can stop after any token.
+struct JsonParser::Impl {
+    Impl(std::string_view t, std::string f, std::string w)
+        : text(t), file(std::move(f)), where(std::move(w)), builder(root) {}
+
+    enum class Expect : uint8_t {
+        Value,        // a value (the root, after ':' or ',' in an array)
+        ValueOrClose, // after '['
+        KeyOrClose,   // after '{'
+        Key,          // after ',' in an object
+        Colon,        // after a key
+        CommaOrClose, // after a member or an element
+        End,          // after the root: whitespace only
+    };
+
+    std::string_view text;
+    std::string file, where;
     json root;
-    DomBuilder b(root);
-    bool ok = json::sax_parse(text, &b, nlohmann::detail::input_format_t::json, /*strict=*/true);
-    if (ok && b.message.empty()) return root;
-    Error e = b.path.empty()
-                  ? make_error(where, b.message.empty() ? "invalid JSON" : b.message,
+    DomBuilder builder;
+    size_t pos = 0;
+    Expect expect = Expect::Value;
+    std::vector<char> open; // '{' or '[' per level being read
+    bool over = false;
+    std::string error, hint, error_path; // error_path: a guard's JSON path
+    std::string scratch;                 // string and number text
+
+    bool fail_at(size_t at, const std::string& what) {
+        size_t line = 1, col = 1;
+        for (size_t k = 0; k < at && k < text.size(); ++k) {
+            if (text[k] == '\n')
+                ++line, col = 1;
+            else
+                ++col;
+        }
+        error = "invalid JSON: " + what + " at line " + std::to_string(line) + ", column " +
+                std::to_string(col) + " (byte " + std::to_string(at) + ")";
+        over = true;
+        return false;
+    }
+    bool guard_failed() { // a DomBuilder check refused the value
+        error = builder.message;
+        hint = builder.hint;
+        error_path = builder.path;
+        over = true;
+        return false;
+    }
+    static bool space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+    void skip_space() {
+        while (pos < text.size() && space(text[pos])) ++pos;
+    }
+    static const char* found_word(char c) {
+        switch (c) {
+        case '}': return "'}'";
+        case ']': return "']'";
+        case ',': return "','";
+        case ':': return "':'";
+        default: return nullptr;
+        }
+    }
+    std::string found(size_t at) const {
+        if (at >= text.size()) return "the end of the text";
+        char c = text[at];
+        if (const char* w = found_word(c)) return w;
+        if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
+            return std::string("'") + c + "'";
+        char b[16];
+        std::snprintf(b, sizeof b, "byte 0x%02x", static_cast<unsigned char>(c));
+        return b;
+    }
+
+    // One token; false when it failed.
+    bool token() {
+        skip_space();
+        if (expect == Expect::End) {
+            if (pos < text.size()) return fail_at(pos, "text after the value (" + found(pos) + ")");
+            over = true;
+            return true;
+        }
+        if (pos >= text.size()) return fail_at(pos, "unexpected end of the text");
+        const char c = text[pos];
+        switch (expect) {
+        case Expect::Colon:
+            if (c != ':') return fail_at(pos, "expected ':' after a key, found " + found(pos));
+            ++pos;
+            expect = Expect::Value;
+            return true;
+        case Expect::CommaOrClose: {
+            const char close = open.back() == '{' ? '}' : ']';
+            if (c == ',') {
+                ++pos;
+                expect = open.back() == '{' ? Expect::Key : Expect::Value;
+                return true;
+            }
+            if (c != close)
+                return fail_at(pos,
+                               std::string("expected ',' or '") + close + "', found " + found(pos));
+            return close_level();
+        }
+        case Expect::KeyOrClose:
+            if (c == '}') return close_level();
+            [[fallthrough]];
+        case Expect::Key:
+            if (c != '"') return fail_at(pos, "expected a key (a string), found " + found(pos));
+            if (!string_token()) return false;
+            if (!builder.key(scratch)) return guard_failed();
+            expect = Expect::Colon;
+            return true;
+        case Expect::ValueOrClose:
+            if (c == ']') return close_level();
+            [[fallthrough]];
+        case Expect::Value: return value(c);
+        case Expect::End: break;
+        }
+        return true;
+    }
+
+    bool close_level() {
+        const bool object = open.back() == '{';
+        ++pos;
+        open.pop_back();
+        if (!(object ? builder.end_object() : builder.end_array())) return guard_failed();
+        after_value();
+        return true;
+    }
+    void after_value() { expect = open.empty() ? Expect::End : Expect::CommaOrClose; }
+
+    bool value(char c) {
+        bool ok = true;
+        switch (c) {
+        case '{':
+        case '[':
+            ok = c == '{' ? builder.start_object(0) : builder.start_array(0);
+            if (!ok) return guard_failed();
+            ++pos;
+            open.push_back(c);
+            expect = c == '{' ? Expect::KeyOrClose : Expect::ValueOrClose;
+            return true;
+        case '"':
+            if (!string_token()) return false;
+            ok = builder.string(scratch);
+            break;
+        case 't': ok = literal("true") && builder.boolean(true); break;
+        case 'f': ok = literal("false") && builder.boolean(false); break;
+        case 'n': ok = literal("null") && builder.null(); break;
+        default:
+            if (c == '-' || (c >= '0' && c <= '9')) {
+                ok = number();
+                break;
+            }
+            return fail_at(pos, "expected a value, found " + found(pos));
+        }
+        if (over) return false; // the literal or number failed
+        if (!ok) return guard_failed();
+        after_value();
+        return true;
+    }
+
+    bool literal(const char* word) {
+        const size_t n = std::strlen(word);
+        if (text.substr(pos, n) != word) {
+            size_t k = 0;
+            while (k < n && pos + k < text.size() && text[pos + k] == word[k]) ++k;
+            fail_at(pos + k, std::string("invalid literal (expected ") + word + ")");
+            return false;
+        }
+        pos += n;
+        return true;
+    }
+
+    static bool digit(char c) { return c >= '0' && c <= '9'; }
+    bool number() {
+        const size_t start = pos;
+        size_t p = pos;
+        const size_t n = text.size();
+        bool negative = false, integral = true;
+        if (text[p] == '-') negative = true, ++p;
+        if (p >= n || !digit(text[p])) return fail_at(p, "invalid number: expected a digit");
+        if (text[p] == '0') {
+            ++p;
+            if (p < n && digit(text[p]))
+                return fail_at(p, "invalid number: leading zeros are not JSON");
+        } else {
+            while (p < n && digit(text[p])) ++p;
+        }
+        if (p < n && text[p] == '.') {
+            integral = false;
+            ++p;
+            if (p >= n || !digit(text[p]))
+                return fail_at(p, "invalid number: expected a digit after '.'");
+            while (p < n && digit(text[p])) ++p;
+        }
+        if (p < n && (text[p] == 'e' || text[p] == 'E')) {
+            integral = false;
+            ++p;
+            if (p < n && (text[p] == '+' || text[p] == '-')) ++p;
+            if (p >= n || !digit(text[p]))
+                return fail_at(p, "invalid number: expected a digit in the exponent");
+            while (p < n && digit(text[p])) ++p;
+        }
+        pos = p;
+        if (integral) {
+            // Digits accumulated with overflow checks; past 64 bits it is read as a
+            // float, as nlohmann does (the builder refuses unsigned past int64).
+            uint64_t u = 0;
+            bool overflow = false;
+            for (size_t k = start + (negative ? 1 : 0); k < p; ++k) {
+                const uint64_t d = static_cast<uint64_t>(text[k] - '0');
+                if (u > (UINT64_MAX - d) / 10) {
+                    overflow = true;
+                    break;
+                }
+                u = u * 10 + d;
+            }
+            if (!overflow) {
+                if (!negative) return builder.number_unsigned(u);
+                if (u <= static_cast<uint64_t>(INT64_MAX) + 1)
+                    return builder.number_integer(u == static_cast<uint64_t>(INT64_MAX) + 1
+                                                      ? INT64_MIN
+                                                      : -static_cast<int64_t>(u));
+            }
+        }
+        scratch.assign(text.data() + start, p - start);
+        const double d = std::strtod(scratch.c_str(), nullptr);
+        if (!std::isfinite(d)) return fail_at(start, "number " + scratch + " is out of range");
+        return builder.number_float(d);
+    }
+
+    static int hex(char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    }
+    bool hex4(size_t at, uint32_t& out) {
+        if (at + 4 > text.size()) return fail_at(at, "invalid string: \\u needs four hex digits");
+        out = 0;
+        for (size_t k = 0; k < 4; ++k) {
+            int h = hex(text[at + k]);
+            if (h < 0) return fail_at(at + k, "invalid string: \\u needs four hex digits");
+            out = out * 16 + static_cast<uint32_t>(h);
+        }
+        return true;
+    }
+    void put_utf8(uint32_t cp) {
+        if (cp < 0x80) {
+            scratch += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            scratch += static_cast<char>(0xC0 | (cp >> 6));
+            scratch += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            scratch += static_cast<char>(0xE0 | (cp >> 12));
+            scratch += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            scratch += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            scratch += static_cast<char>(0xF0 | (cp >> 18));
+            scratch += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            scratch += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            scratch += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+    // Length of the well-formed UTF-8 sequence at `at` (RFC 3629: no overlongs,
+    // no surrogates, nothing past U+10FFFF), 0 when ill-formed.
+    size_t utf8_length(size_t at) const {
+        auto b = [&](size_t k) {
+            return at + k < text.size() ? static_cast<unsigned char>(text[at + k]) : 0u;
+        };
+        const unsigned c = b(0);
+        auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+            return b(k) >= lo && b(k) <= hi;
+        };
+        if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+        if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+        if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+        if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+        if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+        if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+        if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+        return 0;
+    }
+
+    // The string at pos (its opening quote) into scratch.
+    bool string_token() {
+        scratch.clear();
+        size_t p = pos + 1;
+        const size_t n = text.size();
+        while (true) {
+            size_t run = p;
+            while (run < n) {
+                const auto u = static_cast<unsigned char>(text[run]);
+                if (u == '"' || u == '\\' || u < 0x20 || u >= 0x80) break;
+                ++run;
+            }
+            scratch.append(text.data() + p, run - p);
+            p = run;
+            if (p >= n) return fail_at(pos, "invalid string: it never ends");
+            const auto u = static_cast<unsigned char>(text[p]);
+            if (u == '"') {
+                pos = p + 1;
+                return true;
+            }
+            if (u < 0x20)
+                return fail_at(p, "invalid string: control character " + found(p) +
+                                      " must be escaped");
+            if (u >= 0x80) {
+                const size_t len = utf8_length(p);
+                if (!len) return fail_at(p, "invalid string: ill-formed UTF-8 " + found(p));
+                scratch.append(text.data() + p, len);
+                p += len;
+                continue;
+            }
+            // A backslash.
+            if (p + 1 >= n) return fail_at(p, "invalid string: it never ends");
+            const char e = text[p + 1];
+            p += 2;
+            switch (e) {
+            case '"': scratch += '"'; break;
+            case '\\': scratch += '\\'; break;
+            case '/': scratch += '/'; break;
+            case 'b': scratch += '\b'; break;
+            case 'f': scratch += '\f'; break;
+            case 'n': scratch += '\n'; break;
+            case 'r': scratch += '\r'; break;
+            case 't': scratch += '\t'; break;
+            case 'u': {
+                uint32_t cp = 0;
+                if (!hex4(p, cp)) return false;
+                p += 4;
+                if (cp >= 0xDC00 && cp <= 0xDFFF)
+                    return fail_at(p - 6, "invalid string: a low surrogate without a high one");
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    uint32_t lo = 0;
+                    if (p + 1 >= n || text[p] != '\\' || text[p + 1] != 'u')
+                        return fail_at(p, "invalid string: a high surrogate without a low one");
+                    if (!hex4(p + 2, lo)) return false;
+                    if (lo < 0xDC00 || lo > 0xDFFF)
+                        return fail_at(p, "invalid string: a high surrogate without a low one");
+                    p += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                put_utf8(cp);
+                break;
+            }
+            default: return fail_at(p - 2, "invalid string: unknown escape \\" + found(p - 1));
+            }
+        }
+    }
+};
+
+JsonParser::JsonParser(std::string_view text, std::string file, std::string where)
+    : impl_(std::make_unique<Impl>(text, std::move(file), std::move(where))) {
+}
+JsonParser::~JsonParser() = default;
+
+bool JsonParser::step(size_t bytes) {
+    Impl& p = *impl_;
+    const size_t stop = bytes >= p.text.size() - p.pos ? p.text.size() : p.pos + bytes;
+    while (!p.over) {
+        if (!p.token()) break;
+        // At the end of the text the next token says whether it is complete.
+        if (p.pos >= stop && p.pos < p.text.size()) return false;
+    }
+    return true;
+}
+
+size_t JsonParser::done() const {
+    return impl_->pos;
+}
+size_t JsonParser::size() const {
+    return impl_->text.size();
+}
+
+Result<json> JsonParser::finish() {
+    Impl& p = *impl_;
+    PT2LAB_CHECK(p.over);
+    if (p.error.empty()) return std::move(p.root);
+    Error e = p.error_path.empty()
+                  ? make_error(p.where, p.error,
                                "the file is damaged or was edited by hand; export it again")
-                  : make_error(b.path, b.message, b.hint);
-    e.file = file;
+                  : make_error(p.error_path, p.error, p.hint);
+    e.file = p.file;
     return e;
+}
+
+Result<json> parse_json_text(std::string_view text, const std::string& file,
+                             const std::string& where) {
+    JsonParser p(text, file, where);
+    p.step(SIZE_MAX);
+    return p.finish();
 }
 
 Error JsonAt::error(const std::string& message, const std::string& hint) const {

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,12 +22,34 @@ using json = nlohmann::ordered_json;
 // nest about 10 levels; every reader of the value may recurse this deep).
 constexpr size_t kMaxJsonDepth = 256;
 
-// Parses text in linear time; on failure the error carries nlohmann's message
-// with the byte position, and `file`. Refuses (with the JSON path) nesting
+// Parses text in linear time; on failure the error says what was wrong with
+// its line, column and byte, and names `file`. Refuses (with the JSON path) nesting
 // deeper than kMaxJsonDepth, duplicate keys in one object and integers past
 // int64, so every value it returns is safe to copy, dump and read as int64.
-Result<json> parse_json_text(const std::string& text, const std::string& file,
+Result<json> parse_json_text(std::string_view text, const std::string& file,
                              const std::string& where = "$");
+
+// The same parse in steps, for a caller that must keep doing other things (the
+// page opening a big file between frames): parse_json_text is one of these
+// stepped to the end. `text` must outlive the parser.
+class JsonParser {
+public:
+    JsonParser(std::string_view text, std::string file, std::string where = "$");
+    ~JsonParser();
+    JsonParser(const JsonParser&) = delete;
+    JsonParser& operator=(const JsonParser&) = delete;
+    // Reads about `bytes` more of the text (at least one token); true once the
+    // whole text is read or has failed.
+    bool step(size_t bytes);
+    size_t done() const; // bytes read
+    size_t size() const; // of the text
+    // The value or the error (with the JSON path, the line and column); after step() said true.
+    Result<json> finish();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // A JSON value together with its path, for precise error messages.
 struct JsonAt {

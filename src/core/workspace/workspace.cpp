@@ -2,6 +2,9 @@
 // a copy of the state (workspace_actions.cpp) that replaces it on success.
 #include "workspace/workspace.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "exec/kernels.h"
 #include "graph/written_attrs.h"
 #include "io/fx_json.h"
@@ -54,24 +57,168 @@ Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
 }
 Workspace::~Workspace() = default;
 
+struct Opening::Impl {
+    using Clock = std::chrono::steady_clock;
+    enum class Stage { Start, Load, Module, Done };
+    std::string file;
+    uint64_t size = 0;
+    OpenOptions opt;
+    std::vector<uint8_t> bytes; // until the load takes them
+    Stage stage = Stage::Start;
+    std::unique_ptr<ProgramLoad> load;
+    std::optional<ExportedProgram> ep; // loaded; ep.module() is next
+    std::optional<Result<std::unique_ptr<Workspace>>> result;
+    Clock::time_point t0 = Clock::now();
+
+    void end(Result<std::unique_ptr<Workspace>> r) {
+        load.reset();
+        ep.reset();
+        bytes = std::vector<uint8_t>();
+        result = std::move(r);
+        stage = Stage::Done;
+    }
+    // One piece of work; false when the open is over.
+    bool work(Clock::time_point deadline) {
+        switch (stage) {
+        case Stage::Start: {
+            std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
+            if (!opt.programs_only && looks_like_fx_graph_json(head)) {
+                // pt2lab's own symbolic_trace graphs (the lessons' fx views): small, read whole.
+                auto fx =
+                    read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file, opt.limits);
+                if (!fx.ok()) {
+                    end(fx.error());
+                    return false;
+                }
+                end(Workspace::from_module(module_from_fx(fx.take()), file, size, opt));
+                return false;
+            }
+            load = std::make_unique<ProgramLoad>(
+                std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), file, opt.limits);
+            stage = Stage::Load;
+            return true;
+        }
+        case Stage::Load: {
+            if (!load->step(deadline)) return true;
+            auto r = load->finish();
+            load.reset();
+            if (!r.ok()) {
+                end(r.error());
+                return false;
+            }
+            ep.emplace(r.take());
+            stage = Stage::Module;
+            return true;
+        }
+        case Stage::Module: {
+            auto ws = Workspace::from_program(std::move(*ep), opt);
+            if (!ws.ok()) {
+                Error e = ws.error();
+                if (e.file.empty()) e.file = file;
+                end(e);
+                return false;
+            }
+            end(std::move(ws));
+            return false;
+        }
+        case Stage::Done: return false;
+        }
+        return false;
+    }
+};
+
+Opening::Opening(std::vector<uint8_t> bytes, std::string file, OpenOptions opt)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->file = std::move(file);
+    impl_->size = bytes.size();
+    impl_->bytes = std::move(bytes);
+    impl_->opt = std::move(opt);
+}
+Opening::~Opening() = default;
+
+const std::string& Opening::file() const {
+    return impl_->file;
+}
+uint64_t Opening::file_size() const {
+    return impl_->size;
+}
+
+bool Opening::step(double seconds) {
+    using Clock = Impl::Clock;
+    const Clock::time_point deadline =
+        seconds > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(seconds))
+                    : Clock::time_point::max();
+    while (impl_->work(deadline))
+        if (Clock::now() >= deadline) return false;
+    return true;
+}
+
+OpenProgress Opening::progress() const {
+    const Impl& m = *impl_;
+    OpenProgress p;
+    p.seconds = std::chrono::duration<double>(Impl::Clock::now() - m.t0).count();
+    p.total = 1000;
+    // Rough shares of the whole open (docs/BENCHMARKS.md, "Opening a file"): the
+    // JSON text, its nodes, the weights (CRC-checked views), then ep.module().
+    constexpr double kParse = 0.4, kNodes = 0.3, kWeights = 0.2;
+    auto mb = [](size_t b) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%.1f", static_cast<double>(b) / 1e6);
+        return std::string(s);
+    };
+    switch (m.stage) {
+    case Impl::Stage::Start: p.what = "opening " + m.file; break;
+    case Impl::Stage::Load: {
+        LoadProgress lp = m.load->progress();
+        const ReadProgress& r = lp.read;
+        double f = 0;
+        if (!r.parsed) {
+            p.what = "reading the graph's JSON: " + mb(r.bytes_done) + " of " + mb(r.bytes_total) +
+                     " MB";
+            f = kParse * (r.bytes_total ? static_cast<double>(r.bytes_done) / r.bytes_total : 0);
+        } else if (!lp.weights) {
+            p.what = "reading the graph: node " + std::to_string(r.nodes_done) + " of " +
+                     std::to_string(r.nodes_total);
+            f = kParse +
+                kNodes * (r.nodes_total ? static_cast<double>(r.nodes_done) / r.nodes_total : 0);
+        } else {
+            p.what = "reading the weights";
+            if (lp.tensors_total)
+                p.what += ": tensor " + std::to_string(lp.tensors_done) + " of " +
+                          std::to_string(lp.tensors_total);
+            f = kParse + kNodes +
+                kWeights * (lp.tensors_total
+                                ? static_cast<double>(lp.tensors_done) / lp.tensors_total
+                                : 0);
+        }
+        p.done = static_cast<uint64_t>(f * 1000);
+        break;
+    }
+    case Impl::Stage::Module:
+        p.what = "building ep.module()";
+        p.done = static_cast<uint64_t>((kParse + kNodes + kWeights) * 1000);
+        break;
+    case Impl::Stage::Done:
+        p.what = "opened";
+        p.done = 1000;
+        break;
+    }
+    return p;
+}
+
+Result<std::unique_ptr<Workspace>> Opening::finish() {
+    PT2LAB_CHECK(impl_->result.has_value());
+    Result<std::unique_ptr<Workspace>> r = std::move(*impl_->result);
+    impl_->result.reset();
+    return r;
+}
+
 Result<std::unique_ptr<Workspace>>
 Workspace::open(std::vector<uint8_t> bytes, const std::string& file, const OpenOptions& opt) {
-    const uint64_t size = bytes.size();
-    std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
-    if (!opt.programs_only && looks_like_fx_graph_json(head)) {
-        auto fx = read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file, opt.limits);
-        if (!fx.ok()) return fx.error();
-        return from_module(module_from_fx(fx.take()), file, size, opt);
-    }
-    auto ep = load_program(std::move(bytes), file, opt.limits);
-    if (!ep.ok()) return ep.error();
-    auto ws = from_program(ep.take(), opt);
-    if (!ws.ok()) {
-        Error e = ws.error();
-        if (e.file.empty()) e.file = file;
-        return e;
-    }
-    return ws;
+    Opening o(std::move(bytes), file, opt);
+    o.step(0);
+    return o.finish();
 }
 
 Result<std::unique_ptr<Workspace>> Workspace::open_file(const std::string& path,

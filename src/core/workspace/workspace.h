@@ -164,6 +164,37 @@ struct OpenOptions {
     bool programs_only = false;
 };
 
+class Workspace;
+
+// How far an open has got (Opening::progress).
+struct OpenProgress {
+    std::string what; // "reading models/model.json: 3.1 of 6.9 MB", "building ep.module()"
+    uint64_t done = 0, total = 0; // of the whole open, in thousandths (done <= total)
+    double seconds = 0;           // since the open began
+};
+
+// A file being opened in pieces, for a caller that must keep doing other
+// things (the page draws frames while it opens): Workspace::open is one of
+// these stepped to the end. step() works until `seconds` have passed (<= 0:
+// to the end) and says whether the open is over (done or failed); dropping it
+// before then drops everything read so far.
+class Opening {
+public:
+    Opening(std::vector<uint8_t> bytes, std::string file, OpenOptions opt = {});
+    ~Opening();
+    Opening(const Opening&) = delete;
+    Opening& operator=(const Opening&) = delete;
+    bool step(double seconds = 0);
+    OpenProgress progress() const;
+    const std::string& file() const;
+    uint64_t file_size() const;
+    Result<std::unique_ptr<Workspace>> finish(); // once step() said the open is over
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 class Workspace {
 public:
     // Opens a file's bytes: a .pt2 archive, an ExportedProgram .json, or
