@@ -25,6 +25,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 struct Slices {
     double longest = 0, total = 0;
     int count = 0;
+    std::string where; // the progress before the longest slice: what it worked on
 };
 
 // One action, begun and advanced in slices of `slice_ms` until done.
@@ -35,9 +36,13 @@ bool run_sliced(Workspace& ws, const Action& a, double slice_ms, Slices& out) {
     }
     bool done = false;
     while (!done) {
+        const ActionProgress pr = ws.progress();
         const auto t0 = std::chrono::steady_clock::now();
         done = ws.advance(slice_ms / 1000.0);
         const double ms = ms_since(t0);
+        if (ms > out.longest)
+            out.where = pr.what + ", unit " + std::to_string(pr.done) + " of " +
+                        std::to_string(pr.total);
         out.longest = std::max(out.longest, ms);
         out.total += ms;
         ++out.count;
@@ -107,8 +112,9 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeat; ++r) {
         Slices s;
         if (!run_sliced(*ws.value(), a, slice_ms, s)) return 1;
-        std::printf("  action %d: longest slice %.1f ms, %d slices, %.0f ms in all\n", r + 1,
-                    s.longest, s.count, s.total);
+        std::printf("  action %d: longest slice %.1f ms (from %s), %d slices, %.0f ms in all\n",
+                    r + 1, s.longest, s.where.c_str(), s.count, s.total);
+        if (!ws.value()->can_undo()) continue; // a run changes no state: nothing to undo
         if (Status u = ws.value()->undo(); !u.ok()) {
             std::fprintf(stderr, "undo: %s\n", u.error().str().c_str());
             return 1;
