@@ -41,8 +41,8 @@ bool run_sliced(Workspace& ws, const Action& a, double slice_ms, Slices& out) {
         done = ws.advance(slice_ms / 1000.0);
         const double ms = ms_since(t0);
         if (ms > out.longest)
-            out.where = pr.what + ", unit " + std::to_string(pr.done) + " of " +
-                        std::to_string(pr.total);
+            out.where =
+                pr.what + ", unit " + std::to_string(pr.done) + " of " + std::to_string(pr.total);
         out.longest = std::max(out.longest, ms);
         out.total += ms;
         ++out.count;
