@@ -189,93 +189,139 @@ __attribute__((noinline)) void dw_channel_3x3(const float* xp, int64_t row_step,
 
 } // namespace
 
-Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
-                           const KernelOptions& opt, const ConvEpilogue* ep) {
-    if (conv2d_winograd_suits(x, w, p)) return conv2d_winograd(x, w, b, p, opt, ep);
-    return conv2d_im2col(x, w, b, p, opt, ep);
-}
-
 Result<Tensor> conv2d_im2col(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
                              const KernelOptions& opt, const ConvEpilogue* ep) {
+    return job_tensor(conv2d_im2col_job(x, w, b, p, opt, ep));
+}
+
+// The units: per (image, group), the im2col rows of a run of input channels
+// (or the input packed into a run of panels), then the GEMM over a run of
+// 8-column panels; a depthwise conv's units are runs of channels. Each output
+// is the same sum in the same order as in one call: gemm_packed computes each
+// column of C alone.
+Result<std::unique_ptr<KernelJob>> conv2d_im2col_job(const Tensor& x, const Tensor& w,
+                                                     const Tensor* b, const ConvParams& p,
+                                                     const KernelOptions& opt,
+                                                     const ConvEpilogue* ep) {
     auto yr = conv2d_result(x, w, b, p, opt);
-    if (!yr.ok()) return yr;
-    Tensor& y = yr.value();
+    if (!yr.ok()) return yr.error();
     const int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
     const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
-    const int64_t OH = y.sizes[2], OW = y.sizes[3], G = p.groups, OG = O / G;
+    const int64_t OH = yr.value().sizes[2], OW = yr.value().sizes[3], G = p.groups, OG = O / G;
     const int64_t K = CG * KH * KW, P = OH * OW;
     // The packed im2col buffer [ceil(P/8)*8, K], one im2col row [P] and the GEMM's
     // edge columns [OG, 8]: at most (K + 1) * (P + 8 + 8 * OG) floats.
     if (Status s = charge_bytes(opt, work_of({K + 1, P + 8 + 8 * OG, 4}), "conv2d (fast) scratch");
         !s.ok())
         return s.error();
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* yd = job->result.tensor->f32(); // y: [N, O, OH, OW]
+    const float* xd = x.f32();             // x: [N, C, H, W]
+    const float* wd = w.f32();             // w: [O, C/G, KH, KW]
+    const float* bd = b ? b->f32() : nullptr;
+    // The epilogue, copied (the caller's may go before the job ends).
+    std::shared_ptr<const ConvEpilogue> epc;
+    if (ep) epc = std::make_shared<const ConvEpilogue>(*ep);
+    job->keep.push_back(epc);
+    const ConvEpilogue* e = epc.get();
     if (CG == 1) { // depthwise (OG filters per channel): no im2col, small kernels per channel
         const PhasePlane g = phase_plane(KH, KW, OH, OW, p.stride[0], p.stride[1], p.dilation[0],
                                          p.dilation[1], kDwBlock);
+        const int64_t per =
+            items_per_unit(opt.unit_work, work_of({OG, K, P}).value_or(UINT64_MAX), N * G);
         if (phase_plane_fits(g, H, W, work_of({K, P}))) {
             // plane: [rows, S, WQ], one input channel padded; off: [KH * KW] tap offsets
             if (Status s = charge_bytes(opt, work_of({g.rows, g.row_floats(), 4}),
                                         "conv2d (fast) depthwise plane");
                 !s.ok())
                 return s.error();
-            std::vector<float> plane(static_cast<size_t>(g.rows * g.row_floats()));
-            const std::vector<int64_t> off =
-                phase_plane_taps(KH, KW, p.dilation[0], p.dilation[1], g);
+            auto plane =
+                std::make_shared<std::vector<float>>(static_cast<size_t>(g.rows * g.row_floats()));
+            auto off = std::make_shared<const std::vector<int64_t>>(
+                phase_plane_taps(KH, KW, p.dilation[0], p.dilation[1], g));
+            job->keep.push_back(plane);
+            job->keep.push_back(off);
+            float* pl = plane->data();
+            const int64_t* of = off->data();
             const int64_t row_step = p.stride[0] * g.row_floats();
-            for (int64_t n = 0; n < N; ++n)
-                for (int64_t c = 0; c < G; ++c) {
+            then_items(*job, N * G, per, [=](int64_t begin, int64_t end) {
+                for (int64_t nc = begin; nc < end; ++nc) {
+                    const int64_t n = nc / G, c = nc % G;
                     // x[n, c]: [H, W] into the plane's interior (its padding stays 0)
-                    fill_phase_plane(x.f32() + (n * C + c) * H * W, H, W, p.padding[0],
-                                     p.padding[1], g, plane.data());
+                    fill_phase_plane(xd + (n * C + c) * H * W, H, W, p.padding[0], p.padding[1], g,
+                                     pl);
                     for (int64_t o = c * OG; o < (c + 1) * OG; ++o) { // y[n, o] = x[n, c] * w[o]
-                        const float bias = b ? b->f32()[o] : 0.0f;
-                        float* yo = y.f32() + (n * O + o) * P;
-                        const ChannelEpilogue e(ep, o);
+                        const float bias = bd ? bd[o] : 0.0f;
+                        float* yo = yd + (n * O + o) * P;
+                        const ChannelEpilogue ce(e, o);
                         if (KH == 3 && KW == 3)
-                            dw_channel_3x3(plane.data(), row_step, off.data(), w.f32() + o * K,
-                                           bias, e, yo, OH, OW);
+                            dw_channel_3x3(pl, row_step, of, wd + o * K, bias, ce, yo, OH, OW);
                         else
-                            dw_channel(plane.data(), row_step, off.data(), w.f32() + o * K, K, bias,
-                                       e, yo, OH, OW);
+                            dw_channel(pl, row_step, of, wd + o * K, K, bias, ce, yo, OH, OW);
                     }
                 }
-            return yr;
+            });
+            return job;
         }
-        std::vector<float> acc(static_cast<size_t>(OW));
-        for (int64_t n = 0; n < N; ++n)
-            for (int64_t o = 0; o < O; ++o)
-                depthwise_channel(x.f32() + (n * C + o / OG) * H * W, H, W, w.f32() + o * K, KH, KW,
-                                  b ? b->f32()[o] : 0.0f, ChannelEpilogue(ep, o),
-                                  y.f32() + (n * O + o) * P, OH, OW, p, acc.data());
-        return yr;
+        auto acc = std::make_shared<std::vector<float>>(static_cast<size_t>(OW));
+        job->keep.push_back(acc);
+        float* ac = acc->data();
+        then_items(*job, N * O,
+                   items_per_unit(opt.unit_work, work_of({K, P}).value_or(UINT64_MAX), N * O),
+                   [=](int64_t begin, int64_t end) {
+                       for (int64_t no = begin; no < end; ++no) {
+                           const int64_t n = no / O, o = no % O;
+                           depthwise_channel(xd + (n * C + o / OG) * H * W, H, W, wd + o * K, KH,
+                                             KW, bd ? bd[o] : 0.0f, ChannelEpilogue(e, o),
+                                             yd + (n * O + o) * P, OH, OW, p, ac);
+                       }
+                   });
+        return job;
     }
     // A 1x1, stride-1, unpadded conv's im2col is its input: only packed into panels.
     const bool pointwise = KH == 1 && KW == 1 && p.stride[0] == 1 && p.stride[1] == 1 &&
                            p.padding[0] == 0 && p.padding[1] == 0;
     // The packed B [ceil(P/8)][K][8]; every element is written below, so it is not zeroed first.
     const int64_t NP = panels_of(P);
-    std::unique_ptr<float[]> col(new float[static_cast<size_t>(NP * K * kPanel)]);
-    std::vector<float> row(pointwise ? 0 : static_cast<size_t>(P));
+    std::shared_ptr<float[]> col_buf(new float[static_cast<size_t>(NP * K * kPanel)]);
+    auto row_buf = std::make_shared<std::vector<float>>(pointwise ? 0 : static_cast<size_t>(P));
+    job->keep.push_back(col_buf);
+    job->keep.push_back(row_buf);
+    float *col = col_buf.get(), *row = row_buf->data();
+    const int64_t pack_per =
+        items_per_unit(opt.unit_work, work_of({K, kPanel}).value_or(UINT64_MAX), NP);
+    const int64_t rows_per =
+        items_per_unit(opt.unit_work, work_of({KH, KW, P}).value_or(UINT64_MAX), CG);
+    const int64_t gemm_per =
+        items_per_unit(opt.unit_work, work_of({OG, K, kPanel}).value_or(UINT64_MAX), NP);
     for (int64_t n = 0; n < N; ++n)
         for (int64_t g = 0; g < G; ++g) {
-            const float* xg = x.f32() + (n * C + g * CG) * H * W;
+            const float* xg = xd + (n * C + g * CG) * H * W;
             if (pointwise) { // x[n, g*CG:(g+1)*CG] is [CG, H*W] = [K, P]
-                for (int64_t j = 0; j < NP; ++j)
-                    pack_panel(xg, P, K, j * kPanel, col.get() + j * K * kPanel);
+                then_items(*job, NP, pack_per, [=](int64_t j0, int64_t j1) {
+                    for (int64_t j = j0; j < j1; ++j)
+                        pack_panel(xg, P, K, j * kPanel, col + j * K * kPanel);
+                });
             } else { // col[(c, kh, kw), (oh, ow)] = x[n, g*CG + c, ih, iw] or 0 in the padding
-                for (int64_t c = 0; c < CG; ++c)
-                    for (int64_t kh = 0; kh < KH; ++kh)
-                        for (int64_t kw = 0; kw < KW; ++kw) {
-                            im2col_row(xg + c * H * W, H, W, kh, kw, p, OH, OW, row.data());
-                            scatter_row(row.data(), P, K, (c * KH + kh) * KW + kw, col.get());
-                        }
+                then_items(*job, CG, rows_per, [=](int64_t c0, int64_t c1) {
+                    for (int64_t c = c0; c < c1; ++c)
+                        for (int64_t kh = 0; kh < KH; ++kh)
+                            for (int64_t kw = 0; kw < KW; ++kw) {
+                                im2col_row(xg + c * H * W, H, W, kh, kw, p, OH, OW, row);
+                                scatter_row(row, P, K, (c * KH + kh) * KW + kw, col);
+                            }
+                });
             }
-            // y[n, g*OG:(g+1)*OG] = ep(w[g*OG:(g+1)*OG] [OG, K] @ col [K, P] + b)
-            const ConvEpilogue eg = shifted(ep, g * OG);
-            gemm_packed(w.f32() + g * OG * K, col.get(), y.f32() + (n * O + g * OG) * P, OG, P, K,
-                        P, b ? b->f32() + g * OG : nullptr, ep ? &eg : nullptr);
+            // y[n, g*OG:(g+1)*OG][:, panels j0..j1) = ep(w[g*OG:(g+1)*OG] [OG, K] @ col + b)
+            then_items(*job, NP, gemm_per, [=](int64_t j0, int64_t j1) {
+                const ConvEpilogue eg = shifted(e, g * OG);
+                const int64_t c0 = j0 * kPanel, cols = std::min(P, j1 * kPanel) - c0;
+                gemm_packed(wd + g * OG * K, col + j0 * K * kPanel, yd + (n * O + g * OG) * P + c0,
+                            OG, cols, K, P, bd ? bd + g * OG : nullptr, e ? &eg : nullptr);
+            });
         }
-    return yr;
+    return job;
 }
 
 } // namespace pt2lab

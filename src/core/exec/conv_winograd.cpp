@@ -140,61 +140,99 @@ bool conv2d_winograd_suits(const Tensor& x, const Tensor& w, const ConvParams& p
 Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b,
                                const ConvParams& p, const KernelOptions& opt,
                                const ConvEpilogue* ep) {
+    return job_tensor(conv2d_winograd_job(x, w, b, p, opt, ep));
+}
+
+// The units: runs of filters transformed, then per image runs of input channels
+// transformed, the 16 GEMMs over runs of 8-tile panels, and runs of output
+// channels transformed back; each writes what one call writes, in the same order.
+Result<std::unique_ptr<KernelJob>> conv2d_winograd_job(const Tensor& x, const Tensor& w,
+                                                       const Tensor* b, const ConvParams& p,
+                                                       const KernelOptions& opt,
+                                                       const ConvEpilogue* ep) {
     if (!winograd_conv(w, p))
         return kernel_error("conv2d (Winograd): needs a 3x3, stride-1, undilated, ungrouped conv");
     auto yr = conv2d_result(x, w, b, p, opt);
-    if (!yr.ok()) return yr;
-    Tensor& y = yr.value();
+    if (!yr.ok()) return yr.error();
     const int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
-    const int64_t O = w.sizes[0], OH = y.sizes[2], OW = y.sizes[3];
+    const int64_t O = w.sizes[0], OH = yr.value().sizes[2], OW = yr.value().sizes[3];
     const int64_t ph = p.padding[0], pw = p.padding[1];
     const Tiles g(OH, OW);
     // The zero-padded plane: every tile's 4x4 patch in bounds, plus 2 columns the
     // vector loads of the last group read past it.
     const int64_t R = 2 * g.TH + 2, Q = 2 * g.TW4 + 4;
-    const int64_t vs = g.NP * kPanel * C;
-    // U [16][O][C], V [16][NP][C][8], M [16][O][T2], the plane [R][Q].
+    const int64_t vs = g.NP * kPanel * C; // floats per transformed-input element e
+    // U [16, O, C], V [16, NP, C, 8], M [16, O, T2], the plane [R, Q].
     if (Status s = charge_bytes(opt, work_of({17, O * C + vs + O * g.T2 + R * Q, 4}),
                                 "conv2d (Winograd) scratch");
         !s.ok())
         return s.error();
-    std::unique_ptr<float[]> U(new float[static_cast<size_t>(16 * O * C)]);
-    std::unique_ptr<float[]> V(new float[static_cast<size_t>(16 * vs)]);
-    std::unique_ptr<float[]> M(new float[static_cast<size_t>(16 * O * g.T2)]);
-    std::vector<float> plane(static_cast<size_t>(R * Q), 0.0f);
-    for (int64_t o = 0; o < O; ++o) transform_filters(w.f32(), o, O, C, U.get());
-    // Lanes of the last panel past T2 (when T2 is not a whole number of panels) stay zero.
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* yd = job->result.tensor->f32(); // y: [N, O, OH, OW]
+    const float *xd = x.f32(), *wd = w.f32(), *bd = b ? b->f32() : nullptr;
+    std::shared_ptr<const ConvEpilogue> epc;
+    if (ep) epc = std::make_shared<const ConvEpilogue>(*ep);
+    std::shared_ptr<float[]> U_buf(new float[static_cast<size_t>(16 * O * C)]);
+    std::shared_ptr<float[]> V_buf(new float[static_cast<size_t>(16 * vs)]);
+    std::shared_ptr<float[]> M_buf(new float[static_cast<size_t>(16 * O * g.T2)]);
+    auto plane_buf = std::make_shared<std::vector<float>>(static_cast<size_t>(R * Q), 0.0f);
+    job->keep = {epc, U_buf, V_buf, M_buf, plane_buf};
+    const ConvEpilogue* e = epc.get();
+    float *U = U_buf.get(), *V = V_buf.get(), *M = M_buf.get(), *plane = plane_buf->data();
+    then_items(*job, O, items_per_unit(opt.unit_work, work_of({C, 64}).value_or(UINT64_MAX), O),
+               [=](int64_t o0, int64_t o1) {
+                   for (int64_t o = o0; o < o1; ++o) transform_filters(wd, o, O, C, U);
+               });
+    // The last panel's lanes past T2 (never written by the input transform) are zero.
     if (g.T2 % kPanel)
-        for (int64_t e = 0; e < 16; ++e)
-            for (int64_t c = 0; c < C; ++c) {
-                float* lanes = V.get() + e * vs + (g.NP - 1) * C * kPanel + c * kPanel;
-                std::fill(lanes + g.T2 % kPanel, lanes + kPanel, 0.0f);
-            }
+        job->then(1, [=](int64_t) {
+            for (int64_t e16 = 0; e16 < 16; ++e16)
+                for (int64_t c = 0; c < C; ++c) {
+                    float* lanes = V + e16 * vs + (g.NP - 1) * C * kPanel + c * kPanel;
+                    std::fill(lanes + g.T2 % kPanel, lanes + kPanel, 0.0f);
+                }
+        });
+    const int64_t in_per =
+        items_per_unit(opt.unit_work, work_of({R, Q, 16}).value_or(UINT64_MAX), C);
+    const int64_t gemm_per =
+        items_per_unit(opt.unit_work, work_of({O, C, kPanel}).value_or(UINT64_MAX), g.NP);
+    const int64_t gemm_units = unit_count(g.NP, gemm_per);
+    const int64_t out_per =
+        items_per_unit(opt.unit_work, work_of({g.T2, 16}).value_or(UINT64_MAX), O);
     for (int64_t n = 0; n < N; ++n) {
-        for (int64_t c = 0; c < C; ++c) {
-            // plane[ph + h][pw + w] = x[n, c, h, w]; the border stays 0
-            const float* xc = x.f32() + (n * C + c) * H * W;
-            const int64_t hs = std::min(H, R - ph), ws = std::min(W, Q - pw);
-            for (int64_t h = std::max<int64_t>(0, -ph); h < hs; ++h)
-                for (int64_t wi = std::max<int64_t>(0, -pw); wi < ws; ++wi)
-                    plane[static_cast<size_t>((ph + h) * Q + pw + wi)] = xc[h * W + wi];
-            for (int64_t th = 0; th < g.TH; ++th)
-                transform_input_row(plane.data() + 2 * th * Q, Q, g.TW4, th * g.TW4, c, C, vs,
-                                    V.get());
-        }
-        for (int64_t e = 0; e < 16; ++e)
-            gemm_packed(U.get() + e * O * C, V.get() + e * vs, M.get() + e * O * g.T2, O, g.T2, C,
-                        g.T2, nullptr);
-        for (int64_t o = 0; o < O; ++o) {
-            float* yo = y.f32() + (n * O + o) * OH * OW;
-            const float bias = b ? b->f32()[o] : 0.0f;
-            const ChannelEpilogue post(ep, o);
-            for (int64_t th = 0; th < g.TH; ++th)
-                transform_output_row(M.get() + o * g.T2 + th * g.TW4, O * g.T2, g.TW4, bias, post,
-                                     yo + 2 * th * OW, std::min<int64_t>(2, OH - 2 * th), OW);
-        }
+        then_items(*job, C, in_per, [=](int64_t c0, int64_t c1) {
+            for (int64_t c = c0; c < c1; ++c) {
+                // x[n, c] into the plane at (ph, pw), as far as the tiles read it
+                const float* xc = xd + (n * C + c) * H * W;
+                const int64_t hs = std::min(H, R - ph), ws = std::min(W, Q - pw);
+                for (int64_t h = std::max<int64_t>(0, -ph); h < hs; ++h)
+                    for (int64_t wi = std::max<int64_t>(0, -pw); wi < ws; ++wi)
+                        plane[(ph + h) * Q + pw + wi] = xc[h * W + wi];
+                for (int64_t th = 0; th < g.TH; ++th)
+                    transform_input_row(plane + 2 * th * Q, Q, g.TW4, th * g.TW4, c, C, vs, V);
+            }
+        });
+        // M[e] [O, T2] = U[e] [O, C] @ V[e] [C, T2], for each of the 16 elements, by panel runs
+        job->then(16 * gemm_units, [=](int64_t u) {
+            const int64_t e16 = u / gemm_units, j0 = (u % gemm_units) * gemm_per;
+            const int64_t j1 = std::min(g.NP, j0 + gemm_per);
+            const int64_t t0 = j0 * kPanel, cols = std::min(g.T2, j1 * kPanel) - t0;
+            gemm_packed(U + e16 * O * C, V + e16 * vs + j0 * C * kPanel, M + e16 * O * g.T2 + t0, O,
+                        cols, C, g.T2, nullptr);
+        });
+        then_items(*job, O, out_per, [=](int64_t o0, int64_t o1) {
+            for (int64_t o = o0; o < o1; ++o) {
+                float* yo = yd + (n * O + o) * OH * OW;
+                const float bias = bd ? bd[o] : 0.0f;
+                const ChannelEpilogue post(e, o);
+                for (int64_t th = 0; th < g.TH; ++th)
+                    transform_output_row(M + o * g.T2 + th * g.TW4, O * g.T2, g.TW4, bias, post,
+                                         yo + 2 * th * OW, std::min<int64_t>(2, OH - 2 * th), OW);
+            }
+        });
     }
-    return yr;
+    return job;
 }
 
 } // namespace pt2lab

@@ -97,6 +97,8 @@ const Tensor* foreign_dtype(const Value& v) {
 
 class Runner {
 public:
+    using Clock = std::chrono::steady_clock;
+
     Runner(const Graph& g, ModuleState& state, const RunOptions& opt)
         : g_(g), state_(state), opt_(opt), budget_(opt.limits, Budget::Scope::Run, state.file_size),
           kernels_(opt.kernels) {
@@ -134,10 +136,18 @@ public:
     bool finished() const { return step_ >= nodes_.size(); }
     RunResult take_result() { return std::move(result_); }
 
-    // Runs the next node.
-    Status step() {
+    // Runs the next node, or the rest of the node in flight, until it is done or
+    // `deadline` has passed (looked at after each unit of a kernel job, so at
+    // least one unit runs). A node paused inside stays the next one.
+    Status step(Clock::time_point deadline) {
         Node* n = nodes_[step_];
         Value v;
+        if (running_) {
+            if (!run_units(deadline)) return {};
+            v = finish_running();
+            commit(n, std::move(v));
+            return {};
+        }
         switch (n->op()) {
         case Op::Placeholder:
             if (next_input_ < inputs_.size()) {
@@ -160,7 +170,6 @@ public:
             break;
         }
         case Op::CallFunction: {
-            using Clock = std::chrono::steady_clock;
             Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
             auto ms = [&] {
                 return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -171,17 +180,16 @@ public:
                 if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
                 break;
             }
-            if (auto it = fusions_.find(n); it != fusions_.end()) {
-                if (std::optional<Value> fv = run_fused(it->second)) {
-                    v = std::move(*fv);
-                    if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
-                    break;
-                }
+            if (auto it = fusions_.find(n); it != fusions_.end() && start_fused(it->second))
+                break;           // running_ holds the fused conv's job
+            if (!find_job(*n)) { // a kernel that runs in one call
+                auto r = call_function(*n);
+                if (!r.ok()) return r.error();
+                v = r.take();
+                if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
+                break;
             }
-            auto r = call_function(*n);
-            if (!r.ok()) return r.error();
-            v = r.take();
-            if (opt_.node_times) opt_.node_times->push_back({n, ms(), false});
+            if (Status st = start_job(*n); !st.ok()) return st;
             break;
         }
         case Op::CallModule: {
@@ -211,11 +219,91 @@ public:
             break;
         }
         }
+        if (running_) {
+            running_->node_times = opt_.node_times != nullptr && n->op() == Op::CallFunction;
+            if (!run_units(deadline)) return {};
+            v = finish_running();
+        }
+        commit(n, std::move(v));
+        return {};
+    }
+
+    // The node in flight: how far its kernel job has got (0 when none), so a
+    // progress bar can move inside a long node.
+    double node_fraction() const {
+        if (!running_ || running_->job->units() == 0) return 0.0;
+        return static_cast<double>(running_->job->units_done()) /
+               static_cast<double>(running_->job->units());
+    }
+
+private:
+    // A node paused inside its kernel (kernel_job.h): the job and everything its
+    // units read, kept until the node is done or the run is dropped.
+    struct Running {
+        std::unique_ptr<CallArgs> args; // the call's values: the tensors the job reads
+        std::unique_ptr<KernelJob> job;
+        Value observed;                     // an observer's input (its value, passed through)
+        std::shared_ptr<Observer> observer; // the observer the job updates
+        const ConvFusion* fusion = nullptr; // a fused conv group: its later nodes' values
+        std::vector<float> alpha, beta;     // the fused batch norm's coefficients [O]
+        bool node_times = false;            // the node's time goes to opt_.node_times
+        double ms = 0.0;                    // time in its units so far
+    };
+
+    // Runs units of the job in flight until it is done (true) or the deadline has passed.
+    bool run_units(Clock::time_point deadline) {
+        KernelJob& job = *running_->job;
+        const Clock::time_point t0 = Clock::now();
+        if (deadline == Clock::time_point::max()) {
+            job.run_all();
+        } else {
+            while (!job.done()) {
+                job.run_one();
+                if (!job.done() && Clock::now() >= deadline) break;
+            }
+        }
+        running_->ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        return job.done();
+    }
+
+    // The finished job's value (and a fused group's values for its later nodes).
+    Value finish_running() {
+        std::unique_ptr<Running> r = std::move(running_);
+        Node* n = nodes_[step_];
+        if (r->node_times) opt_.node_times->push_back({n, r->ms, false});
+        if (r->observer) return std::move(r->observed);
+        Value out = std::move(r->job->result);
+        if (const ConvFusion* f = r->fusion) {
+            // The values nothing outside the group reads stay none: the conv's, and
+            // the batch norm's before a functional activation.
+            const bool in_place =
+                f->act && (f->act->is(OpId::hardtanh_) || f->act->is(OpId::relu_));
+            if (f->bn) fused_[f->bn] = f->item || (f->act && !in_place) ? Value::none() : out;
+            if (f->item) fused_[f->item] = f->act && !in_place ? Value::none() : out;
+            if (f->act) fused_[f->act] = out;
+            return Value::none();
+        }
+        return out;
+    }
+
+    void commit(Node* n, Value v) {
         env_[n] = v;
         if (opt_.keep_values && n->op() != Op::Output) result_.values[n->name()] = v;
         if (step_ < release_.size())
             for (const Node* m : release_[step_]) env_.erase(m);
         ++step_;
+    }
+
+    // Binds n and makes its kernel's job: running_ then holds it.
+    Status start_job(const Node& n) {
+        auto args = bind(n);
+        if (!args.ok()) return args.error();
+        auto r = std::make_unique<Running>();
+        r->args = std::make_unique<CallArgs>(args.take());
+        auto job = find_job(n)(*r->args, kernels_); // bind checked that it has a kernel
+        if (!job.ok()) return node_error(n, job.error().message, job.error().hint);
+        r->job = job.take();
+        running_ = std::move(r);
         return {};
     }
 
@@ -334,50 +422,52 @@ private:
         return CallArgs(*schema, std::move(bound));
     }
 
-    // Runs a fused group (conv_fusion.h) at its conv: the conv with the batch norm
-    // and activation as its epilogue. The group's later nodes take their values
-    // from fused_ when they come. Null when the arguments are not what the fused
-    // kernel computes exactly (the nodes then run one by one, as without fusion).
-    std::optional<Value> run_fused(const ConvFusion& f) {
+    // Starts a fused group (conv_fusion.h) at its conv: the conv with the batch
+    // norm and activation as its epilogue, as the job running_ holds; the group's
+    // later nodes take their values from fused_ when they come. False when the
+    // arguments are not what the fused kernel computes exactly (the nodes then
+    // run one by one, as without fusion).
+    bool start_fused(const ConvFusion& f) {
         // The later nodes read the conv (and the batch norm): a stand-in while binding.
         env_[f.conv] = Value::none();
         if (f.bn) env_[f.bn] = Value::none();
         if (f.item) env_[f.item] = Value::none();
-        auto done = [&](std::optional<Value> v) {
+        auto done = [&](bool started) {
             for (const Node* m : {f.conv, f.bn, f.item})
                 if (m) env_.erase(m);
-            return v;
+            return started;
         };
         auto conv_args = bind(*f.conv);
-        if (!conv_args.ok()) return done(std::nullopt);
+        if (!conv_args.ok()) return done(false);
         auto oc = conv_args.value().tensor(1); // the weight [O, C/groups, KH, KW]
         if (!oc.ok() || oc.value()->dim() != 4 || oc.value()->dtype != ScalarType::Float)
-            return done(std::nullopt);
+            return done(false);
         const int64_t O = oc.value()->sizes[0];
         ConvEpilogue ep;
-        std::vector<float> alpha, beta;
+        auto r = std::make_unique<Running>();
+        std::vector<float>&alpha = r->alpha, &beta = r->beta; // kept while the job runs
         if (f.bn) {
             auto a = bind(*f.bn);
-            if (!a.ok()) return done(std::nullopt);
+            if (!a.ok()) return done(false);
             const CallArgs& bn = a.value();
             const bool legit = f.bn->is(OpId::native_bn_no_training);
             if (!legit) { // batch_norm(..., bool training, float momentum, float eps, ...)
                 auto training = bn.boolean(5);
-                if (!training.ok() || training.value()) return done(std::nullopt);
+                if (!training.ok() || training.value()) return done(false);
             }
             auto eps = bn.real(legit ? 6 : 7);
-            if (!eps.ok()) return done(std::nullopt);
+            if (!eps.ok()) return done(false);
             const float* per_channel[4] = {}; // weight, bias, running_mean, running_var
             for (size_t k = 1; k <= 4; ++k) {
                 auto t = bn.opt_tensor(k);
-                if (!t.ok()) return done(std::nullopt);
+                if (!t.ok()) return done(false);
                 const Tensor* c = t.value().get();
                 if (!c) {
-                    if (k >= 3) return done(std::nullopt); // eval needs the running stats
+                    if (k >= 3) return done(false); // eval needs the running stats
                     continue;
                 }
                 if (c->dtype != ScalarType::Float || c->dim() != 1 || c->numel() != O)
-                    return done(std::nullopt);
+                    return done(false);
                 per_channel[k - 1] = c->f32();
             }
             alpha.resize(static_cast<size_t>(O)), beta.resize(static_cast<size_t>(O));
@@ -390,23 +480,20 @@ private:
                 ep.act = ConvAct::Relu;
             } else { // its input (the conv, batch norm or getitem) has its stand-in
                 auto a = bind(*f.act);
-                if (!a.ok()) return done(std::nullopt);
+                if (!a.ok()) return done(false);
                 auto lo = a.value().real(1), hi = a.value().real(2);
-                if (!lo.ok() || !hi.ok()) return done(std::nullopt);
+                if (!lo.ok() || !hi.ok()) return done(false);
                 ep.act = ConvAct::Clamp;
                 ep.lo = static_cast<float>(lo.value()), ep.hi = static_cast<float>(hi.value());
             }
         }
-        auto y = conv_with_epilogue(conv_args.value(), f.conv->is(OpId::convolution), ep, kernels_);
-        if (!y.ok()) return done(std::nullopt); // the conv alone reports it
-        // The values nothing outside the group reads stay none: the conv's, and
-        // the batch norm's before a functional activation.
-        const Value out = y.take();
-        const bool in_place = f.act && (f.act->is(OpId::hardtanh_) || f.act->is(OpId::relu_));
-        if (f.bn) fused_[f.bn] = f.item || (f.act && !in_place) ? Value::none() : out;
-        if (f.item) fused_[f.item] = f.act && !in_place ? Value::none() : out;
-        if (f.act) fused_[f.act] = out;
-        return done(Value::none());
+        r->args = std::make_unique<CallArgs>(conv_args.take());
+        auto job = conv_with_epilogue_job(*r->args, f.conv->is(OpId::convolution), ep, kernels_);
+        if (!job.ok()) return done(false); // the conv alone reports it
+        r->job = job.take();
+        r->fusion = &f;
+        running_ = std::move(r);
+        return done(true);
     }
 
     Result<Value> call_module(const Node& n) {
@@ -447,9 +534,15 @@ private:
             if (!v.ok()) return v.error();
             if (!v.value().is_tensor())
                 return node_error(n, "an observer needs a tensor, got " + v.value().describe());
-            if (Status s = obs->second->observe(*v.value().tensor); !s.ok())
-                return node_error(n, s.error().message);
-            return v.take(); // passes its input through unchanged
+            // The observe runs as a job (running_), and the node's value is its input.
+            auto r = std::make_unique<Running>();
+            r->observed = v.take();
+            r->observer = obs->second;
+            auto job = r->observer->observe_job(*r->observed.tensor, kernels_.unit_work);
+            if (!job.ok()) return node_error(n, job.error().message);
+            r->job = job.take();
+            running_ = std::move(r);
+            return Value::none();
         }
         return node_error(
             n, "module '" + n.target() + "' cannot run",
@@ -465,6 +558,7 @@ private:
     std::map<const Node*, Value> env_;
     std::map<const Node*, ConvFusion> fusions_; // by conv node
     std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
+    std::unique_ptr<Running> running_;          // the node paused inside, if any
     std::vector<Value> inputs_;
     std::vector<Node*> nodes_;                      // in graph order, as of start()
     std::vector<std::vector<const Node*>> release_; // per step: values no later node reads
@@ -625,9 +719,13 @@ size_t Execution::nodes_total() const {
     return impl_->runner.total();
 }
 
+double Execution::node_fraction() const {
+    return impl_->runner.node_fraction();
+}
+
 Status Execution::advance(std::chrono::steady_clock::time_point deadline) {
     while (!impl_->runner.finished()) {
-        if (Status s = impl_->runner.step(); !s.ok()) return s;
+        if (Status s = impl_->runner.step(deadline); !s.ok()) return s;
         if (std::chrono::steady_clock::now() >= deadline) break;
     }
     return {};
@@ -635,7 +733,8 @@ Status Execution::advance(std::chrono::steady_clock::time_point deadline) {
 
 Status Execution::advance() {
     while (!impl_->runner.finished())
-        if (Status s = impl_->runner.step(); !s.ok()) return s;
+        if (Status s = impl_->runner.step(std::chrono::steady_clock::time_point::max()); !s.ok())
+            return s;
     return {};
 }
 

@@ -72,8 +72,8 @@ struct RunResult {
     std::map<std::string, Value> values;   // node name -> value (when keep_values)
 };
 
-// A run in progress, resumable between nodes, so that a caller can spread a
-// long forward over slices of its own (the page runs a slice per frame and
+// A run in progress, resumable between nodes and inside heavy ones, so that a
+// caller can spread a long forward over slices of its own (the page runs a slice per frame and
 // keeps drawing). run_graph / run_program / run_module below start one and
 // advance it to the end. The graph (program, module) and the state must
 // outlive it; a run dropped half-way has written to `state` only what the
@@ -98,13 +98,20 @@ public:
     Execution(const Execution&) = delete;
     Execution& operator=(const Execution&) = delete;
 
-    // Runs nodes until the graph is done or `deadline` has passed (looked at after
-    // each node, so at least one runs). Returns the first error, naming its node.
+    // Runs nodes until the graph is done or `deadline` has passed. The deadline
+    // is looked at after each node and, inside a heavy node (a conv, a large
+    // matrix product, a pool, a HistogramObserver's observe: kernel_job.h), after
+    // each unit of its work, so a call can stop inside a node and the next call
+    // resumes it; at least one unit runs per call. A paused and resumed run
+    // computes the same bits as one advanced to the end. Returns the first
+    // error, naming its node.
     Status advance(std::chrono::steady_clock::time_point deadline);
     Status advance(); // to the end
     bool done() const;
-    size_t nodes_done() const;  // nodes run so far
+    size_t nodes_done() const;  // nodes run to their end so far
     size_t nodes_total() const; // nodes of the graph
+    // How far the node paused inside has got, in [0, 1) (0 between nodes).
+    double node_fraction() const;
     // The user outputs, once done().
     Result<RunResult> finish();
 

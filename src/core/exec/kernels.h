@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/conv_epilogue.h"
+#include "exec/kernel_job.h"
 #include "exec/tensor.h"
 #include "graph/node.h"
 #include "graph/op_table.h"
@@ -23,6 +24,9 @@ struct KernelOptions {
     // charged to it before it is allocated, and loops charge their work.
     // Null (kernels called directly): only the one-tensor limit applies.
     Budget* budget = nullptr;
+    // The work (multiply-adds, element visits) of one unit of a kernel job
+    // (kernel_job.h): how finely a run can pause inside a node. Tests make it small.
+    uint64_t unit_work = kUnitWork;
 };
 
 // A call's arguments, by schema position (absent optional/default ones filled in).
@@ -54,6 +58,17 @@ private:
 };
 
 using KernelFn = Result<Value> (*)(const CallArgs& args, const KernelOptions& opt);
+
+// A kernel that can pause inside the call (kernel_job.h): the same checks and
+// charges as the kernel, then the work as units. The arguments' tensors must
+// outlive the job (the interpreter keeps the call's CallArgs beside it).
+using JobFn = Result<std::unique_ptr<KernelJob>> (*)(const CallArgs& args,
+                                                     const KernelOptions& opt);
+// The job form of a node's kernel, or null when it always runs in one call.
+JobFn find_job(const Node& n);
+// A job run to its end: what the one-call kernels return.
+Result<Value> job_value(Result<std::unique_ptr<KernelJob>> job);
+Result<Tensor> job_tensor(Result<std::unique_ptr<KernelJob>> job);
 
 // The kernel of an op table row, or null when pt2lab cannot run it.
 KernelFn find_kernel(const OpInfo& op);
@@ -99,6 +114,25 @@ struct ConvParams {
 // The result, the scratch and the multiply-adds are charged to opt.budget.
 Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
                                 const ConvParams& p, const KernelOptions& opt = KernelOptions());
+// Each conv as a job (kernel_job.h) whose units are runs of output planes (the
+// reference and depthwise convs) or of 8-column GEMM panels and the transforms
+// before and after them (im2col, Winograd); the tensors and `ep` (copied; its
+// alpha and beta arrays are not) must outlive the job.
+Result<std::unique_ptr<KernelJob>> conv2d_reference_job(const Tensor& x, const Tensor& w,
+                                                        const Tensor* b, const ConvParams& p,
+                                                        const KernelOptions& opt);
+Result<std::unique_ptr<KernelJob>> conv2d_fast_job(const Tensor& x, const Tensor& w,
+                                                   const Tensor* b, const ConvParams& p,
+                                                   const KernelOptions& opt,
+                                                   const ConvEpilogue* ep = nullptr);
+Result<std::unique_ptr<KernelJob>> conv2d_im2col_job(const Tensor& x, const Tensor& w,
+                                                     const Tensor* b, const ConvParams& p,
+                                                     const KernelOptions& opt,
+                                                     const ConvEpilogue* ep = nullptr);
+Result<std::unique_ptr<KernelJob>> conv2d_winograd_job(const Tensor& x, const Tensor& w,
+                                                       const Tensor* b, const ConvParams& p,
+                                                       const KernelOptions& opt,
+                                                       const ConvEpilogue* ep = nullptr);
 // The fast paths take an epilogue (conv_epilogue.h): the eval batch norm and
 // activation that follow the conv, applied to each output before it is stored.
 Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
@@ -119,6 +153,9 @@ Result<Tensor> conv2d_winograd(const Tensor& x, const Tensor& w, const Tensor* b
 // fused with the batch norm and activation after it (conv_fusion.h).
 Result<Value> conv_with_epilogue(const CallArgs& a, bool convolution, const ConvEpilogue& ep,
                                  const KernelOptions& opt);
+Result<std::unique_ptr<KernelJob>> conv_with_epilogue_job(const CallArgs& a, bool convolution,
+                                                          const ConvEpilogue& ep,
+                                                          const KernelOptions& opt);
 // The result of a convolution, its shape validated by conv2d_output_shape, its
 // values unspecified (every conv path writes each element),
 // its bytes and multiply-adds charged (shared by the reference and the fast conv).

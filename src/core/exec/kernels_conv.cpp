@@ -86,23 +86,30 @@ Result<Tensor> conv2d_result(const Tensor& x, const Tensor& w, const Tensor* b, 
     return y;
 }
 
-Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
-                                const ConvParams& p, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> conv2d_reference_job(const Tensor& x, const Tensor& w,
+                                                        const Tensor* b, const ConvParams& p,
+                                                        const KernelOptions& opt) {
     auto yr = conv2d_result(x, w, b, p, opt);
-    if (!yr.ok()) return yr;
-    Tensor& y = yr.value();
+    if (!yr.ok()) return yr.error();
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    const Tensor& y = *job->result.tensor;
     const int64_t N = x.sizes[0], C = x.sizes[1], H = x.sizes[2], W = x.sizes[3];
     const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
     const int64_t OH = y.sizes[2], OW = y.sizes[3], G = p.groups, OG = O / G;
     const float* xd = x.f32(); // x: [N, C, H, W]
     const float* wd = w.f32(); // w: [O, C/G, KH, KW]
-    float* yd = y.f32();       // y: [N, O, OH, OW]
-    for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < O; ++o) {
-            const int64_t g = o / OG;
+    const float* bd = b ? b->f32() : nullptr;
+    float* yd = job->result.tensor->f32(); // y: [N, O, OH, OW]
+    // A unit is a run of (n, o) output planes.
+    const int64_t per =
+        items_per_unit(opt.unit_work, work_of({OH, OW, CG, KH, KW}).value_or(UINT64_MAX), N * O);
+    then_items(*job, N * O, per, [=](int64_t begin, int64_t end) {
+        for (int64_t no = begin; no < end; ++no) {
+            const int64_t n = no / O, o = no % O, g = o / OG;
             for (int64_t oh = 0; oh < OH; ++oh)
                 for (int64_t ow = 0; ow < OW; ++ow) {
-                    double acc = b ? b->f32()[o] : 0.0;
+                    double acc = bd ? bd[o] : 0.0;
                     for (int64_t c = 0; c < CG; ++c) {
                         const int64_t ci = g * CG + c; // input channel
                         for (int64_t kh = 0; kh < KH; ++kh) {
@@ -120,7 +127,26 @@ Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* 
                     yd[((n * O + o) * OH + oh) * OW + ow] = static_cast<float>(acc);
                 }
         }
-    return yr;
+    });
+    return job;
+}
+
+Result<Tensor> conv2d_reference(const Tensor& x, const Tensor& w, const Tensor* b,
+                                const ConvParams& p, const KernelOptions& opt) {
+    return job_tensor(conv2d_reference_job(x, w, b, p, opt));
+}
+
+Result<std::unique_ptr<KernelJob>> conv2d_fast_job(const Tensor& x, const Tensor& w,
+                                                   const Tensor* b, const ConvParams& p,
+                                                   const KernelOptions& opt,
+                                                   const ConvEpilogue* ep) {
+    if (conv2d_winograd_suits(x, w, p)) return conv2d_winograd_job(x, w, b, p, opt, ep);
+    return conv2d_im2col_job(x, w, b, p, opt, ep);
+}
+
+Result<Tensor> conv2d_fast(const Tensor& x, const Tensor& w, const Tensor* b, const ConvParams& p,
+                           const KernelOptions& opt, const ConvEpilogue* ep) {
+    return job_tensor(conv2d_fast_job(x, w, b, p, opt, ep));
 }
 
 namespace {
@@ -145,8 +171,8 @@ Result<ConvParams> read_params(const CallArgs& a, size_t stride_at, size_t paddi
     return p;
 }
 
-Result<Value> run_conv(const CallArgs& a, const ConvParams& p, const KernelOptions& opt,
-                       const ConvEpilogue* ep) {
+Result<std::unique_ptr<KernelJob>> run_conv(const CallArgs& a, const ConvParams& p,
+                                            const KernelOptions& opt, const ConvEpilogue* ep) {
     auto x = a.tensor(0);
     if (!x.ok()) return x.error();
     auto w = a.tensor(1);
@@ -154,16 +180,14 @@ Result<Value> run_conv(const CallArgs& a, const ConvParams& p, const KernelOptio
     auto b = a.opt_tensor(2);
     if (!b.ok()) return b.error();
     const Tensor *xt = x.value().get(), *wt = w.value().get(), *bt = b.value().get();
-    auto y = opt.fast_conv ? conv2d_fast(*xt, *wt, bt, p, opt, ep)
-                           : conv2d_reference(*xt, *wt, bt, p, opt);
-    if (!y.ok()) return y.error();
-    return Value::of(y.take());
+    return opt.fast_conv ? conv2d_fast_job(*xt, *wt, bt, p, opt, ep)
+                         : conv2d_reference_job(*xt, *wt, bt, p, opt);
 }
 
 // conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1), or
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-Result<Value> conv_call(const CallArgs& a, bool convolution, const KernelOptions& opt,
-                        const ConvEpilogue* ep) {
+Result<std::unique_ptr<KernelJob>> conv_call(const CallArgs& a, bool convolution,
+                                             const KernelOptions& opt, const ConvEpilogue* ep) {
     if (!convolution) {
         auto p = read_params(a, 3, 4, 5, 6);
         if (!p.ok()) return p.error();
@@ -187,19 +211,33 @@ Result<Value> conv_call(const CallArgs& a, bool convolution, const KernelOptions
 
 } // namespace
 
-Result<Value> kernel_conv2d(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_conv2d(const CallArgs& a, const KernelOptions& opt) {
     return conv_call(a, false, opt, nullptr);
 }
 
-Result<Value> kernel_convolution(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_convolution(const CallArgs& a, const KernelOptions& opt) {
     return conv_call(a, true, opt, nullptr);
+}
+
+Result<Value> kernel_conv2d(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_conv2d(a, opt));
+}
+
+Result<Value> kernel_convolution(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_convolution(a, opt));
+}
+
+Result<std::unique_ptr<KernelJob>> conv_with_epilogue_job(const CallArgs& a, bool convolution,
+                                                          const ConvEpilogue& ep,
+                                                          const KernelOptions& opt) {
+    if (!opt.fast_conv)
+        return kernel_error("conv2d: an epilogue needs the fast conv (KernelOptions::fast_conv)");
+    return conv_call(a, convolution, opt, &ep);
 }
 
 Result<Value> conv_with_epilogue(const CallArgs& a, bool convolution, const ConvEpilogue& ep,
                                  const KernelOptions& opt) {
-    if (!opt.fast_conv)
-        return kernel_error("conv2d: an epilogue needs the fast conv (KernelOptions::fast_conv)");
-    return conv_call(a, convolution, opt, &ep);
+    return job_value(conv_with_epilogue_job(a, convolution, ep, opt));
 }
 
 } // namespace pt2lab

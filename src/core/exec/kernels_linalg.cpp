@@ -19,16 +19,12 @@ Status accumulator(const KernelOptions& opt, int64_t M, int64_t N, int64_t K, co
     return charge_work(opt, work_of({M, N, K}), op);
 }
 
-// c[M, N] = a[M, K] @ b[K, N] where b is given by element accessor (for transposed weights).
-template <class B>
-void matmul(const float* a, B b, int64_t M, int64_t K, int64_t N, std::vector<double>& c) {
-    c.assign(static_cast<size_t>(M * N), 0.0);
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-            double acc = 0.0;
-            for (int64_t k = 0; k < K; ++k) acc += double(a[m * K + k]) * double(b(k, n));
-            c[static_cast<size_t>(m * N + n)] = acc;
-        }
+// sum_k a[k] * b(k) in double, k in order from 0: one output of a product
+// (b an element accessor, for transposed weights).
+template <class B> double dot_double(const float* a, B b, int64_t K) {
+    double acc = 0.0;
+    for (int64_t k = 0; k < K; ++k) acc += double(a[k]) * double(b(k));
+    return acc;
 }
 // sum_k x[k] * w[k] in float: eight partial sums (lane j takes k = j mod 8), then
 // added pairwise, then the tail. Out of line: called once per output, so V8
@@ -48,7 +44,8 @@ __attribute__((noinline)) float dot_fast(const float* x, const float* w, int64_t
 } // namespace
 
 // linear(input, weight, bias=None): input [..., in], weight [out, in], bias [out] -> [..., out]
-Result<Value> kernel_linear(const CallArgs& a, const KernelOptions& opt) {
+// A unit is a run of outputs (row-major over [M, N]).
+Result<std::unique_ptr<KernelJob>> job_linear(const CallArgs& a, const KernelOptions& opt) {
     auto x = a.tensor(0);
     auto w = a.tensor(1);
     auto b = a.opt_tensor(2);
@@ -74,32 +71,40 @@ Result<Value> kernel_linear(const CallArgs& a, const KernelOptions& opt) {
     out_sizes.back() = N;
     auto yr = new_tensor(opt, ScalarType::Float, out_sizes, "aten.linear.default");
     if (!yr.ok()) return yr.error();
-    if (opt.fast_conv) { // y[m, n] = x[m, :] . w[n, :] (+ b[n]), rows read in place
+    const bool fast = opt.fast_conv;
+    if (fast) {
         if (Status s = charge_work(opt, work_of({M, N, K}), "aten.linear.default"); !s.ok())
             return s.error();
-        Tensor& y = yr.value();
-        for (int64_t m = 0; m < M; ++m)
-            for (int64_t n = 0; n < N; ++n)
-                y.f32()[m * N + n] =
-                    dot_fast(X.f32() + m * K, Wt.f32() + n * K, K) + (bias ? bias->f32()[n] : 0.0f);
-        return Value::of(yr.take());
+    } else if (Status s = accumulator(opt, M, N, K, "aten.linear.default"); !s.ok()) {
+        return s.error();
     }
-    if (Status s = accumulator(opt, M, N, K, "aten.linear.default"); !s.ok()) return s.error();
-    std::vector<double> c;
-    const float* wd = Wt.f32();
-    matmul(
-        X.f32(), [&](int64_t k, int64_t n) { return wd[n * K + k]; }, M, K, N, c);
-    Tensor& y = yr.value();
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n)
-            y.f32()[m * N + n] = static_cast<float>(c[static_cast<size_t>(m * N + n)] +
-                                                    (bias ? double(bias->f32()[n]) : 0.0));
-    return Value::of(yr.take());
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* y = job->result.tensor->f32();
+    const float *xd = X.f32(), *wd = Wt.f32(), *bd = bias ? bias->f32() : nullptr;
+    then_items(*job, M * N, items_per_unit(opt.unit_work, static_cast<uint64_t>(K), M * N),
+               [=](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i) {
+                       const int64_t m = i / N, n = i % N;
+                       if (fast) { // y[m, n] = x[m, :] . w[n, :] (+ b[n]), rows read in place
+                           y[i] = dot_fast(xd + m * K, wd + n * K, K) + (bd ? bd[n] : 0.0f);
+                           continue;
+                       }
+                       const double c = dot_double(
+                           xd + m * K, [&](int64_t k) { return wd[n * K + k]; }, K);
+                       y[i] = static_cast<float>(c + (bd ? double(bd[n]) : 0.0));
+                   }
+               });
+    return job;
+}
+
+Result<Value> kernel_linear(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_linear(a, opt));
 }
 
 // addmm(self, mat1, mat2, *, beta=1, alpha=1): beta * self + alpha * (mat1[M, K] @ mat2[K, N]);
 // self broadcasts to [M, N]
-Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_addmm(const CallArgs& a, const KernelOptions& opt) {
     auto s = a.tensor(0), m1 = a.tensor(1), m2 = a.tensor(2);
     if (!s.ok()) return s.error();
     if (!m1.ok()) return m1.error();
@@ -122,28 +127,38 @@ Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions& opt) {
     auto yr = new_tensor(opt, ScalarType::Float, {M, N}, "aten.addmm.default");
     if (!yr.ok()) return yr.error();
     if (Status st = accumulator(opt, M, N, K, "aten.addmm.default"); !st.ok()) return st.error();
-    Tensor& y = yr.value();
-    std::vector<double> c;
-    const float* bd = B.f32();
-    matmul(
-        A.f32(), [&](int64_t k, int64_t n) { return bd[k * N + n]; }, M, K, N, c);
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-            // self [N] / [1, N] / [M, 1] / [M, N] broadcast
-            int64_t si = 0;
-            if (S.dim() == 1)
-                si = S.sizes[0] == 1 ? 0 : n;
-            else if (S.dim() == 2)
-                si = (S.sizes[0] == 1 ? 0 : m) * S.sizes[1] + (S.sizes[1] == 1 ? 0 : n);
-            double self_term = beta.value() == 0.0 ? 0.0 : beta.value() * double(S.f32()[si]);
-            y.f32()[m * N + n] =
-                static_cast<float>(self_term + alpha.value() * c[static_cast<size_t>(m * N + n)]);
-        }
-    return Value::of(yr.take());
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* y = job->result.tensor->f32();
+    const float *ad = A.f32(), *bd = B.f32(), *sd = S.f32();
+    const int64_t s_dim = S.dim(), s0 = s_dim >= 1 ? S.sizes[0] : 1,
+                  s1 = s_dim == 2 ? S.sizes[1] : 1;
+    const double be = beta.value(), al = alpha.value();
+    then_items(*job, M * N, items_per_unit(opt.unit_work, static_cast<uint64_t>(K), M * N),
+               [=](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i) {
+                       const int64_t m = i / N, n = i % N;
+                       const double c = dot_double(
+                           ad + m * K, [&](int64_t k) { return bd[k * N + n]; }, K);
+                       // self [N] / [1, N] / [M, 1] / [M, N] broadcast
+                       int64_t si = 0;
+                       if (s_dim == 1)
+                           si = s0 == 1 ? 0 : n;
+                       else if (s_dim == 2)
+                           si = (s0 == 1 ? 0 : m) * s1 + (s1 == 1 ? 0 : n);
+                       const double self_term = be == 0.0 ? 0.0 : be * double(sd[si]);
+                       y[i] = static_cast<float>(self_term + al * c);
+                   }
+               });
+    return job;
 }
 
-// mm(self[M, K], mat2[K, N]) -> [M, N]
-Result<Value> kernel_mm(const CallArgs& a, const KernelOptions& opt) {
+Result<Value> kernel_addmm(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_addmm(a, opt));
+}
+
+// mm(self [M, K], mat2 [K, N]) -> [M, N]
+Result<std::unique_ptr<KernelJob>> job_mm(const CallArgs& a, const KernelOptions& opt) {
     auto m1 = a.tensor(0), m2 = a.tensor(1);
     if (!m1.ok()) return m1.error();
     if (!m2.ok()) return m2.error();
@@ -156,13 +171,23 @@ Result<Value> kernel_mm(const CallArgs& a, const KernelOptions& opt) {
     auto yr = new_tensor(opt, ScalarType::Float, {M, N}, "aten.mm.default");
     if (!yr.ok()) return yr.error();
     if (Status st = accumulator(opt, M, N, K, "aten.mm.default"); !st.ok()) return st.error();
-    std::vector<double> c;
-    const float* bd = B.f32();
-    matmul(
-        A.f32(), [&](int64_t k, int64_t n) { return bd[k * N + n]; }, M, K, N, c);
-    Tensor& y = yr.value();
-    for (int64_t k = 0; k < M * N; ++k) y.f32()[k] = static_cast<float>(c[static_cast<size_t>(k)]);
-    return Value::of(yr.take());
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* y = job->result.tensor->f32();
+    const float *ad = A.f32(), *bd = B.f32();
+    then_items(*job, M * N, items_per_unit(opt.unit_work, static_cast<uint64_t>(K), M * N),
+               [=](int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i) {
+                       const int64_t m = i / N, n = i % N;
+                       y[i] = static_cast<float>(dot_double(
+                           ad + m * K, [&](int64_t k) { return bd[k * N + n]; }, K));
+                   }
+               });
+    return job;
+}
+
+Result<Value> kernel_mm(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_mm(a, opt));
 }
 
 } // namespace pt2lab

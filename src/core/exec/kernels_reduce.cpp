@@ -206,8 +206,9 @@ __attribute__((noinline)) void pool_plane_fast(const float* xp, int64_t row_step
 }
 
 // The fast path when its padded plane is not much larger than the input and
-// the work (else the reference loop runs). Returns false without writing then.
-bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& K,
+// the work (else the reference loop runs): its units added to `job`, a run of
+// planes each. Returns false without adding any then.
+bool max_pool_fast(KernelJob& job, const Tensor& in, int64_t batch, const std::vector<int64_t>& K,
                    const std::vector<int64_t>& st, const std::vector<int64_t>& P,
                    const std::vector<int64_t>& D, int64_t OH, int64_t OW, float* y,
                    const KernelOptions& opt, const std::string& op) {
@@ -215,14 +216,25 @@ bool max_pool_fast(const Tensor& in, int64_t batch, const std::vector<int64_t>& 
     const PhasePlane g = phase_plane(K[0], K[1], OH, OW, st[0], st[1], D[0], D[1], 4);
     if (!phase_plane_fits(g, H, W, work_of({OH, OW, K[0], K[1]}))) return false;
     if (!charge_bytes(opt, work_of({g.rows, g.row_floats(), 4}), op).ok()) return false;
-    std::vector<float> xp(static_cast<size_t>(g.rows * g.row_floats()),
-                          -std::numeric_limits<float>::infinity());
-    const std::vector<int64_t> off = phase_plane_taps(K[0], K[1], D[0], D[1], g);
-    for (int64_t b = 0; b < batch; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
-        fill_phase_plane(in.f32() + b * H * W, H, W, P[0], P[1], g, xp.data());
-        pool_plane_fast(xp.data(), st[0] * g.row_floats(), off.data(),
-                        static_cast<int64_t>(off.size()), y + b * OH * OW, OH, OW);
-    }
+    auto xp_buf = std::make_shared<std::vector<float>>(static_cast<size_t>(g.rows * g.row_floats()),
+                                                       -std::numeric_limits<float>::infinity());
+    auto off_buf =
+        std::make_shared<const std::vector<int64_t>>(phase_plane_taps(K[0], K[1], D[0], D[1], g));
+    job.keep.push_back(xp_buf);
+    job.keep.push_back(off_buf);
+    float* xp = xp_buf->data();
+    const int64_t* off = off_buf->data();
+    const int64_t T = static_cast<int64_t>(off_buf->size()), row_step = st[0] * g.row_floats();
+    const int64_t P0 = P[0], P1 = P[1];
+    const float* xd = in.f32();
+    then_items(job, batch,
+               items_per_unit(opt.unit_work, work_of({OH, OW, T}).value_or(UINT64_MAX), batch),
+               [=](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) { // x: [B, H, W] -> y: [B, OH, OW]
+                       fill_phase_plane(xd + b * H * W, H, W, P0, P1, g, xp);
+                       pool_plane_fast(xp, row_step, off, T, y + b * OH * OW, OH, OW);
+                   }
+               });
     return true;
 }
 
@@ -329,8 +341,9 @@ Result<PoolGeometry> pool_geometry(const CallArgs& a, const std::string& op, con
 }
 
 // max_pool2d(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False); indices
-// optional
-Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_indices) {
+// optional. A unit is a run of planes.
+Result<std::unique_ptr<KernelJob>> max_pool(const CallArgs& a, const KernelOptions& opt,
+                                            bool with_indices) {
     const std::string op =
         with_indices ? "aten.max_pool2d_with_indices.default" : "aten.max_pool2d.default";
     auto x = float_input(a, op.c_str());
@@ -348,46 +361,60 @@ Result<Value> max_pool(const CallArgs& a, const KernelOptions& opt, bool with_in
     auto ir =
         new_tensor(opt, ScalarType::Long, with_indices ? g.out_sizes : std::vector<int64_t>{0}, op);
     if (!ir.ok()) return ir.error();
-    Tensor &y = yr.value(), &idx = ir.value();
     // Each window visits at most min(kernel, input) rows and columns; the tap
     // tables hold 3 int64 per output row and column.
-    if (Status st =
-            charge_work(opt, work_of({y.numel(), std::min(K[0], H), std::min(K[1], W)}), op);
-        !st.ok())
+    const int64_t taps = std::min(K[0], H) * std::min(K[1], W);
+    if (Status st = charge_work(opt, work_of({yr.value().numel(), taps}), op); !st.ok())
         return st.error();
     if (Status st = charge_bytes(opt, work_of({out[0] + out[1], 3, 8}), op); !st.ok())
         return st.error();
-    const PoolTaps rows = pool_taps(out[0], stride[0], P[0], D[0], K[0], H);
-    const PoolTaps cols = pool_taps(out[1], stride[1], P[1], D[1], K[1], W);
+    auto job = std::make_unique<KernelJob>();
+    job->result = with_indices ? Value::tuple({Value::of(yr.take()), Value::of(ir.take())})
+                               : Value::of(yr.take());
+    float* y = (with_indices ? job->result.items[0] : job->result).tensor->f32();
+    int64_t* idx = with_indices ? job->result.items[1].tensor->data<int64_t>() : nullptr;
     const int64_t plane = out[0] * out[1];
     if (opt.fast_conv && !with_indices &&
-        max_pool_fast(in, g.batch, K, stride, P, D, out[0], out[1], y.f32(), opt, op))
-        return Value::of(yr.take());
-    for (int64_t b = 0; b < g.batch; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
-        const float* xs = in.f32() + b * H * W;
-        if (with_indices)
-            max_pool_plane<true>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane,
-                                 idx.data<int64_t>() + b * plane);
-        else
-            max_pool_plane<false>(xs, W, rows, cols, D[0], D[1], y.f32() + b * plane, nullptr);
-    }
-    if (!with_indices) return Value::of(yr.take());
-    return Value::tuple({Value::of(yr.take()), Value::of(ir.take())});
+        max_pool_fast(*job, in, g.batch, K, stride, P, D, out[0], out[1], y, opt, op))
+        return job;
+    auto taps_buf = std::make_shared<const std::pair<PoolTaps, PoolTaps>>(
+        pool_taps(out[0], stride[0], P[0], D[0], K[0], H),
+        pool_taps(out[1], stride[1], P[1], D[1], K[1], W));
+    job->keep.push_back(taps_buf);
+    const PoolTaps &rows = taps_buf->first, &cols = taps_buf->second;
+    const int64_t DH = D[0], DW = D[1];
+    const float* xd = in.f32();
+    then_items(*job, g.batch,
+               items_per_unit(opt.unit_work, work_of({plane, taps}).value_or(UINT64_MAX), g.batch),
+               [=, &rows, &cols](int64_t b0, int64_t b1) {
+                   for (int64_t b = b0; b < b1; ++b) { // x: [B, H, W] -> y, idx: [B, OH, OW]
+                       const float* xs = xd + b * H * W;
+                       if (idx)
+                           max_pool_plane<true>(xs, W, rows, cols, DH, DW, y + b * plane,
+                                                idx + b * plane);
+                       else
+                           max_pool_plane<false>(xs, W, rows, cols, DH, DW, y + b * plane, nullptr);
+                   }
+               });
+    return job;
 }
 } // namespace
 
-Result<Value> kernel_max_pool2d(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_max_pool2d(const CallArgs& a, const KernelOptions& opt) {
     return max_pool(a, opt, false);
 }
+Result<Value> kernel_max_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(max_pool(a, opt, false));
+}
 Result<Value> kernel_max_pool2d_with_indices(const CallArgs& a, const KernelOptions& opt) {
-    return max_pool(a, opt, true);
+    return job_value(max_pool(a, opt, true));
 }
 
 // avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False,
 // count_include_pad=True, divisor_override=None), as ATen's cpu_avg_pool: per output,
 // the window clipped to the input summed row by row in float, divided by the
 // override, else by the window's size with its padding (count_include_pad) or without.
-Result<Value> kernel_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
     const std::string op = "aten.avg_pool2d.default";
     auto x = float_input(a, op.c_str());
     if (!x.ok()) return x.error();
@@ -411,38 +438,56 @@ Result<Value> kernel_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
             opt, work_of({yr.value().numel(), std::min(g.K[0], H), std::min(g.K[1], W)}), op);
         !st.ok())
         return st.error();
-    float* y = yr.value().f32();
-    for (int64_t b = 0; b < g.batch; ++b) {
-        const float* xs = in.f32() + b * H * W;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-            for (int64_t ow = 0; ow < OW; ++ow) {
-                int64_t ih0 = oh * g.stride[0] - g.P[0], iw0 = ow * g.stride[1] - g.P[1];
-                int64_t ih1 = std::min(ih0 + g.K[0], H + g.P[0]);
-                int64_t iw1 = std::min(iw0 + g.K[1], W + g.P[1]);
-                const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
-                ih0 = std::max<int64_t>(ih0, 0), iw0 = std::max<int64_t>(iw0, 0);
-                ih1 = std::min(ih1, H), iw1 = std::min(iw1, W);
-                float& out = y[(b * OH + oh) * OW + ow];
-                if (ih0 >= ih1 || iw0 >= iw1) {
-                    out = 0;
-                    continue;
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* y = job->result.tensor->f32();
+    const float* xd = in.f32();
+    const int64_t KH = g.K[0], KW = g.K[1], SH = g.stride[0], SW = g.stride[1], PH = g.P[0],
+                  PW = g.P[1];
+    const bool count_pad = include_pad.value();
+    then_items(
+        *job, g.batch,
+        items_per_unit(opt.unit_work,
+                       work_of({OH, OW, std::min(KH, H), std::min(KW, W)}).value_or(UINT64_MAX),
+                       g.batch),
+        [=](int64_t b0, int64_t b1) {
+            for (int64_t b = b0; b < b1; ++b) {
+                const float* xs = xd + b * H * W;
+                for (int64_t oh = 0; oh < OH; ++oh) {
+                    for (int64_t ow = 0; ow < OW; ++ow) {
+                        int64_t ih0 = oh * SH - PH, iw0 = ow * SW - PW;
+                        int64_t ih1 = std::min(ih0 + KH, H + PH);
+                        int64_t iw1 = std::min(iw0 + KW, W + PW);
+                        const int64_t pool_size = (ih1 - ih0) * (iw1 - iw0);
+                        ih0 = std::max<int64_t>(ih0, 0), iw0 = std::max<int64_t>(iw0, 0);
+                        ih1 = std::min(ih1, H), iw1 = std::min(iw1, W);
+                        float& out = y[(b * OH + oh) * OW + ow];
+                        if (ih0 >= ih1 || iw0 >= iw1) {
+                            out = 0;
+                            continue;
+                        }
+                        float sum = 0;
+                        for (int64_t ih = ih0; ih < ih1; ++ih)
+                            for (int64_t iw = iw0; iw < iw1; ++iw) sum += xs[ih * W + iw];
+                        const int64_t factor = divisor     ? *divisor
+                                               : count_pad ? pool_size
+                                                           : (ih1 - ih0) * (iw1 - iw0);
+                        out = sum / static_cast<float>(factor);
+                    }
                 }
-                float sum = 0;
-                for (int64_t ih = ih0; ih < ih1; ++ih)
-                    for (int64_t iw = iw0; iw < iw1; ++iw) sum += xs[ih * W + iw];
-                const int64_t factor = divisor               ? *divisor
-                                       : include_pad.value() ? pool_size
-                                                             : (ih1 - ih0) * (iw1 - iw0);
-                out = sum / static_cast<float>(factor);
             }
-        }
-    }
-    return Value::of(yr.take());
+        });
+    return job;
+}
+
+Result<Value> kernel_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_avg_pool2d(a, opt));
 }
 
 // adaptive_avg_pool2d(self, output_size) / _adaptive_avg_pool2d: window
 // [floor(o * H / OH), ceil((o + 1) * H / OH)) per output row, the same for columns.
-Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+Result<std::unique_ptr<KernelJob>> job_adaptive_avg_pool2d(const CallArgs& a,
+                                                           const KernelOptions& opt) {
     const std::string op = a.schema().overload_str();
     auto x = float_input(a, op.c_str());
     if (!x.ok()) return x.error();
@@ -475,33 +520,47 @@ Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions&
     out_sizes[out_sizes.size() - 1] = OW;
     auto yr = new_tensor(opt, ScalarType::Float, out_sizes, op);
     if (!yr.ok()) return yr.error();
-    Tensor& y = yr.value();
     int64_t batch = 1; // the leading dims, as one
     for (size_t d = 0; d + 2 < in.sizes.size(); ++d) batch *= in.sizes[d];
     // Windows overlap by at most one row / column: about (H + OH) x (W + OW) visits per plane.
     if (Status s = charge_work(opt, work_of({batch, H + OH, W + OW}), op); !s.ok())
         return s.error();
+    auto job = std::make_unique<KernelJob>();
+    job->result = Value::of(yr.take());
+    float* y = job->result.tensor->f32();
+    const float* xd = in.f32();
+    // A unit is a run of planes.
+    const int64_t per = items_per_unit(
+        opt.unit_work, work_of({H + OH, W + OW}).value_or(UINT64_MAX), std::max<int64_t>(batch, 1));
     if (as_mean) {
-        for (int64_t b = 0; b < batch; ++b) {
-            double sum = 0.0;
-            for (int64_t k = 0; k < H * W; ++k) sum += in.f32()[b * H * W + k];
-            y.f32()[b] = static_cast<float>(H * W != 0 ? sum / double(H * W) : std::nan(""));
-        }
-        return Value::of(yr.take());
-    }
-    for (int64_t b = 0; b < batch; ++b) // x: [B, H, W] -> y: [B, OH, OW]
-        for (int64_t oh = 0; oh < OH; ++oh) {
-            const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
-            for (int64_t ow = 0; ow < OW; ++ow) {
-                const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+        then_items(*job, batch, per, [=](int64_t b0, int64_t b1) {
+            for (int64_t b = b0; b < b1; ++b) {
                 double sum = 0.0;
-                for (int64_t i = h0; i < h1; ++i)
-                    for (int64_t j = w0; j < w1; ++j) sum += in.f32()[(b * H + i) * W + j];
-                y.f32()[(b * OH + oh) * OW + ow] =
-                    static_cast<float>(sum / double((h1 - h0) * (w1 - w0)));
+                for (int64_t k = 0; k < H * W; ++k) sum += xd[b * H * W + k];
+                y[b] = static_cast<float>(H * W != 0 ? sum / double(H * W) : std::nan(""));
             }
-        }
-    return Value::of(yr.take());
+        });
+        return job;
+    }
+    then_items(*job, batch, per, [=](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) // x: [B, H, W] -> y: [B, OH, OW]
+            for (int64_t oh = 0; oh < OH; ++oh) {
+                const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                    const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+                    double sum = 0.0;
+                    for (int64_t i = h0; i < h1; ++i)
+                        for (int64_t j = w0; j < w1; ++j) sum += xd[(b * H + i) * W + j];
+                    y[(b * OH + oh) * OW + ow] =
+                        static_cast<float>(sum / double((h1 - h0) * (w1 - w0)));
+                }
+            }
+    });
+    return job;
+}
+
+Result<Value> kernel_adaptive_avg_pool2d(const CallArgs& a, const KernelOptions& opt) {
+    return job_value(job_adaptive_avg_pool2d(a, opt));
 }
 
 } // namespace pt2lab

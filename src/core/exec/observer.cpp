@@ -18,6 +18,11 @@ std::shared_ptr<Observer> make_observer(const ObserverConfig& cfg) {
 
 // ---- shared ------------------------------------------------------------------------
 
+Result<std::unique_ptr<KernelJob>> Observer::observe_job(const Tensor& x, uint64_t) {
+    if (Status s = observe(x); !s.ok()) return s.error();
+    return std::make_unique<KernelJob>();
+}
+
 void Observer::reset() {
     min_ = std::numeric_limits<float>::infinity();
     max_ = -std::numeric_limits<float>::infinity();
@@ -99,12 +104,11 @@ std::vector<float> linspace(float start, float end, int64_t steps) {
     return out;
 }
 
-std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, float hi) {
+void histc_add(const float* x, int64_t n, int64_t bins, float lo, float hi, float* h) {
     if (lo == hi) { // torch widens an empty range by one on each side
         lo = lo - 1.0f;
         hi = hi + 1.0f;
     }
-    std::vector<float> h(static_cast<size_t>(bins), 0.0f);
     const float width = hi - lo;
     for (int64_t k = 0; k < n; ++k) {
         const float v = x[k];
@@ -116,8 +120,13 @@ std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, floa
             at = static_cast<float>((static_cast<double>(v) - lo) * static_cast<double>(bins) /
                                     (static_cast<double>(hi) - lo));
         int64_t pos = std::min(std::max<int64_t>(static_cast<int64_t>(at), 0), bins - 1);
-        h[static_cast<size_t>(pos)] += 1.0f;
+        h[pos] += 1.0f;
     }
+}
+
+std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, float hi) {
+    std::vector<float> h(static_cast<size_t>(bins), 0.0f);
+    histc_add(x, n, bins, lo, hi, h.data());
     return h;
 }
 
@@ -179,55 +188,99 @@ float l2_norm(float begin, float end, float density) {
 }
 } // namespace
 
-Status HistogramObserver::observe(const Tensor& x_in) {
+Status HistogramObserver::observe(const Tensor& x) {
+    auto job = observe_job(x);
+    if (!job.ok()) return job.error();
+    job.value()->run_all();
+    return {};
+}
+
+Result<std::unique_ptr<KernelJob>> HistogramObserver::observe_job(const Tensor& x_in,
+                                                                  uint64_t unit_work) {
     range_.reset();
     ++calls_;
-    if (x_in.numel() == 0) return {};
-    if (Status s = check_float(cfg_, x_in); !s.ok()) return s;
-    std::vector<float> x(x_in.f32(), x_in.f32() + x_in.numel());
-    auto minmax = [&](float& lo, float& hi) {
-        lo = x[0];
-        hi = x[0];
-        for (float v : x) {
-            lo = std::fmin(lo, v);
-            hi = std::fmax(hi, v);
-        }
+    auto job = std::make_unique<KernelJob>();
+    if (x_in.numel() == 0) return job;
+    if (Status s = check_float(cfg_, x_in); !s.ok()) return s.error();
+    // What the units pass on: x (its infinities dropped), its range, the update.
+    struct Pass {
+        std::vector<float> x;
+        float lo = 0.0f, hi = 0.0f;         // x's min and max
+        float bin_lo = 0.0f, bin_hi = 0.0f; // the range the update is binned over
+        bool empty = false;                 // only infinities: nothing to record
+        std::vector<float> update;
     };
-    float x_min, x_max;
-    minmax(x_min, x_max);
-    if (std::isinf(x_min) || std::isinf(x_max)) { // torch warns and drops the infinities
-        x.erase(std::remove_if(x.begin(), x.end(), [](float v) { return std::isinf(v); }), x.end());
-        if (x.empty()) return {};
-        minmax(x_min, x_max);
-    }
-    const int64_t n = static_cast<int64_t>(x.size());
-    const bool uninitialized = std::isinf(min_) || std::isinf(max_);
-    if (uninitialized) { // reset_histogram
-        min_ = x_min;
-        max_ = x_max;
-        hist_ = histc(x.data(), n, cfg_.bins, x_min, x_max);
-        return {};
-    }
-    const float new_min = std::fmin(min_, x_min), new_max = std::fmax(max_, x_max);
-    std::vector<float> update = histc(x.data(), n, cfg_.bins, new_min, new_max);
-    if (new_min == min_ && new_max == max_) {
-        for (size_t k = 0; k < hist_.size(); ++k) hist_[k] += update[k];
-        return {};
-    }
-    std::vector<float> moved;
-    if (min_ == max_) { // torch 2.14: the old histogram's mass sits at the single old value
-        float mass = 0.0f;
-        for (float v : hist_) mass += v;
-        const float at = min_;
-        moved = histc(&at, 1, cfg_.bins, new_min, new_max);
-        for (float& v : moved) v *= mass;
-    } else {
-        moved = upscale(hist_, min_, max_, new_min, new_max);
-    }
-    for (size_t k = 0; k < hist_.size(); ++k) hist_[k] = update[k] + moved[k];
-    min_ = new_min;
-    max_ = new_max;
-    return {};
+    auto pass = std::make_shared<Pass>();
+    job->keep.push_back(pass);
+    Pass* ps = pass.get();
+    const int64_t numel = x_in.numel();
+    const float* src = x_in.f32();
+    ps->x.resize(static_cast<size_t>(numel));
+    ps->update.assign(static_cast<size_t>(cfg_.bins), 0.0f);
+    const int64_t per =
+        items_per_unit(unit_work, 8, numel); // a few operations per element and pass
+    then_items(*job, numel, per, [ps, src](int64_t begin, int64_t end) {
+        std::copy(src + begin, src + end, ps->x.begin() + begin);
+        if (begin == 0) ps->lo = ps->hi = src[0];
+        for (int64_t k = begin; k < end; ++k) { // fmin / fmax in element order
+            ps->lo = std::fmin(ps->lo, src[k]);
+            ps->hi = std::fmax(ps->hi, src[k]);
+        }
+    });
+    job->then(1, [this, ps](int64_t) {
+        if (std::isinf(ps->lo) || std::isinf(ps->hi)) { // torch warns and drops the infinities
+            std::vector<float>& x = ps->x;
+            x.erase(std::remove_if(x.begin(), x.end(), [](float v) { return std::isinf(v); }),
+                    x.end());
+            if (x.empty()) {
+                ps->empty = true;
+                return;
+            }
+            ps->lo = ps->hi = x[0];
+            for (float v : x) {
+                ps->lo = std::fmin(ps->lo, v);
+                ps->hi = std::fmax(ps->hi, v);
+            }
+        }
+        const bool uninitialized = std::isinf(min_) || std::isinf(max_);
+        ps->bin_lo = uninitialized ? ps->lo : std::fmin(min_, ps->lo);
+        ps->bin_hi = uninitialized ? ps->hi : std::fmax(max_, ps->hi);
+    });
+    then_items(*job, numel, per, [this, ps](int64_t begin, int64_t end) {
+        const int64_t n = static_cast<int64_t>(ps->x.size()); // fewer without the infinities
+        if (ps->empty || begin >= n) return;
+        histc_add(ps->x.data() + begin, std::min(end, n) - begin, cfg_.bins, ps->bin_lo, ps->bin_hi,
+                  ps->update.data());
+    });
+    job->then(1, [this, ps](int64_t) { // the update merged into the running histogram
+        if (ps->empty) return;
+        std::vector<float>& update = ps->update;
+        if (std::isinf(min_) || std::isinf(max_)) { // reset_histogram
+            min_ = ps->lo;
+            max_ = ps->hi;
+            hist_ = std::move(update);
+            return;
+        }
+        const float new_min = ps->bin_lo, new_max = ps->bin_hi;
+        if (new_min == min_ && new_max == max_) {
+            for (size_t k = 0; k < hist_.size(); ++k) hist_[k] += update[k];
+            return;
+        }
+        std::vector<float> moved;
+        if (min_ == max_) { // torch 2.14: the old histogram's mass sits at the single old value
+            float mass = 0.0f;
+            for (float v : hist_) mass += v;
+            const float at = min_;
+            moved = histc(&at, 1, cfg_.bins, new_min, new_max);
+            for (float& v : moved) v *= mass;
+        } else {
+            moved = upscale(hist_, min_, max_, new_min, new_max);
+        }
+        for (size_t k = 0; k < hist_.size(); ++k) hist_[k] = update[k] + moved[k];
+        min_ = new_min;
+        max_ = new_max;
+    });
+    return job;
 }
 
 // _compute_quantization_error(next_start_bin, next_end_bin)

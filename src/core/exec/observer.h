@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernel_job.h"
 #include "exec/tensor.h"
 #include "program/observer_spec.h"
 
@@ -30,6 +31,13 @@ public:
     virtual ~Observer() = default;
     // Records x (float32); empty tensors are ignored.
     virtual Status observe(const Tensor& x) = 0;
+    // observe(x) as a job (kernel_job.h) that a run can pause inside; x and the
+    // observer must outlive it. Running it to the end leaves the observer as
+    // observe(x) does; dropping it half-way leaves calls() counted and the rest
+    // as it was. By default observe(x) runs in the call and the job is empty.
+    // unit_work: the work of one unit (KernelOptions::unit_work).
+    virtual Result<std::unique_ptr<KernelJob>> observe_job(const Tensor& x,
+                                                           uint64_t unit_work = kUnitWork);
     virtual Result<QParams> calculate_qparams() const = 0;
     virtual std::shared_ptr<Observer> clone() const = 0;
     virtual void reset();
@@ -64,6 +72,10 @@ class HistogramObserver : public Observer {
 public:
     explicit HistogramObserver(ObserverConfig cfg);
     Status observe(const Tensor& x) override;
+    // Units: runs of elements copied and their min / max taken, then runs of
+    // elements binned into the update histogram, then the merge with the old one.
+    Result<std::unique_ptr<KernelJob>> observe_job(const Tensor& x,
+                                                   uint64_t unit_work = kUnitWork) override;
     // _non_linear_param_search, then the qparams of the range it picks.
     Result<QParams> calculate_qparams() const override;
     std::shared_ptr<Observer> clone() const override {
@@ -84,6 +96,9 @@ private:
 
 // torch.histc(x, bins, min, max) for float32 x (values outside [min, max] are left out).
 std::vector<float> histc(const float* x, int64_t n, int64_t bins, float min, float max);
+// Adds x's counts to h [bins] as histc(x, bins, min, max) counts them: histc over
+// a tensor is histc_add over its runs, in order, into one zeroed h.
+void histc_add(const float* x, int64_t n, int64_t bins, float min, float max, float* h);
 // torch.linspace(start, end, steps) for float32.
 std::vector<float> linspace(float start, float end, int64_t steps);
 
