@@ -45,8 +45,7 @@ public:
                     break;
                 }
                 if (!tv.v->is_object()) return tv.error("expected an object of tensor metadata");
-                const auto& members = static_cast<const json::object_t::Container&>(
-                    *tv.v->get_ptr<const json::object_t*>());
+                const auto& members = json_members(*tv.v);
                 while (k_ < members.size()) {
                     const auto& [key, value] = members[k_++];
                     JsonAt m{&value, tv.path + "." + key, &file_};

@@ -229,8 +229,7 @@ struct PayloadRead {
     // Reads entries until `deadline` (at least one); true when all are read.
     Result<bool> step(const Archive& ar, ExportedProgram& ep,
                       ProgramLoad::Clock::time_point deadline) {
-        const auto& members = static_cast<const json::object_t::Container&>(
-            *config.v->get_ptr<const json::object_t*>());
+        const auto& members = json_members(*config.v);
         while (k < members.size()) {
             const auto& [key, value] = members[k++];
             JsonAt entry{&value, config.path + "." + key, &label};
@@ -644,22 +643,13 @@ struct ProgramLoad::Impl {
     // After the graph: weights (or stand-ins), constants, sample inputs, extras;
     // until `deadline` (at least one tensor). True when all is read.
     Result<bool> rest(Clock::time_point deadline) {
-        switch (kind) {
-        case Kind::Json:
-            if (Status s =
-                    fill_stand_ins(ep, "a bare ExportedProgram JSON carries no weights", budget);
-                !s.ok())
-                return s.error();
+        if (kind != Kind::Archive) {
+            const char* why = kind == Kind::Json
+                                  ? "a bare ExportedProgram JSON carries no weights"
+                                  : "the legacy archive's weights are pickled "
+                                    "(serialized_state_dict.pt), which pt2lab cannot read";
+            if (Status s = fill_stand_ins(ep, why, budget); !s.ok()) return s.error();
             return true;
-        case Kind::Legacy:
-            if (Status s = fill_stand_ins(ep,
-                                          "the legacy archive's weights are pickled "
-                                          "(serialized_state_dict.pt), which pt2lab cannot read",
-                                          budget);
-                !s.ok())
-                return s.error();
-            return true;
-        case Kind::Archive: break;
         }
         std::string model_name = basename_of(model_rel);
         model_name = model_name.substr(0, model_name.size() - 5);

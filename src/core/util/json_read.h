@@ -87,6 +87,11 @@ struct JsonAt {
 
 JsonAt json_root(const json& j, const std::string* file, std::string path = "$");
 
+// An object's members in order, indexable (a reader that stops partway keeps an index).
+inline const json::object_t::Container& json_members(const json& object) {
+    return static_cast<const json::object_t::Container&>(*object.get_ptr<const json::object_t*>());
+}
+
 // Short, one-line preview of a JSON value for messages; costs O(max_len).
 std::string json_preview(const json& j, size_t max_len = 60);
 

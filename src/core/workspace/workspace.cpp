@@ -184,7 +184,7 @@ OpenProgress Opening::progress() const {
                 kNodes * (r.nodes_total ? static_cast<double>(r.nodes_done) / r.nodes_total : 0);
         } else {
             p.what = "reading the weights";
-            if (lp.tensors_total)
+            if (lp.tensors_done < lp.tensors_total)
                 p.what += ": tensor " + std::to_string(lp.tensors_done) + " of " +
                           std::to_string(lp.tensors_total);
             f = kParse + kNodes +
