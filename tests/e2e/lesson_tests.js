@@ -280,4 +280,4 @@ test("lessons: the text view mirrors the step as HTML text in both languages", a
   noErrors(page);
 });
 
-module.exports = { list };
+module.exports = { list, golden, lessonFile, goldenNames, goldenGraphAt, pageNames, checkAgainstGolden };
