@@ -83,7 +83,9 @@
   // its lesson panel and, past the last control (or before the first), hands
   // focus to the HTML (focusOut); Tab into the canvas tells the app from which
   // side it came (+1 from before it: the first control, -1 from after: the last).
-  var focusEntry = 0;
+  var focusEntry = 0, pointerDown = false;
+  canvas.addEventListener("pointerdown", function () { pointerDown = true; }, true);
+  window.addEventListener("pointerup", function () { pointerDown = false; }, true);
   function focusables(root) {
     return Array.prototype.filter.call(
       root.querySelectorAll("button, a[href], input, select, textarea, [tabindex]"),
@@ -91,8 +93,9 @@
   }
   canvas.addEventListener("focus", function (e) {
     // Only from another element (Tab, Shift+Tab); the page's own focus() at start leaves the app alone.
+    // A click on the canvas is the app's own business (the press picks the control).
     var from = e.relatedTarget;
-    if (from) focusEntry = from.compareDocumentPosition(canvas) & Node.DOCUMENT_POSITION_PRECEDING ? -1 : 1;
+    if (from && !pointerDown) focusEntry = from.compareDocumentPosition(canvas) & Node.DOCUMENT_POSITION_PRECEDING ? -1 : 1;
     pt2lab.canvasFocused = true;
   });
   canvas.addEventListener("blur", function () { pt2lab.canvasFocused = false; });
