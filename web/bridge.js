@@ -67,7 +67,44 @@
     readFile(e.dataTransfer.files[0]);
   });
 
-  document.getElementById("canvas").addEventListener("contextmenu", function (e) { e.preventDefault(); });
+  var canvas = document.getElementById("canvas");
+  canvas.addEventListener("contextmenu", function (e) { e.preventDefault(); });
+
+  // Keys belong to what has focus. GLFW listens on the window (capture phase) and
+  // takes every key, Tab included; this listener runs first and keeps keys aimed
+  // at the page's own HTML (the text view, its buttons) away from the canvas.
+  ["keydown", "keypress", "keyup"].forEach(function (type) {
+    window.addEventListener(type, function (e) {
+      var a = document.activeElement;
+      if (a && a !== canvas && a !== document.body) e.stopImmediatePropagation();
+    }, true);
+  });
+  // Focus between the canvas and the HTML around it. The app moves Tab through
+  // its lesson panel and, past the last control (or before the first), hands
+  // focus to the HTML (focusOut); Tab into the canvas tells the app from which
+  // side it came (+1 from before it: the first control, -1 from after: the last).
+  var focusEntry = 0, pointerDown = false;
+  canvas.addEventListener("pointerdown", function () { pointerDown = true; }, true);
+  window.addEventListener("pointerup", function () { pointerDown = false; }, true);
+  function focusables(root) {
+    return Array.prototype.filter.call(
+      root.querySelectorAll("button, a[href], input, select, textarea, [tabindex]"),
+      function (el) { return !el.disabled && el.tabIndex >= 0 && el.getClientRects().length > 0; });
+  }
+  canvas.addEventListener("focus", function (e) {
+    // Only from another element (Tab, Shift+Tab); the page's own focus() at start leaves the app alone.
+    // A click on the canvas is the app's own business (the press picks the control).
+    var from = e.relatedTarget;
+    if (from && !pointerDown) focusEntry = from.compareDocumentPosition(canvas) & Node.DOCUMENT_POSITION_PRECEDING ? -1 : 1;
+    pt2lab.canvasFocused = true;
+  });
+  canvas.addEventListener("blur", function () { pt2lab.canvasFocused = false; });
+  pt2lab.takeFocusEntry = function () { var d = focusEntry; focusEntry = 0; return d; };
+  pt2lab.focusOut = function (dir) {
+    var all = focusables(document.body), i = all.indexOf(canvas);
+    var next = dir > 0 ? all[i + 1] || all[0] : all[i - 1] || all[all.length - 1];
+    if (next && next !== canvas) next.focus();
+  };
 
   pt2lab.copy = function (text) {
     function fallback() {
@@ -113,10 +150,24 @@
     return b;
   };
 
-  pt2lab.setHash = function (hash) {
+  // The app's hash: a lesson step the learner moved to is a new history entry
+  // (newEntry), so Back and Forward walk the steps; anything else (following a
+  // link, correcting one) replaces the current entry.
+  pt2lab.setHash = function (hash, newEntry) {
     var url = location.pathname + location.search + (hash ? "#" + hash : "");
-    history.replaceState(null, "", url);
+    if (newEntry && location.hash.replace(/^#/, "") !== hash) history.pushState({ pt2lab: true }, "", url);
+    else history.replaceState(history.state, "", url);
   };
+  // The entry this visit began on: Back to it says that one more Back leaves pt2lab.
+  history.replaceState({ pt2lab: true, start: true }, "");
+  window.addEventListener("popstate", function (e) {
+    var note = document.getElementById("history-note");
+    note.hidden = !(e.state && e.state.start);
+    if (!note.hidden) {
+      clearTimeout(note.timer);
+      note.timer = setTimeout(function () { note.hidden = true; }, 8000);
+    }
+  });
   // hashchange (a link, the address bar, back / forward): the app takes it on its next frame.
   // setHash's replaceState fires no hashchange, so the app's own changes do not come back.
   var hashChange = "";

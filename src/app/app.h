@@ -172,6 +172,13 @@ struct UiState {
     CanvasRect canvas;
     bool map_drag = false; // the graph canvas's press began on the minimap: it steers the camera
     std::string lesson_scrolled; // the lesson step whose text was last scrolled to the top
+    // Keyboard focus (ui/keyboard.cpp): the window whose controls Tab walks (the
+    // left panel), its first and last tab stops on this frame and the last one, a
+    // pending "focus its first (+1) / last (-1) control", the focused control's name.
+    uint32_t tab_scope = 0, tab_first = 0, tab_last = 0, tab_first_shown = 0, tab_last_shown = 0;
+    int focus_request = 0;
+    bool nav_is_stop = false; // ImGui's focused item was one of the scope's tab stops
+    std::string focused;
     bool show_help = false;
     std::string copied_what; // the last Copy: what it was ("gm.code")
     size_t copied_bytes = 0;
@@ -329,6 +336,11 @@ public:
     // The lessons the page ships (assets/lessons, fetched by the loader).
     const LessonCatalog& lessons() const { return catalog_; }
     const std::string& lessons_error() const { return catalog_error_; }
+    // What was wrong with the last deep link (#m00-9/1, #m00-4/0), "" when nothing.
+    const std::string& link_notice() const { return link_notice_; }
+    void dismiss_link_notice();
+    // The step's graph in words (the text view): nodes by kind, ops, highlights, lint.
+    nlohmann::json graph_description_json() const;
     const std::string& lesson_lang() const { return lang_; } // "zh-TW" | "en"
     // The lesson being followed, or null (a file of one's own, or still loading).
     const LessonRunner* lesson() const { return lesson_.get(); }
@@ -495,6 +507,13 @@ private:
     std::set<std::string> requested_;                          // lesson graphs being fetched
     std::string pending_id_;                                   // waiting for its graphs
     int pending_step_ = 1;
+    // The URL hash being followed (a link, Back, Forward): the step it leads to
+    // replaces the history entry instead of adding one. "" for the learner's moves.
+    std::string followed_hash_;
+    // What was wrong with the last link followed ("" when nothing), shown until
+    // the learner moves on; link_notice_keep_: the step it opened keeps it.
+    std::string link_notice_;
+    bool link_notice_keep_ = false;
     std::map<std::string, LessonProgress> progress_;
     mutable std::vector<SceneCache> compare_scenes_;
     StepText step_text_;

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app.h"
+#include "graph/printer.h"
 #include "platform/platform.h"
+#include "ui/widgets.h"
 #include "util/check.h"
 
 namespace pt2lab::app {
@@ -129,18 +131,69 @@ std::string App::start_link() const {
     return options_.step.empty() ? platform::url_hash() : options_.step;
 }
 
-void App::follow_hash(const std::string& hash) {
+void App::follow_hash(const std::string& raw) {
+    std::string hash = raw.rfind('#', 0) == 0 ? raw.substr(1) : raw;
     std::string id;
     int step = 0;
-    if (!LessonRunner::parse_deep_link(hash, id, step)) return;
-    if (!catalog_.find(id, lang_)) {
-        log(LogLine::Kind::Warning, "no lesson " + id + " (the link #" + hash + ")");
+    bool en = lang_ == "en";
+    auto notice = [&](const std::string& text) {
+        link_notice_ = text;
+        link_notice_keep_ = false;
+        log(LogLine::Kind::Warning, text);
+        platform::set_text_view(text_view_json());
+    };
+    if (!LessonRunner::parse_deep_link(hash, id, step)) {
+        // Not a lesson step: the page's own "file=..." or no hash (Back to before
+        // the lesson was opened) leaves the lesson; anything else is a bad link.
+        if (hash.empty() || hash.find('=') != std::string::npos) {
+            if (lesson_ || !pending_id_.empty()) {
+                followed_hash_ = "#" + hash;
+                leave_lesson();
+            }
+            return;
+        }
+        size_t slash = hash.rfind('/');
+        std::string lesson = slash == std::string::npos ? hash : hash.substr(0, slash);
+        if (catalog_.find(lesson, lang_))
+            notice(en ? "The link #" + hash + " names no step of " + lesson +
+                            ": steps are numbered from 1 (#" + lesson + "/1)."
+                      : "連結 #" + hash + " 沒有指向 " + lesson + " 的任何一步：步驟從 1 開始（#" +
+                            lesson + "/1）。");
+        else
+            notice(en ? "The link #" + hash +
+                            " is not a lesson step (a lesson step looks like #m00-4/3)."
+                      : "連結 #" + hash + " 不是課程的一步（課程步驟的連結像 #m00-4/3）。");
         return;
     }
+    const Lesson* l = catalog_.find(id, lang_);
+    if (!l) {
+        std::string ids;
+        for (const LessonCatalog::Entry& e : catalog_.entries)
+            ids += (ids.empty() ? "" : ", ") + e.id;
+        notice(en ? "The link #" + hash + " names no lesson: the course has " + ids + "."
+                  : "連結 #" + hash + " 指向不存在的課程：本課程有 " + ids + "。");
+        return;
+    }
+    link_notice_.clear();
+    int steps = static_cast<int>(l->steps.size());
+    if (step > steps) {
+        link_notice_ = en ? id + " has " + std::to_string(steps) + " steps: the link #" + hash +
+                                " opened step " + std::to_string(steps) + "."
+                          : id + " 共 " + std::to_string(steps) + " 步：連結 #" + hash +
+                                " 開啟了第 " + std::to_string(steps) + " 步。";
+        link_notice_keep_ = true;
+        log(LogLine::Kind::Warning, link_notice_);
+    }
+    followed_hash_ = "#" + hash;
     if (lesson_ && lesson_->lesson().id == id)
         lesson_go(step);
     else
         open_lesson(id, step);
+}
+
+void App::dismiss_link_notice() {
+    link_notice_.clear();
+    platform::set_text_view(text_view_json());
 }
 
 void App::open_lesson(const std::string& id, int step) {
@@ -253,7 +306,10 @@ void App::apply_lesson(const Request& r) {
         return;
     }
     case Request::Kind::LessonLeave: {
-        if (!lesson_ && pending_id_.empty()) return;
+        if (!lesson_ && pending_id_.empty()) {
+            followed_hash_.clear();
+            return;
+        }
         lesson_.reset();
         pending_id_.clear();
         view_.highlight.clear();
@@ -265,8 +321,11 @@ void App::apply_lesson(const Request& r) {
         if (ws_) view_.graph = ws_->has_program() ? GraphView::Program : GraphView::Module;
         for (Camera& c : view_.camera) c = Camera{};
         reset_modules();
-        platform::set_text_view("");
-        platform::set_url_hash(file_name_.empty() ? "" : "file=" + file_name_);
+        platform::set_text_view(text_view_json());
+        // Leaving is a move of its own (Back returns to the step), unless Back did it.
+        platform::set_url_hash(file_name_.empty() ? "" : "file=" + file_name_,
+                               followed_hash_.empty());
+        followed_hash_.clear();
         return;
     }
     default: break;
@@ -279,7 +338,14 @@ void App::apply_lesson(const Request& r) {
         bool had_button = !lesson_->current().actions.empty();
         bool was_performed = lesson_->performed();
         int k = std::clamp(r.number, 1, lesson_->step_count());
-        if (k == from) return;
+        if (k == from) {
+            followed_hash_.clear();
+            if (!link_notice_keep_) link_notice_.clear();
+            link_notice_keep_ = false;
+            platform::set_url_hash(lesson_->deep_link().substr(1)); // a clamped link: the real step
+            platform::set_text_view(text_view_json());
+            return;
+        }
         // A step without a check counts as done once the learner moves on from it.
         if (k > from && lesson_->current().check.options.empty()) {
             LessonProgress& p = progress_[id];
@@ -378,7 +444,12 @@ void App::enter_step(bool new_workspaces) {
     for (Camera& c : view_.compare_camera) c = Camera{};
     reset_modules();
     if (auto t = tab_for(r.current().show)) show_tab(*t);
-    platform::set_url_hash(r.deep_link().substr(1));
+    // A step the learner moved to is a history entry of its own (Back, Forward);
+    // one a link led to replaces the link's entry.
+    platform::set_url_hash(r.deep_link().substr(1), followed_hash_.empty());
+    followed_hash_.clear();
+    if (!link_notice_keep_) link_notice_.clear();
+    link_notice_keep_ = false;
     enter_step_text();
 }
 
@@ -431,10 +502,15 @@ const Scene& App::compare_scene(size_t index) const {
 }
 
 std::string App::text_view_json() const {
-    if (!lesson_) return "";
+    if (!lesson_) {
+        if (link_notice_.empty()) return "";
+        json j = {{"lang", lang_}, {"notice", link_notice_}};
+        return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
     const LessonRunner& r = *lesson_;
     const LessonStep& st = r.current();
-    json j = {{"lesson", r.lesson().id},
+    json j = {{"notice", link_notice_},
+              {"lesson", r.lesson().id},
               {"lang", lang_},
               {"title", r.lesson().title},
               {"step", r.step()},
@@ -447,6 +523,31 @@ std::string App::text_view_json() const {
               {"performed", r.performed()},
               {"quiz", st.is_quiz}};
     if (st.actions.empty() || r.performed()) j["after"] = blocks_json(step_text_.after);
+    if (const auto& rep = r.report(); rep && r.performed()) {
+        json results = json::array();
+        for (const LessonActionReport& a : rep->actions) {
+            std::string summary = a.summary;
+            while (!summary.empty() && summary.back() == '\n') summary.pop_back();
+            json o = {{"graph", a.graph},
+                      {"kind", a.kind},
+                      {"summary", summary},
+                      {"changed", a.changed},
+                      {"torch_error_type", a.torch_error_type},
+                      {"torch_error", a.torch_error}};
+            if (a.run && !a.run->parity.outputs.empty())
+                o["parity"] = {{"verdict", ui::parity_word(a.run->parity)},
+                               {"max_abs", a.run->parity.max_abs()},
+                               {"outputs", a.run->parity.outputs.size()}};
+            results.push_back(o);
+        }
+        const GraphDiff& d = rep->diff;
+        j["results"] = results;
+        j["diff"] = {{"added", d.added},
+                     {"removed", d.removed},
+                     {"rewired", d.rewired},
+                     {"changed", d.changed}};
+    }
+    j["graph"] = graph_description_json();
     if (!st.check.options.empty()) {
         json opts = json::array();
         for (const CheckOption& o : st.check.options) opts.push_back(o.text);
@@ -459,6 +560,41 @@ std::string App::text_view_json() const {
         j["check"] = c;
     }
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The step's graph in words for the text view: which graph and view, how many
+// nodes of each kind, the ops its call_function nodes call (in graph order, with
+// counts), the highlighted nodes and whether lint passes.
+nlohmann::json App::graph_description_json() const {
+    const LessonRunner& r = *lesson_;
+    const Workspace& ws = r.step_workspace();
+    GraphView v = r.step_view();
+    const Graph& g = ws.graph(v);
+    json kinds = json::object();
+    std::vector<std::pair<std::string, int>> ops;
+    for (const Node* n : g.nodes()) {
+        std::string k(op_name(n->op()));
+        kinds[k] = kinds.value(k, 0) + 1;
+        if (n->op() != Op::CallFunction && n->op() != Op::CallModule) continue;
+        std::string t = n->op() == Op::CallModule ? "module " + n->target() : target_str(*n);
+        auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.first == t; });
+        if (it == ops.end())
+            ops.emplace_back(t, 1);
+        else
+            ++it->second;
+    }
+    json op_list = json::array();
+    for (const auto& [t, c] : ops) op_list.push_back({{"op", t}, {"count", c}});
+    json highlight = json::array();
+    for (uint32_t id : view_.highlight)
+        if (const Node* n = ws.node(v, id)) highlight.push_back(n->name());
+    return {{"key", r.current().graph},
+            {"view", v == GraphView::Program ? "ExportedProgram" : "ep.module()"},
+            {"nodes", g.size()},
+            {"kinds", kinds},
+            {"ops", op_list},
+            {"highlight", highlight},
+            {"lint", ws.lint_message(v)}};
 }
 
 } // namespace pt2lab::app

@@ -40,6 +40,9 @@ int main() {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr; // the page keeps its layout in localStorage, not a file
+    // Tab, the arrows, Space and Enter move and press the focused control
+    // (ui/keyboard.cpp keeps Tab inside the left panel and hands it to the HTML).
+    io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 300 es");
     platform::install_wheel_input();
@@ -63,57 +66,80 @@ int main() {
     int frames_left = 3; // frames to draw before going idle
     int warm_up_left = pt2lab::kWarmUpRuns;
     double warm_up_ms = 0;
-    platform::run_main_loop([display, frames_left, warm_up_left, warm_up_ms]() mutable {
-        double t_loop = platform::now_seconds();
-        if (platform::poll_display(display)) {
-            if (ui::fonts().scale != display.dpr) {
-                ui::load_fonts_and_style(display.dpr);
-                ImGui_ImplOpenGL3_DestroyFontsTexture();
-                ImGui_ImplOpenGL3_CreateFontsTexture();
-                app.set_scene_metrics(ui::scene_metrics());
+    bool canvas_focused = platform::canvas_focused();
+    platform::run_main_loop(
+        [display, frames_left, warm_up_left, warm_up_ms, canvas_focused]() mutable {
+            double t_loop = platform::now_seconds();
+            if (platform::poll_display(display)) {
+                if (ui::fonts().scale != display.dpr) {
+                    ui::load_fonts_and_style(display.dpr);
+                    ImGui_ImplOpenGL3_DestroyFontsTexture();
+                    ImGui_ImplOpenGL3_CreateFontsTexture();
+                    app.set_scene_metrics(ui::scene_metrics());
+                }
+                frames_left = 3;
             }
-            frames_left = 3;
-        }
-        if (app.take_files()) frames_left = 3;
-        if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
-            frames_left = 3;
-        if (app.options().bench) frames_left = 3; // the benchmark measures every frame
-        // An action in flight advances a slice per frame (App::end_frame), and the
-        // requests waiting behind it start there: frames keep coming until all is done.
-        if (!app.idle()) frames_left = 3;
-        if (frames_left == 0 && app.ui().frames > 0 && warm_up_left > 0) {
-            // Idle after the first frame: the kernel warm-up (exec/warm_up.h), one run
-            // of its small graph per idle callback so the page stays responsive, until
-            // V8 has optimized the kernels a model's first run needs.
-            double t0 = platform::now_seconds();
-            pt2lab::Status s = pt2lab::warm_up_kernels(1);
-            warm_up_ms += (platform::now_seconds() - t0) * 1000;
-            warm_up_left = s.ok() ? warm_up_left - 1 : 0;
-            if (!s.ok())
-                std::fprintf(stderr, "pt2lab: kernel warm-up: %s\n", s.error().str().c_str());
-            if (warm_up_left == 0) app.ui().warm_up_ms = warm_up_ms;
-        }
-        if (frames_left == 0) return;
-        --frames_left;
+            if (app.take_files()) frames_left = 3;
+            // The text view's buttons and radio group drive the same lesson.
+            for (const platform::TextViewCommand& c : platform::take_text_view_commands()) {
+                const pt2lab::LessonRunner* r = app.lesson();
+                if (!r) continue;
+                switch (c.kind) {
+                case platform::TextViewCommand::Kind::Perform:
+                    if (!r->current().button.empty() && !r->performed()) app.lesson_perform();
+                    break;
+                case platform::TextViewCommand::Kind::Go: app.lesson_go(c.number); break;
+                case platform::TextViewCommand::Kind::Answer: app.lesson_answer(c.number); break;
+                }
+                frames_left = 3;
+            }
+            // Tab into the canvas from the HTML: its first (or last) control takes focus;
+            // focus coming or going redraws the focus ring.
+            if (int from = platform::take_focus_entry()) app.ui().focus_request = from;
+            if (app.ui().focus_request != 0) frames_left = 3;
+            if (bool f = platform::canvas_focused(); f != canvas_focused) {
+                canvas_focused = f;
+                frames_left = 3;
+            }
+            if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
+                frames_left = 3;
+            if (app.options().bench) frames_left = 3; // the benchmark measures every frame
+            // An action in flight advances a slice per frame (App::end_frame), and the
+            // requests waiting behind it start there: frames keep coming until all is done.
+            if (!app.idle()) frames_left = 3;
+            if (frames_left == 0 && app.ui().frames > 0 && warm_up_left > 0) {
+                // Idle after the first frame: the kernel warm-up (exec/warm_up.h), one run
+                // of its small graph per idle callback so the page stays responsive, until
+                // V8 has optimized the kernels a model's first run needs.
+                double t0 = platform::now_seconds();
+                pt2lab::Status s = pt2lab::warm_up_kernels(1);
+                warm_up_ms += (platform::now_seconds() - t0) * 1000;
+                warm_up_left = s.ok() ? warm_up_left - 1 : 0;
+                if (!s.ok())
+                    std::fprintf(stderr, "pt2lab: kernel warm-up: %s\n", s.error().str().c_str());
+                if (warm_up_left == 0) app.ui().warm_up_ms = warm_up_ms;
+            }
+            if (frames_left == 0) return;
+            --frames_left;
 
-        double t_build = platform::now_seconds();
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        ui::draw_frame(app);
-        ImGui::Render();
-        double build_ms = (platform::now_seconds() - t_build) * 1000;
-        glViewport(0, 0, display.fb_w, display.fb_h);
-        glClearColor(0.08f, 0.09f, 0.11f, 1.0f);
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        // A request (an action, a view switch) changes what the next frames show.
-        if (app.end_frame()) frames_left = 3;
-        app.record_frame(build_ms, (platform::now_seconds() - t_loop) * 1000);
-        if (++app.ui().frames == 1) {
-            app.ui().t_first_frame = platform::now_seconds();
-            platform::first_frame_drawn();
-        }
-    });
+            double t_build = platform::now_seconds();
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            ImGui::NewFrame();
+            ui::draw_frame(app);
+            ImGui::Render();
+            double build_ms = (platform::now_seconds() - t_build) * 1000;
+            glViewport(0, 0, display.fb_w, display.fb_h);
+            glClearColor(0.08f, 0.09f, 0.11f, 1.0f);
+            glClear(GL_COLOR_BUFFER_BIT);
+            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            // A request (an action, a view switch) changes what the next frames show.
+            if (app.end_frame()) frames_left = 3;
+            app.record_frame(build_ms, (platform::now_seconds() - t_loop) * 1000);
+            if (++app.ui().frames == 1) {
+                app.ui().t_first_frame = platform::now_seconds();
+                platform::first_frame_drawn();
+            }
+        });
     return 0;
 }

@@ -145,7 +145,10 @@ std::string App::bench_json() const {
 }
 
 nlohmann::json App::lessons_json() const {
-    json j = {{"lang", lang_}, {"error", catalog_error_}, {"pending", pending_id_}};
+    json j = {{"lang", lang_},
+              {"error", catalog_error_},
+              {"pending", pending_id_},
+              {"link_notice", link_notice_}};
     json list = json::array();
     for (const LessonCatalog::Entry& e : catalog_.entries) {
         const Lesson* l = catalog_.find(e.id, lang_);
@@ -234,6 +237,7 @@ std::string App::state_json() const {
     j["scale"] = ui_.canvas.scale;
     j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
     j["tab"] = tab_name(settings_.tab);
+    j["focused"] = ui_.focused; // the control with keyboard focus (its ring shown), "" none
     json widgets = json::object();
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};

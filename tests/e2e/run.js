@@ -12,6 +12,7 @@ const tests = {
   list: [
     ...require("./page_tests").list,
     ...require("./lesson_tests").list,
+    ...require("./a11y_tests").list,
     ...require("./harden_tests").list,
     ...require("./job_tests").list,
   ],

@@ -19,6 +19,8 @@ struct NullState {
     std::string clipboard, hash, fatal;
     std::string hash_change, text_view;
     bool text_view_shown = false;
+    std::vector<TextViewCommand> text_view_commands;
+    int hash_entries = 0; // set_url_hash calls that added a history entry
     std::map<std::string, std::string> settings;
     std::map<std::string, std::string> options; // URL options
     std::function<std::string()> state;
@@ -62,6 +64,12 @@ const std::string& null_platform_text_view() {
 }
 bool null_platform_text_view_shown() {
     return st().text_view_shown;
+}
+void null_platform_text_view_command(TextViewCommand c) {
+    st().text_view_commands.push_back(c);
+}
+int null_platform_hash_entries() {
+    return st().hash_entries;
 }
 const std::string& null_platform_fatal() {
     return st().fatal;
@@ -112,7 +120,8 @@ void set_clipboard(const std::string& text) {
     st().clipboard = text;
 }
 
-void set_url_hash(const std::string& hash) {
+void set_url_hash(const std::string& hash, bool new_entry) {
+    if (new_entry && hash != st().hash) ++st().hash_entries;
     st().hash = hash;
 }
 
@@ -132,6 +141,24 @@ void set_text_view(const std::string& json) {
 
 void toggle_text_view() {
     st().text_view_shown = !st().text_view_shown;
+}
+
+std::vector<TextViewCommand> take_text_view_commands() {
+    std::vector<TextViewCommand> out;
+    out.swap(st().text_view_commands);
+    return out;
+}
+
+// Headless: no browser focus; the canvas keeps it.
+bool canvas_focused() {
+    return true;
+}
+
+int take_focus_entry() {
+    return 0;
+}
+
+void focus_page(int) {
 }
 
 std::string load_setting(const std::string& key) {

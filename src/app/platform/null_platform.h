@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "platform/platform.h"
+
 namespace pt2lab::app::platform {
 
 // Forgets everything; fetch_file(url) then reads site_root/url.
@@ -20,6 +22,10 @@ void null_platform_change_hash(const std::string& hash);
 // What the app last gave the text view, and whether it is shown.
 const std::string& null_platform_text_view();
 bool null_platform_text_view_shown();
+// A text view control is used (the app takes it with take_text_view_commands()).
+void null_platform_text_view_command(TextViewCommand c);
+// How many set_url_hash calls added a history entry (a step the learner moved to).
+int null_platform_hash_entries();
 const std::string& null_platform_fatal();
 bool null_platform_first_frame();
 // What the app's state provider returns now.

@@ -46,7 +46,9 @@ std::vector<OpenedFile> take_opened();
 void set_clipboard(const std::string& text);
 
 // --- URL hash and localStorage (web_storage.cpp) -----------------------------
-void set_url_hash(const std::string& hash); // without '#'; replaces the history entry
+// Without '#'. Replaces the current history entry, or with new_entry (a lesson
+// step the learner moved to) adds one, so Back and Forward walk the steps.
+void set_url_hash(const std::string& hash, bool new_entry = false);
 // The URL hash without '#' ("m00-4/3"), as the page was opened.
 std::string url_hash();
 // The new hash when the learner changed it (a link, the address bar, back) since
@@ -65,6 +67,24 @@ void save_setting(const std::string& key, const std::string& value);
 void set_text_view(const std::string& json);
 // Shows or hides the text view (its own HTML button does the same).
 void toggle_text_view();
+// What the text view's controls asked for since the last call, in order: the
+// step's button, go to a step, answer the check (the app does it as if its own
+// panel had been used).
+struct TextViewCommand {
+    enum class Kind { Perform, Go, Answer } kind = Kind::Perform;
+    int number = 0; // Go: the step (from 1); Answer: the option (from 0)
+};
+std::vector<TextViewCommand> take_text_view_commands();
+
+// --- keyboard focus between the canvas and the HTML (web_focus.cpp) -----------
+// Whether the canvas has the browser's focus (keys reach the app).
+bool canvas_focused();
+// Tab moved focus into the canvas since the last call (main.cpp polls it): +1 from the HTML before
+// it (start at the first control), -1 from the HTML after it (the last), 0 not.
+int take_focus_entry();
+// Hands focus to the page's HTML: the next focusable element after the canvas
+// (dir > 0) or the one before it (dir < 0).
+void focus_page(int dir);
 
 // --- main loop (web_main_loop.cpp) -------------------------------------------
 // Calls frame() once per display refresh, forever; returns only in native builds.

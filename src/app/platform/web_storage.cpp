@@ -7,7 +7,8 @@
 
 #include "platform/platform.h"
 
-EM_JS(void, js_set_hash, (const char* hash), { window.pt2lab.setHash(UTF8ToString(hash)); });
+EM_JS(void, js_set_hash, (const char* hash, int new_entry),
+      { window.pt2lab.setHash(UTF8ToString(hash), !!new_entry); });
 // One string from the page, copied onto the WASM heap (the caller frees it):
 // 0 the hash as opened, 1 the hash change since the last call, 2 a setting, 3 a URL option.
 EM_JS(char*, js_string, (int what, const char* arg), {
@@ -35,8 +36,8 @@ std::string page_string(int what, const std::string& arg = "") {
 }
 } // namespace
 
-void set_url_hash(const std::string& hash) {
-    js_set_hash(hash.c_str());
+void set_url_hash(const std::string& hash, bool new_entry) {
+    js_set_hash(hash.c_str(), new_entry ? 1 : 0);
 }
 
 std::string url_hash() {

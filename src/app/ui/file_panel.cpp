@@ -131,6 +131,7 @@ void lesson_graphs(App& app) {
                  "Open file. It is read in the browser and never uploaded.",
                  colors::text_dim);
     if (ImGui::Button("Open file...")) app.open_picker();
+    expose(app, "file:open");
 }
 
 void history(App& app) {

@@ -11,6 +11,7 @@
 #include "ui/graph_view.h"
 #include "ui/inspector.h"
 #include "ui/job_strip.h"
+#include "ui/keyboard.h"
 #include "ui/lesson_panel.h"
 #include "ui/log_panel.h"
 #include "ui/observers_panel.h"
@@ -119,7 +120,9 @@ constexpr Shortcut kShortcuts[] = {
     {"K", "calibrate the observers"},
     {"V", "convert (convert_pt2e)"},
     {"O", "open a file"},
-    {"Enter", "the lesson step's button"},
+    {"Tab / Shift+Tab", "the next / previous control of the left panel, then the page"},
+    {"Space, Enter", "press the focused control (an option answers the check)"},
+    {"Enter", "the lesson step's button (when no control has focus)"},
     {"Ctrl+Z", "undo"},
     {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
     {"Left / Right", "previous / next lesson step"},
@@ -160,9 +163,11 @@ void shortcuts(App& app) {
             app.lesson_go(r->step() + 1);
         if (ImGui::IsKeyPressed(ImGuiKey_LeftArrow, false) && r->step() > 1)
             app.lesson_go(r->step() - 1);
+        // Enter presses the step's button unless a control has keyboard focus
+        // (then Enter is that control's).
         if ((ImGui::IsKeyPressed(ImGuiKey_Enter, false) ||
              ImGui::IsKeyPressed(ImGuiKey_KeypadEnter, false)) &&
-            !r->current().button.empty() && !r->performed())
+            !keyboard_focus_shown() && !r->current().button.empty() && !r->performed())
             app.lesson_perform();
     }
     if (ImGui::IsKeyPressed(ImGuiKey_O, false)) app.open_picker();
@@ -254,6 +259,7 @@ void draw_frame(App& app) {
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
     ui.widgets.clear();
+    keyboard_focus_begin(app);
     ImVec2 display = ImGui::GetIO().DisplaySize;
     float top = opt.hide_top ? 0 : top_bar_height();
     if (!opt.hide_top) draw_top_bar(app, display.x);

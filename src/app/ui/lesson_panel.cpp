@@ -4,7 +4,10 @@
 
 #include <algorithm>
 
+#include <imgui_internal.h>
+
 #include "platform/platform.h"
+#include "ui/keyboard.h"
 #include "ui/markdown_view.h"
 #include "ui/theme.h"
 #include "ui/widgets.h"
@@ -52,6 +55,8 @@ void language_switch(App& app) {
 void step_dots(App& app, const LessonRunner& r) {
     const LessonProgress& p = app.progress(r.lesson().id);
     float d = px(11), gap = px(5);
+    // Not tab stops (Left / Right walk the steps); the arrows still reach them.
+    ImGui::PushItemFlag(ImGuiItemFlags_NoTabStop, true);
     float avail = ImGui::GetContentRegionAvail().x;
     int per_line = std::max(1, static_cast<int>((avail + gap) / (d + gap)));
     for (int k = 1; k <= r.step_count(); ++k) {
@@ -73,6 +78,7 @@ void step_dots(App& app, const LessonRunner& r) {
             ImGui::SetTooltip("%d. %s", k, st.title.c_str());
         }
     }
+    ImGui::PopItemFlag();
 }
 
 void action_result(const LessonRunner& r) {
@@ -186,6 +192,15 @@ void header(App& app, const LessonRunner& r) {
     step_dots(app, r);
 }
 
+// A button that looks disabled while `inert` but keeps keyboard focus (a disabled
+// item is no tab stop: focus on it would be stuck once it turns off).
+bool inert_button(const std::string& label, ImVec2 size, bool inert) {
+    if (inert) ImGui::PushStyleVar(ImGuiStyleVar_Alpha, ImGui::GetStyle().DisabledAlpha);
+    bool pressed = ImGui::Button(label.c_str(), size);
+    if (inert) ImGui::PopStyleVar();
+    return pressed && !inert;
+}
+
 // The step's button (always in view, under the text), then the navigation.
 void footer(App& app, const LessonRunner& r) {
     ImGui::Separator();
@@ -193,30 +208,27 @@ void footer(App& app, const LessonRunner& r) {
     const LessonStep& st = r.current();
     if (!st.button.empty()) {
         bool done = r.performed();
-        ImGui::BeginDisabled(done);
         ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2E6BE6)));
-        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, to_vec4(colors::rgb(0x4A82F0)));
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered,
+                              to_vec4(colors::rgb(done ? 0x2E6BE6 : 0x4A82F0)));
         std::string label = (done ? std::string(tr(app, "Done: ", "已執行：")) : std::string()) +
-                            st.button + "##perform";
-        if (ImGui::Button(label.c_str(), ImVec2(ImGui::GetContentRegionAvail().x, 0)))
+                            st.button + "###perform"; // one id, done or not: focus stays
+        if (inert_button(label, ImVec2(ImGui::GetContentRegionAvail().x, 0), done))
             app.lesson_perform();
         ImGui::PopStyleColor(2);
-        ImGui::EndDisabled();
         expose(app, "lesson:perform");
         ImGui::Spacing();
     }
     float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-    ImGui::BeginDisabled(r.step() <= 1);
-    if (ImGui::Button(tr(app, "< Previous", "< 上一步"), ImVec2(w, 0))) app.lesson_go(r.step() - 1);
+    if (inert_button(tr(app, "< Previous", "< 上一步"), ImVec2(w, 0), r.step() <= 1))
+        app.lesson_go(r.step() - 1);
     expose(app, "lesson:prev");
-    ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(r.step() >= r.step_count());
     ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
-    if (ImGui::Button(tr(app, "Next >", "下一步 >"), ImVec2(w, 0))) app.lesson_go(r.step() + 1);
+    if (inert_button(tr(app, "Next >", "下一步 >"), ImVec2(w, 0), r.step() >= r.step_count()))
+        app.lesson_go(r.step() + 1);
     ImGui::PopStyleColor();
     expose(app, "lesson:next");
-    ImGui::EndDisabled();
     // Small buttons side by side while they fit, else on the next line.
     auto same_line_if_fits = [](const char* label) {
         float w = ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
@@ -243,10 +255,21 @@ void footer(App& app, const LessonRunner& r) {
     expose(app, "lesson:leave");
 }
 
+// What was wrong with the link the page followed (#m00-9/1), until dismissed.
+void link_notice(App& app) {
+    if (app.link_notice().empty()) return;
+    text_wrapped(app.link_notice(), colors::warn);
+    expose(app, "lesson:link_notice");
+    if (ImGui::SmallButton(tr(app, "Dismiss##link", "關閉##link"))) app.dismiss_link_notice();
+    expose(app, "lesson:link_notice:dismiss");
+    ImGui::Separator();
+}
+
 } // namespace
 
 void lesson_list(App& app) {
     section(tr(app, "Lessons", "課程"));
+    link_notice(app);
     if (!app.lessons_error().empty()) {
         text_wrapped(app.lessons_error(), colors::bad);
         return;
@@ -275,6 +298,7 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::Begin("Lesson", nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoTitleBar);
+    keyboard_focus_scope(app);
     const LessonRunner* rp = app.lesson();
     if (!rp) {
         lesson_list(app);
@@ -285,6 +309,7 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     const LessonStep& st = r.current();
     header(app, r);
     ImGui::Separator();
+    link_notice(app);
 
     float row = ImGui::GetFrameHeightWithSpacing();
     float small_w = ImGui::CalcTextSize(tr(app, "Reset lesson Text view Leave lesson",
@@ -293,7 +318,8 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
                     6 * ImGui::GetStyle().FramePadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
     int small_rows = small_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
     float footer_h = row * static_cast<float>((st.button.empty() ? 1 : 2) + small_rows) + px(16);
-    ImGui::BeginChild("step", ImVec2(0, -footer_h), false);
+    // NavFlattened: Tab goes from the header through the step's text to the footer.
+    ImGui::BeginChild("step", ImVec2(0, -footer_h), false, ImGuiWindowFlags_NavFlattened);
     // The child scrolls back to the top when the step changes.
     std::string& shown = app.ui().lesson_scrolled;
     std::string key = r.deep_link() + app.lesson_lang();

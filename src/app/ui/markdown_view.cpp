@@ -212,6 +212,7 @@ void markdown_view(App& app, const std::vector<MdBlock>& blocks, const char* id)
             ImGui::TextDisabled("%s", b.lang.empty() ? "code" : b.lang.c_str());
             ImGui::SameLine(w - pad - ImGui::CalcTextSize("Copy").x - px(10));
             if (ImGui::SmallButton("Copy")) app.copy(text, "lesson code");
+            expose(app, "lesson:copy:" + std::to_string(ImGui::GetItemID()));
             ImGui::PushFont(fonts().mono);
             for (const std::string& l : b.items)
                 text_wrapped(l.empty() ? " " : l, colors::code_string, w - 2 * pad);

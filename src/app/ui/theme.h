@@ -43,6 +43,7 @@ inline const ImU32 code_comment = rgb(0x6A7385);
 inline const ImU32 code_punct = rgb(0xA6ACB8);
 inline const ImU32 line_hover = rgb(0x2C3340);
 inline const ImU32 line_select = rgb(0x33405A);
+inline const ImU32 focus = rgb(0xFFFFFF); // the keyboard focus ring (ui/keyboard.cpp)
 } // namespace colors
 
 ImU32 op_color(Op op);           // the node-kind colour

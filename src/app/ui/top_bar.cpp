@@ -162,7 +162,10 @@ void draw_error_banner(App& app, float y, float width) {
     ImGui::SetNextWindowSize(ImVec2(width, error_banner_height(app)));
     ImGui::PushStyleColor(ImGuiCol_WindowBg, to_vec4(colors::rgb(0x4A1E22)));
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(12), px(5)));
-    ImGui::Begin("error", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove);
+    // NoFocusOnAppearing: keyboard focus stays on the control that caused it.
+    ImGui::Begin("error", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoFocusOnAppearing);
     ImGui::PopStyleVar();
     ImGui::PopStyleColor();
     ImGui::AlignTextToFramePadding();

@@ -2,6 +2,7 @@
 #include "ui/widgets.h"
 
 #include "text_wrap.h"
+#include "ui/keyboard.h"
 #include "ui/theme.h"
 
 namespace pt2lab::app::ui {
@@ -14,6 +15,7 @@ void expose(App& app, const std::string& name) {
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     float k = fonts().scale;
     app.ui().widgets[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
+    keyboard_focus_item(app, name);
 }
 
 namespace {
