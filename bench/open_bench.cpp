@@ -2,7 +2,8 @@
 // is (the page opens in pieces of about 10 ms, docs/ARCHITECTURE.md): each file
 // opened --runs times with Workspace::open, then once more in pieces with
 // Opening::step(--slice), timing every piece by stage.
-//   pt2lab_open_bench FILE... [--runs N] [--slice SECONDS]
+//   pt2lab_open_bench FILE... [--runs N] [--slice SECONDS] [--pieces]
+// --pieces lists every piece longer than twice the slice, with the stage it began in.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,17 +26,21 @@ int main(int argc, char** argv) {
     std::vector<std::string> files;
     int runs = 5;
     double slice = 0.008;
+    bool list_pieces = false;
     for (int k = 1; k < argc; ++k) {
         std::string a = argv[k];
         if (a == "--runs" && k + 1 < argc)
             runs = std::atoi(argv[++k]);
         else if (a == "--slice" && k + 1 < argc)
             slice = std::atof(argv[++k]);
+        else if (a == "--pieces")
+            list_pieces = true;
         else
             files.push_back(a);
     }
     if (files.empty()) {
-        std::fprintf(stderr, "usage: pt2lab_open_bench FILE... [--runs N] [--slice SECONDS]\n");
+        std::fprintf(stderr,
+                     "usage: pt2lab_open_bench FILE... [--runs N] [--slice SECONDS] [--pieces]\n");
         return 2;
     }
     std::printf("%-28s %9s %9s %7s  %s\n", "file", "MB", "open ms", "pieces",
@@ -70,6 +75,9 @@ int main(int argc, char** argv) {
             const double ms = ms_since(t0);
             ++pieces;
             if (ms > longest) longest = ms, longest_what = what;
+            if (list_pieces && ms > 2000 * slice)
+                std::printf("  piece %d: %.1f ms from \"%s\" to \"%s\"\n", pieces, ms, what.c_str(),
+                            o.progress().what.c_str());
             if (over) break;
         }
         if (!o.finish().ok()) return 1;

@@ -111,11 +111,15 @@ void App::record_frame(double build_ms, double loop_ms) {
 }
 
 void App::job_began(const Action& a, double compute) {
+    job_began(action_kind_name(a.kind), a.label, a.fast_kernels, compute);
+}
+
+void App::job_began(const char* kind, std::string label, bool fast_kernels, double compute) {
     while (bench_.jobs.size() >= BenchLog::kKeepJobs) bench_.jobs.pop_front();
     JobRecord j;
-    j.kind = action_kind_name(a.kind);
-    j.label = a.label;
-    j.fast_kernels = a.fast_kernels;
+    j.kind = kind;
+    j.label = std::move(label);
+    j.fast_kernels = fast_kernels;
     j.t_start = platform::now_seconds() - compute;
     j.compute = compute;
     bench_.jobs.push_back(std::move(j));
@@ -395,7 +399,18 @@ ActionProgress App::job_progress() const {
 }
 
 void App::cancel_job() {
-    if (busy()) cancel_requested_ = true;
+    if (busy() || opening_) cancel_requested_ = true;
+}
+
+std::string App::opening() const {
+    if (!opening_) return "";
+    char size[32];
+    std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(opening_->file_size()) / 1e6);
+    return base_name(opening_->file()) + " (" + size + ")";
+}
+
+OpenProgress App::open_progress() const {
+    return opening_ ? opening_->progress() : OpenProgress{};
 }
 
 void App::post(Action a) {
@@ -458,20 +473,6 @@ void App::show_tab(Tab t) {
 }
 
 bool App::take_files() {
-    auto open_arrived = [&](std::vector<uint8_t> bytes, const std::string& name) {
-        const double t0 = platform::now_seconds();
-        if (open(std::move(bytes), name)) {
-            bench_.t_open_call = t0;
-            bench_.t_opened = platform::now_seconds();
-            bench_.awaiting_draw = true;
-        }
-    };
-    // Announced on the last frame: open them now.
-    std::vector<WaitingFile> announced;
-    announced.swap(waiting_);
-    opening_.clear();
-    for (WaitingFile& f : announced) open_arrived(std::move(f.bytes), f.name);
-
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
@@ -485,19 +486,49 @@ bool App::take_files() {
             continue;
         }
         bench_.t_arrived = platform::now_seconds();
-        if (f.bytes.size() >= kAnnounceBytes) {
-            char size[32];
-            std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(f.bytes.size()) / 1e6);
-            opening_ = base_name(f.name) + " (" + size + ")";
-            waiting_.push_back({f.name, std::move(f.bytes)});
-            continue;
-        }
-        open_arrived(std::move(f.bytes), f.name);
+        to_open_.push_back({f.name, std::move(f.bytes)}); // work() opens it
     }
     if (lesson_files) start_pending_lesson();
     std::string hash = platform::take_hash_change();
     if (!hash.empty()) follow_hash(hash);
-    return !announced.empty() || !files.empty() || !hash.empty();
+    return !files.empty() || !hash.empty();
+}
+
+void App::begin_open() {
+    FileToOpen f = std::move(to_open_.front());
+    to_open_.pop_front();
+    bench_.t_open_call = platform::now_seconds();
+    job_began("open", base_name(f.name), false, 0);
+    opening_ = std::make_unique<Opening>(std::move(f.bytes), f.name);
+}
+
+void App::finish_open() {
+    std::unique_ptr<Opening> o = std::move(opening_);
+    const double t0 = platform::now_seconds();
+    auto ws = o->finish();
+    if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
+        bench_.jobs.back().compute += platform::now_seconds() - t0;
+    job_ended(ws.ok(), false);
+    if (!ws.ok()) {
+        view_.error = ws.error().str();
+        log(LogLine::Kind::Error, "could not open " + view_.error);
+        return;
+    }
+    adopt(ws.take(), o->file(), o->file_size());
+    bench_.t_opened = platform::now_seconds();
+    bench_.awaiting_draw = true;
+}
+
+void App::drop_opening(const std::string& why) {
+    if (!opening_) return;
+    std::string text = "opening " + base_name(opening_->file()) + " " + why;
+    opening_.reset();
+    job_ended(false, true);
+    if (!to_open_.empty()) {
+        text += ", and " + std::to_string(to_open_.size()) + " file(s) waiting to open";
+        to_open_.clear();
+    }
+    log(LogLine::Kind::Info, text + "; " + (ws_ ? file_name_ + " stays open" : "no file is open"));
 }
 
 bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
@@ -508,6 +539,11 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
         log(LogLine::Kind::Error, "could not open " + view_.error);
         return false;
     }
+    adopt(ws.take(), name, size);
+    return true;
+}
+
+void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size) {
     // The first file is the page's backdrop: a deep link's lesson still opens over it.
     bool first = ws_ == nullptr;
     if (busy()) {
@@ -523,7 +559,7 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
         pending_id_.clear();
         platform::set_text_view("");
     }
-    ws_ = ws.take();
+    ws_ = std::move(ws);
     file_name_ = base_name(name);
     // Everything shown of a file starts afresh; settings and the log stay.
     view_ = FileView{};
@@ -547,7 +583,6 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     bool deep_link = first && LessonRunner::parse_deep_link(start_link(), id, step);
     if (pending_id_.empty() && !lesson_ && !deep_link)
         platform::set_url_hash(lesson ? "file=" + file_name_ : "");
-    return true;
 }
 
 void App::reset_modules() {
@@ -575,7 +610,13 @@ bool App::end_frame() {
     bool did = false;
     if (cancel_requested_) {
         cancel_requested_ = false;
-        if (busy()) {
+        if (opening_) {
+            OpenProgress p = opening_->progress();
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
+            drop_opening(std::string("cancelled after ") + secs + " (" + p.what + ")");
+            did = true;
+        } else if (busy()) {
             ActionProgress p = ws_->progress();
             std::string kind = action_kind_name(ws_->pending_action()->kind);
             ws_->cancel();
@@ -603,6 +644,22 @@ bool App::work(double budget) {
     auto left = [&] { return budget - (platform::now_seconds() - t0); };
     bool did = false, advanced = false;
     while (true) {
+        // A file that arrived opens first (the page's next state is that file's);
+        // the action in flight on the file it replaces waits, since it goes with it.
+        if (!opening_ && !to_open_.empty()) begin_open();
+        if (opening_) {
+            double l = left();
+            if (advanced && l <= 0) break;
+            advanced = true;
+            const double t_slice = platform::now_seconds();
+            const bool over = opening_->step(std::max(l, 1e-6));
+            if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
+                bench_.jobs.back().compute += platform::now_seconds() - t_slice;
+            if (!over) break;
+            finish_open();
+            did = true;
+            continue;
+        }
         if (busy()) {
             // A job moves at least one node per frame, however little budget is left;
             // advance(<= 0) would mean "to the end".

@@ -294,12 +294,15 @@ public:
     const Action* job_action() const;
     ActionProgress job_progress() const;
     // Drops the action in flight (applied by end_frame): the workspace stays
-    // exactly as before it, and the requests waiting behind it go too.
+    // exactly as before it, and the requests waiting behind it go too. While a
+    // file opens, drops the opening (and the files waiting behind it) instead.
     void cancel_job();
     // Requests waiting (behind the action in flight).
     size_t waiting() const { return requests_.size(); }
     // Nothing in flight and nothing waiting.
-    bool idle() const { return !busy() && requests_.empty() && !cancel_requested_; }
+    bool idle() const {
+        return !busy() && !opening_ && to_open_.empty() && requests_.empty() && !cancel_requested_;
+    }
     // Work per frame: about 10 ms, so a frame stays well under 50 ms (a slice
     // overruns by at most one node). Tests set it smaller to catch a job mid-way.
     static constexpr double kSliceSeconds = 0.010;
@@ -373,15 +376,19 @@ public:
     std::string text_view_json() const;
 
     // --- frame ----------------------------------------------------------------
-    // Opens files that arrived (picked, dropped, fetched). True if any did. A file
-    // of kAnnounceBytes or more is opened on the following call, so that the frame
-    // between says it is being opened (opening()): its open is one long call.
+    // Takes the files that arrived (picked, dropped, fetched): each opens in
+    // pieces, in turn, like a job (end_frame() steps its Opening by slice_seconds()
+    // per frame); the page keeps showing and using the file it had until the new
+    // one is open, and cancel_job() drops the opening. True if any arrived.
     bool take_files();
-    static constexpr size_t kAnnounceBytes = 128 * 1024;
-    // "resnet50.pt2 (103.6 MB)" while that file waits to be opened, else "".
-    const std::string& opening() const { return opening_; }
-    // Opens bytes as a file: on success the workspace is replaced; on error
-    // the message is shown and everything stays as it was.
+    // The file being opened: "resnet50.pt2 (103.6 MB)" while it opens, else "".
+    std::string opening() const;
+    bool opening_file() const { return opening_ != nullptr; }
+    OpenProgress open_progress() const; // of opening(); zeros when none
+    // Files that arrived and wait for the one being opened.
+    size_t files_waiting() const { return to_open_.size(); }
+    // Opens bytes as a file at once (the page's first file, tests): on success the
+    // workspace is replaced; on error the message is shown and everything stays as it was.
     bool open(std::vector<uint8_t> bytes, const std::string& name);
     // Applies the requests posted while drawing; true if there were any.
     bool end_frame();
@@ -433,6 +440,7 @@ private:
     void finish_job();
     // BenchLog::jobs: a job began, or the one in flight ended.
     void job_began(const Action& a, double compute);
+    void job_began(const char* kind, std::string label, bool fast_kernels, double compute);
     void job_ended(bool ok, bool cancelled);
     // Drops waiting requests that act on the open file (actions, undo, redo).
     size_t drop_file_requests();
@@ -466,12 +474,18 @@ private:
     PageOptions options_;
     BenchLog bench_;
     std::vector<std::string> lesson_files_;
-    struct WaitingFile {
+    struct FileToOpen {
         std::string name;
         std::vector<uint8_t> bytes;
     };
-    std::vector<WaitingFile> waiting_; // announced; opened by the next take_files()
-    std::string opening_;
+    std::deque<FileToOpen> to_open_;   // arrived; opened in turn
+    std::unique_ptr<Opening> opening_; // the one being opened, in pieces
+    void begin_open();
+    void finish_open();
+    void drop_opening(const std::string& why); // "cancelled after 1.2 s (...)"
+    // A file opened (at once or in pieces) becomes the page's: everything shown of it starts
+    // afresh.
+    void adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size);
     std::string file_name_;
     std::deque<Request> requests_; // in order; they wait while a job is in flight
     bool cancel_requested_ = false;

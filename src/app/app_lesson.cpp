@@ -262,6 +262,7 @@ void App::start_pending_lesson() {
         ws_->cancel();
         cancel_requested_ = false;
     }
+    drop_opening("dropped: lesson " + id + " was opened"); // the later choice wins
     drop_file_requests();
     lesson_ = r.take();
     if (Status s = lesson_->go_to(step); !s.ok()) {

@@ -95,7 +95,10 @@ std::string App::bench_json() const {
     j["t_drawn"] = bench_.t_drawn * 1000;
     j["gap_ms"] = bench_.gap_ms;
     // The job in flight and the last jobs (times in ms, performance.now): light, no graph.
-    if (const Action* a = job_action()) {
+    if (opening_) {
+        OpenProgress p = open_progress();
+        j["busy"] = {{"kind", "open"}, {"what", p.what}, {"done", p.done}, {"total", p.total}};
+    } else if (const Action* a = job_action()) {
         ActionProgress p = job_progress();
         j["busy"] = {{"kind", action_kind_name(a->kind)},
                      {"what", p.what},
@@ -104,7 +107,7 @@ std::string App::bench_json() const {
     } else {
         j["busy"] = nullptr;
     }
-    j["waiting"] = requests_.size();
+    j["waiting"] = requests_.size() + to_open_.size();
     j["error"] = view_.error;
     j["jobs_done"] = bench_.jobs_done;
     json jobs = json::array();
@@ -242,10 +245,14 @@ std::string App::state_json() const {
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
-    j["opening"] = opening_;
-    // The action in flight (App::busy): what it does and how far it is; the
-    // panels below still show the state as it was before it began.
-    if (const Action* a = job_action()) {
+    j["opening"] = opening();
+    // The action in flight (App::busy), or the file being opened: what it does and
+    // how far it is; the panels below still show the state as it was before it began.
+    if (opening_) {
+        OpenProgress p = open_progress();
+        j["busy"] = {{"kind", "open"},   {"what", p.what},       {"done", p.done},
+                     {"total", p.total}, {"seconds", p.seconds}, {"fast_kernels", false}};
+    } else if (const Action* a = job_action()) {
         ActionProgress p = job_progress();
         j["busy"] = {{"kind", action_kind_name(a->kind)},
                      {"what", p.what},
@@ -256,7 +263,7 @@ std::string App::state_json() const {
     } else {
         j["busy"] = nullptr;
     }
-    j["waiting"] = requests_.size();
+    j["waiting"] = requests_.size() + to_open_.size();
     j["fast_kernels"] = view_.fast_kernels;
     j["panels"] = json::array();
     if (!options_.hide_top) j["panels"].push_back("top bar");

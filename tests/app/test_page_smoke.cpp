@@ -188,7 +188,10 @@ struct Harness {
     }
     void open_asset(const std::string& name) {
         app->open_asset(name);
-        frames(3);
+        frame(); // the fetch arrives; its open begins
+        for (int n = 0; (app->opening_file() || app->files_waiting() > 0) && n < 10000; ++n)
+            frame();
+        frames(2);
         REQUIRE(app->file_name() == name);
     }
     bool fonts_ok = false;
@@ -493,22 +496,54 @@ TEST_CASE("run after each change follows Workspace::run_changes_state", "[page]"
     CHECK(h.app->run_changes_state());
 }
 
-// A file of App::kAnnounceBytes or more: the frame after it arrives says it is
-// being opened, and the open happens on the frame after that.
-TEST_CASE("a large file is announced on the frame before its open", "[page]") {
+// A file opens in pieces: the frames go on showing the file the page had, the
+// job strip says what is being read and how far, and Cancel (Esc) drops the
+// opening and keeps that file; opened again, it arrives whole.
+TEST_CASE("a file opens over frames with progress, and Cancel keeps the file shown", "[page]") {
     Harness& h = harness();
     h.open_asset("conv_relu.pt2");
+    const uint64_t version = h.app->workspace()->version();
+    h.app->set_slice_seconds(1e-6);        // the smallest pieces: one step per frame
     h.app->open_asset("resnet_style.pt2"); // 180 kB
     h.frame();
     nlohmann::json s = h.state();
+    REQUIRE(h.app->opening_file());
     CHECK(s["file"] == "conv_relu.pt2");
     CHECK(s["opening"] == "resnet_style.pt2 (0.2 MB)");
-    CHECK(s["widgets"].contains("opening"));
+    CHECK(s["busy"]["kind"] == "open");
+    h.frames(3);
+    s = h.state();
+    CHECK(s["widgets"].contains("job"));
+    CHECK(s["widgets"].contains("cancel"));
+    CHECK(s["busy"]["total"].get<uint64_t>() > 0);
+    CHECK(s["busy"]["done"].get<uint64_t>() <= s["busy"]["total"].get<uint64_t>());
+    CHECK_FALSE(s["busy"]["what"].get<std::string>().empty());
+    ImGui::GetIO().AddKeyEvent(ImGuiKey_Escape, true);
+    h.frame();
+    ImGui::GetIO().AddKeyEvent(ImGuiKey_Escape, false);
     h.frame();
     s = h.state();
-    CHECK(s["file"] == "resnet_style.pt2");
+    CHECK_FALSE(h.app->opening_file());
     CHECK(s["opening"] == "");
-    CHECK_FALSE(s["widgets"].contains("opening"));
+    CHECK(s["busy"].is_null());
+    CHECK(s["file"] == "conv_relu.pt2");
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(s["log"].back().get<std::string>().find("opening resnet_style.pt2 cancelled after") == 0);
+    CHECK(s["log"].back().get<std::string>().find("conv_relu.pt2 stays open") != std::string::npos);
+    CHECK_FALSE(s["widgets"].contains("job"));
+
+    // Again, to the end, still one small piece per frame: many frames, one open.
+    h.app->open_asset("resnet_style.pt2");
+    int frames = 0;
+    h.frame();
+    while (h.app->opening_file() && frames < 100000) h.frame(), ++frames;
+    h.app->set_slice_seconds(App::kSliceSeconds);
+    h.frames(2);
+    CHECK(frames > 10);
+    s = h.state();
+    CHECK(s["file"] == "resnet_style.pt2");
+    CHECK(s["busy"].is_null());
+    CHECK(s["opening"] == "");
 }
 
 // Module grouping in the whole UI: a real export with modules opens expanded

@@ -1,5 +1,7 @@
 // Graph invariants: users mirror args, erase refuses used nodes, fx naming,
 // insert points (including fx's reverse-order quirk), lint, clone.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "graph/graph.h"
@@ -194,6 +196,50 @@ TEST_CASE("clone is deep and independent", "[graph]") {
     CHECK(m.conv->users().size() == 1);
     // names stay reserved like fx: a new "conv" in the copy is conv_1
     CHECK(c->call_module("conv", {})->name() == "conv_1");
+}
+
+// The copy made one node per step (GraphCloning, as the page's open makes it)
+// is the copy made at once: the same text, users in the same order, ids kept,
+// and an edited-over graph (erased nodes, nodes moved, an insert point) too.
+TEST_CASE("a graph copied in pieces equals one clone", "[graph]") {
+    Graph g;
+    Node* x = g.placeholder("x");
+    Node* prev = x;
+    std::vector<Node*> made;
+    for (int k = 0; k < 600; ++k) { // longer than one piece of the page's open (256)
+        prev = g.call_function("torch.ops.aten.add.Tensor", {N(prev), N(x)});
+        made.push_back(prev);
+    }
+    g.output(Argument::tuple({N(prev), N(made[10])}));
+    made[20]->replace_all_uses_with(made[19]);
+    REQUIRE(g.erase_node(made[20]).ok());
+    g.move_before(made[300], made[5]->users()[0]);
+    REQUIRE_FALSE(g.lint().ok()); // moved before its input: still copied as it is
+    auto at = g.inserting_after(made[100]);
+    for (size_t piece : {size_t(1), size_t(7), size_t(256)}) {
+        INFO(piece);
+        GraphCloning c(g);
+        int steps = 0;
+        while (!c.step(piece)) REQUIRE(++steps < 100000);
+        std::unique_ptr<Graph> a = c.take(), b = g.clone();
+        CHECK(steps > static_cast<int>(1200 / piece) - 2);
+        CHECK(graph_str(*a) == graph_str(*b));
+        std::vector<Node*> na = a->nodes(), nb = b->nodes(), ng = g.nodes();
+        REQUIRE(na.size() == ng.size());
+        for (size_t k = 0; k < na.size(); ++k) {
+            CHECK(na[k]->id() == ng[k]->id());
+            CHECK(a->find_id(ng[k]->id()) == na[k]);
+            CHECK(names(na[k]->users()) == names(ng[k]->users()));
+            CHECK(names(na[k]->users()) == names(nb[k]->users()));
+            for (Node* u : na[k]->users()) CHECK(u->graph() == a.get());
+        }
+        // The insert point came along: a new node goes after the copy of made[100].
+        Node* n = a->call_function("torch.ops.aten.relu.default", {N(a->find("x"))});
+        std::vector<Node*> after = a->nodes();
+        auto it = std::find(after.begin(), after.end(), a->find(made[100]->name()));
+        REQUIRE(it + 1 < after.end());
+        CHECK(*(it + 1) == n);
+    }
 }
 
 TEST_CASE("move_before reorders without touching users", "[graph]") {

@@ -153,7 +153,7 @@ void shortcuts(App& app) {
     if (ImGui::IsKeyPressed(ImGuiKey_Escape, false)) {
         if (ui.show_help)
             ui.show_help = false;
-        else if (app.busy())
+        else if (app.busy() || app.opening_file())
             app.cancel_job(); // the job strip's Cancel
         else
             app.select(0);
@@ -203,23 +203,6 @@ void shortcuts(App& app) {
         const Scene& sc = app.scene(fv.graph);
         reveal_node(cam, sc, ui.canvas, sc.find_shown(fv.selected));
     }
-}
-
-// While a large file waits for its open (App::opening): a notice over everything,
-// drawn on the frame before the open's one long call.
-void opening_notice(App& app, ImVec2 display) {
-    if (app.opening().empty()) return;
-    std::string text = "Opening " + app.opening() + " ...";
-    ImDrawList* dl = ImGui::GetForegroundDrawList();
-    ImVec2 size = ImGui::CalcTextSize(text.c_str());
-    ImVec2 pad(px(22), px(14));
-    ImVec2 a(display.x * 0.5f - size.x * 0.5f - pad.x, display.y * 0.4f - size.y * 0.5f - pad.y);
-    ImVec2 b(a.x + size.x + 2 * pad.x, a.y + size.y + 2 * pad.y);
-    dl->AddRectFilled(a, b, colors::rgb(0x1B1F27), px(6));
-    dl->AddRect(a, b, colors::rgb(0x3D4F73), px(6));
-    dl->AddText(ImVec2(a.x + pad.x, a.y + pad.y), colors::rgb(0xE6E8EE), text.c_str());
-    float k = fonts().scale;
-    app.ui().widgets["opening"] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
 }
 
 void help_overlay(App& app, ImVec2 display) {
@@ -352,7 +335,6 @@ void draw_frame(App& app) {
 
     shortcuts(app);
     help_overlay(app, display);
-    opening_notice(app, display);
 }
 
 } // namespace pt2lab::app::ui

@@ -12,8 +12,22 @@ namespace pt2lab::app::ui {
 
 void draw_job_strip(App& app) {
     const Action* a = app.job_action();
-    if (!a) return;
-    const ActionProgress p = app.job_progress();
+    const bool opening = app.opening_file();
+    if (!a && !opening) return;
+    // The file being opened goes first (App::work steps it before any action).
+    ActionProgress p;
+    std::string title;
+    if (opening) {
+        OpenProgress o = app.open_progress();
+        title = "Opening " + app.opening();
+        p.what = o.what;
+        p.done = o.done;
+        p.total = o.total;
+        p.seconds = o.seconds;
+    } else {
+        p = app.job_progress();
+        title = p.what;
+    }
     const CanvasRect& c = app.ui().canvas;
     const float margin = px(8);
     const float w = std::max(px(200), std::min(c.w - 2 * margin, px(560)));
@@ -34,8 +48,8 @@ void draw_job_strip(App& app) {
     // Line 1: what it does (Workspace::progress) and how long it has taken.
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
-    ImGui::TextUnformatted(p.what.c_str());
-    if (a->kind == Action::Kind::Run || a->kind == Action::Kind::Calibrate) {
+    ImGui::TextUnformatted(title.c_str());
+    if (!opening && (a->kind == Action::Kind::Run || a->kind == Action::Kind::Calibrate)) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", a->fast_kernels ? "(fast kernels)" : "(reference kernels)");
     }
@@ -46,8 +60,10 @@ void draw_job_strip(App& app) {
     // Line 2: nodes run of all the action will run, and Cancel.
     const char* cancel = "Cancel (Esc)";
     float cancel_w = ImGui::CalcTextSize(cancel).x + 2 * ImGui::GetStyle().FramePadding.x;
-    char count[64];
-    if (p.total > 0)
+    char count[160];
+    if (opening && p.total > 0)
+        std::snprintf(count, sizeof count, "%s", p.what.c_str()); // "reading ...: 3.1 of 6.9 MB"
+    else if (p.total > 0)
         std::snprintf(count, sizeof count, "%llu / %llu nodes",
                       static_cast<unsigned long long>(p.done),
                       static_cast<unsigned long long>(p.total));
@@ -62,7 +78,9 @@ void draw_job_strip(App& app) {
     if (ImGui::Button(cancel)) app.cancel_job();
     expose(app, "cancel");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("stop it: the graph, its state and the history stay as they were");
+        ImGui::SetTooltip(opening
+                              ? "stop opening it: the file shown stays as it is"
+                              : "stop it: the graph, its state and the history stay as they were");
 
     float k = fonts().scale;
     ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();

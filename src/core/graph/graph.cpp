@@ -378,49 +378,82 @@ Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& 
 }
 
 std::unique_ptr<Graph> Graph::clone() const {
-    auto g = std::make_unique<Graph>();
-    g->names_ = names_;
-    g->next_id_ = next_id_;
-    std::unordered_map<const Node*, Node*> remap;
-    for (const auto& owned : nodes_) {
-        const Node* src = owned.get();
-        auto copy = std::unique_ptr<Node>(new Node());
-        Node* n = copy.get();
-        n->graph_ = g.get();
-        n->id_ = src->id_;
-        n->op_ = src->op_;
-        n->name_ = src->name_;
-        n->target_ = src->target_;
-        n->op_info_ = src->op_info_;
-        n->meta = src->meta;
-        n->args_ = src->args_;
-        n->kwargs_ = src->kwargs_;
-        n->self_ = g->nodes_.insert(g->nodes_.end(), std::move(copy));
-        g->by_name_[n->name_] = n;
-        g->by_id_[n->id_] = n;
-        remap[src] = n;
+    GraphCloning c(*this);
+    while (!c.step(~size_t(0))) {
     }
-    // Every reference is to a node of this graph (args are only set through
-    // this graph's API); a foreign node here is a bug in pt2lab, not user data.
-    auto mapped = [&](const Node* n) {
-        auto it = remap.find(n);
-        PT2LAB_CHECK(it != remap.end());
-        return it->second;
-    };
-    auto swap = [&](Node* n) { return mapped(n); };
-    for (const auto& owned : g->nodes_) {
-        Node* n = owned.get();
-        for (Argument& a : n->args_) map_nodes(a, swap);
-        for (auto& kv : n->kwargs_) map_nodes(kv.second, swap);
+    return c.take();
+}
+
+GraphCloning::GraphCloning(const Graph& src)
+    : src_(src), g_(std::make_unique<Graph>()), by_id_(src.next_id_, nullptr),
+      at_(src.nodes_.begin()) {
+    g_->names_ = src.names_;
+    g_->next_id_ = src.next_id_;
+    g_->by_name_.reserve(src.nodes_.size());
+    g_->by_id_.reserve(src.nodes_.size());
+}
+
+// Every reference is to a node of the source graph (args are only set through
+// its API); a foreign node here is a bug in pt2lab, not user data.
+Node* GraphCloning::mapped(const Node* n) const {
+    PT2LAB_CHECK(n && n->graph_ == &src_ && n->id_ < by_id_.size() && by_id_[n->id_]);
+    return by_id_[n->id_];
+}
+
+bool GraphCloning::step(size_t nodes) {
+    // Nodes first (names, meta, args still pointing at the source's nodes), then
+    // their links: args remapped and users in the source's order.
+    for (size_t done = 0; done < nodes; ++done) {
+        if (phase_ == Phase::Nodes) {
+            if (at_ == src_.nodes_.end()) {
+                phase_ = Phase::Links;
+                at_ = src_.nodes_.begin();
+                dst_ = g_->nodes_.begin();
+                continue;
+            }
+            const Node* src = at_->get();
+            auto copy = std::unique_ptr<Node>(new Node());
+            Node* n = copy.get();
+            n->graph_ = g_.get();
+            n->id_ = src->id_;
+            n->op_ = src->op_;
+            n->name_ = src->name_;
+            n->target_ = src->target_;
+            n->op_info_ = src->op_info_;
+            n->meta = src->meta;
+            n->args_ = src->args_;
+            n->kwargs_ = src->kwargs_;
+            n->self_ = g_->nodes_.insert(g_->nodes_.end(), std::move(copy));
+            g_->by_name_[n->name_] = n;
+            g_->by_id_[n->id_] = n;
+            PT2LAB_CHECK(n->id_ < by_id_.size());
+            by_id_[n->id_] = n;
+            ++at_;
+        } else if (phase_ == Phase::Links) {
+            if (at_ == src_.nodes_.end()) {
+                g_->insert_ = src_.insert_;
+                if (src_.insert_.anchor) g_->insert_.anchor = mapped(src_.insert_.anchor);
+                phase_ = Phase::Done;
+                return true;
+            }
+            Node* n = dst_->get();
+            auto swap = [&](Node* x) { return mapped(x); };
+            for (Argument& a : n->args_) map_nodes(a, swap);
+            for (auto& kv : n->kwargs_) map_nodes(kv.second, swap);
+            n->users_.reserve((*at_)->users_.size());
+            for (Node* u : (*at_)->users_) n->users_.push_back(mapped(u));
+            ++at_;
+            ++dst_;
+        } else {
+            return true;
+        }
     }
-    // users in the same order as the source
-    for (const auto& owned : nodes_) {
-        Node* dst = mapped(owned.get());
-        for (Node* u : owned->users_) dst->users_.push_back(mapped(u));
-    }
-    g->insert_ = insert_;
-    if (insert_.anchor) g->insert_.anchor = mapped(insert_.anchor);
-    return g;
+    return phase_ == Phase::Done;
+}
+
+std::unique_ptr<Graph> GraphCloning::take() {
+    PT2LAB_CHECK(phase_ == Phase::Done && g_);
+    return std::move(g_);
 }
 
 } // namespace pt2lab

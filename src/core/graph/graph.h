@@ -17,6 +17,8 @@
 
 namespace pt2lab {
 
+class GraphCloning;
+
 class Graph {
 public:
     Graph() = default;
@@ -101,12 +103,34 @@ public:
 
 private:
     friend class Node;
+    friend class GraphCloning;
     std::list<std::unique_ptr<Node>> nodes_;
     std::unordered_map<std::string, Node*> by_name_;
     std::unordered_map<uint32_t, Node*> by_id_;
     uint32_t next_id_ = 1;
     Namespace names_;
     InsertState insert_;
+};
+
+// Graph::clone in pieces, for a caller that must keep doing other things (the
+// page opens a 10k-node graph over frames): step(n) copies about n more nodes
+// and says whether the copy is whole; then take() gives it. The source must not
+// change meanwhile. Graph::clone is one of these stepped to the end.
+class GraphCloning {
+public:
+    explicit GraphCloning(const Graph& src);
+    bool step(size_t nodes);
+    std::unique_ptr<Graph> take(); // once step() said the copy is whole
+
+private:
+    enum class Phase { Nodes, Links, Done };
+    const Graph& src_;
+    std::unique_ptr<Graph> g_;
+    std::vector<Node*> by_id_; // the copy of the source's node with this id
+    Phase phase_ = Phase::Nodes;
+    std::list<std::unique_ptr<Node>>::const_iterator at_; // the next source node
+    std::list<std::unique_ptr<Node>>::iterator dst_;      // its copy (Links)
+    Node* mapped(const Node* n) const;
 };
 
 // Node.is_impure (torch >= 2.x): placeholders and outputs; call_function whose

@@ -113,6 +113,7 @@ public:
 
 private:
     friend class Graph;
+    friend class GraphCloning;
     Node() = default;
     void unlink_inputs();
     void link_inputs();

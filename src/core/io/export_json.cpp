@@ -1040,12 +1040,42 @@ private:
 
 } // namespace
 
+namespace {
+
+// Frees a DOM a piece at a time (a 10k-node graph's takes tens of milliseconds
+// to free at once): values are moved from the backs of arrays and objects onto
+// the stack and freed once they hold nothing. True when all is freed.
+bool free_some(std::vector<json>& stack, Clock::time_point deadline) {
+    for (size_t n = 1; !stack.empty(); ++n) {
+        if (n % 1024 == 0 && Clock::now() >= deadline) return false;
+        json& top = stack.back();
+        json last;
+        if (top.is_array() && !top.empty()) {
+            json::array_t& a = top.get_ref<json::array_t&>();
+            last = std::move(a.back());
+            a.pop_back();
+        } else if (top.is_object() && !top.empty()) {
+            json::object_t& o = top.get_ref<json::object_t&>();
+            last = std::move(o.back().second);
+            o.pop_back();
+        } else {
+            stack.pop_back();
+            continue;
+        }
+        if (last.is_structured() && !last.empty()) stack.push_back(std::move(last));
+    }
+    return true;
+}
+
+} // namespace
+
 struct ProgramJsonReader::Impl {
     Impl(std::string_view text, std::string file_name, ExportedProgram& ep)
         : file(std::move(file_name)), parser(text, file), d(file, ep), ep(ep) {}
     std::string file;
     JsonParser parser;
     std::optional<json> root;
+    std::vector<json> freeing; // the DOM, once read (free_some)
     Deserializer d;
     ExportedProgram& ep;
     bool over = false;
@@ -1070,10 +1100,11 @@ bool ProgramJsonReader::step(Clock::time_point deadline) {
                                         " is not in pt2lab's schema table: it loads and prints, "
                                         "but cannot run");
         }
-        m.root.reset(); // the DOM is read: free it now
-        return true;
+        if (m.root) m.freeing.push_back(std::move(*m.root)); // the DOM is read: it goes
+        m.root.reset();
+        return free_some(m.freeing, deadline);
     };
-    if (m.over) return true;
+    if (m.over) return free_some(m.freeing, deadline);
     while (!m.root) {
         if (m.parser.step(kJsonStepBytes)) {
             auto r = m.parser.finish();

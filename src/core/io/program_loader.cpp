@@ -351,9 +351,21 @@ Status check_state(const ExportedProgram& ep, const std::string& file) {
     return {};
 }
 
-Status fill_stand_ins(ExportedProgram& ep, const std::string& why, Budget& budget) {
+// Stand-in values for the lifted inputs a file carries no values for, a few
+// tensors per check of the deadline (a bare 10k-node JSON has thousands): true when done.
+struct StandIns {
+    size_t k = 0; // next input spec
     int made = 0;
-    for (const InputSpec& is : ep.signature.inputs) {
+};
+Result<bool> fill_stand_ins(ExportedProgram& ep, const std::string& why, Budget& budget,
+                            StandIns& at, ProgramLoad::Clock::time_point deadline) {
+    const std::vector<InputSpec>& inputs = ep.signature.inputs;
+    for (int since_check = 0; at.k < inputs.size(); ++at.k) {
+        if (++since_check == 16) {
+            since_check = 0;
+            if (ProgramLoad::Clock::now() >= deadline) return false;
+        }
+        const InputSpec& is = inputs[at.k];
         if (is.kind != InputKind::Parameter && is.kind != InputKind::Buffer &&
             is.kind != InputKind::ConstantTensor)
             continue;
@@ -366,20 +378,20 @@ Status fill_stand_ins(ExportedProgram& ep, const std::string& why, Budget& budge
                                       "stand-in values for " + is.target),
                         ep.source_file);
             !s.ok())
-            return s;
+            return s.error();
         auto& dst = (is.kind == InputKind::Parameter ||
                      (is.kind == InputKind::Buffer && is.persistent.value_or(true)))
                         ? ep.state_dict
                         : ep.constants;
         dst[is.target] =
             std::make_shared<TensorData>(make_stand_in(is.target, ph->meta.val.tensor));
-        ++made;
+        ++at.made;
     }
-    if (made)
-        ep.warnings.push_back(why + ": " + std::to_string(made) +
+    if (at.made)
+        ep.warnings.push_back(why + ": " + std::to_string(at.made) +
                               " parameters/buffers use deterministic stand-in values (outputs will "
                               "not match PyTorch)");
-    return {};
+    return true;
 }
 
 // RFC 4648 base64 (torch.export.save's extra_files hold text only); whitespace is skipped.
@@ -546,6 +558,7 @@ struct ProgramLoad::Impl {
     // After the graph: the weights, then the constants, one tensor per step.
     enum class Data { Weights, Constants, Rest } data = Data::Weights;
     std::optional<PayloadRead> payloads;
+    StandIns stand_ins; // a file without weights: how far its stand-ins are
     std::string weights_cfg;
     std::optional<Result<ExportedProgram>> result;
 
@@ -648,8 +661,7 @@ struct ProgramLoad::Impl {
                                   ? "a bare ExportedProgram JSON carries no weights"
                                   : "the legacy archive's weights are pickled "
                                     "(serialized_state_dict.pt), which pt2lab cannot read";
-            if (Status s = fill_stand_ins(ep, why, budget); !s.ok()) return s.error();
-            return true;
+            return fill_stand_ins(ep, why, budget, stand_ins, deadline);
         }
         std::string model_name = basename_of(model_rel);
         model_name = model_name.substr(0, model_name.size() - 5);
@@ -761,7 +773,11 @@ LoadProgress ProgramLoad::progress() const {
     }
     p.read.parsed = m.started;
     p.weights = m.started;
-    if (m.payloads && m.data == Impl::Data::Weights) {
+    if (m.kind != Impl::Kind::Archive) {
+        p.stand_ins = true;
+        p.tensors_done = m.stand_ins.k;
+        p.tensors_total = m.ep.signature.inputs.size();
+    } else if (m.payloads && m.data == Impl::Data::Weights) {
         p.tensors_done = m.payloads->k;
         p.tensors_total = m.payloads->total;
     } else if (m.data != Impl::Data::Weights) {

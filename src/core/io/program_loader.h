@@ -32,6 +32,8 @@ struct LoadProgress {
     ReadProgress read;    // the graph's JSON: bytes parsed, then nodes read
     bool weights = false; // the graph is read; the weights and the rest are next
     size_t tensors_done = 0, tensors_total = 0; // of the weights (or constants) config
+    bool stand_ins =
+        false; // a file without weights: tensors_* count the lifted inputs given stand-ins
 };
 
 // The same load in pieces, for a caller that must keep doing other things (the

@@ -10,6 +10,9 @@
 //  4. a `_guards_fn` call_module on the user inputs goes after the last placeholder.
 #pragma once
 
+#include <chrono>
+#include <memory>
+
 #include "program/exported_program.h"
 
 namespace pt2lab {
@@ -19,5 +22,24 @@ struct UnliftOptions {
 };
 
 Result<GraphModule> unlift(const ExportedProgram& ep, const UnliftOptions& opt = {});
+
+// unlift in pieces (the page opens a 10k-node program over frames): step() works
+// until `deadline` (at least one piece of a few hundred nodes) and says whether it
+// is over; then finish() gives what unlift would. `ep` must outlive it.
+class Unlifting {
+public:
+    using Clock = std::chrono::steady_clock;
+    explicit Unlifting(const ExportedProgram& ep, const UnliftOptions& opt = {});
+    ~Unlifting();
+    Unlifting(const Unlifting&) = delete;
+    Unlifting& operator=(const Unlifting&) = delete;
+    bool step(Clock::time_point deadline);
+    const char* stage() const; // "copying the graph", "unlifting parameters", "recompiling"
+    Result<GraphModule> finish();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 } // namespace pt2lab

@@ -4,14 +4,41 @@
 namespace pt2lab {
 
 void GraphModule::recompile() {
-    compiled_ = std::shared_ptr<const Graph>(graph->clone());
+    recompile_with(graph->clone());
+}
+
+void GraphModule::recompile_with(std::unique_ptr<Graph> copy_of_graph) {
+    auto c = std::make_shared<Compiled>();
+    c->graph = std::shared_ptr<const Graph>(std::move(copy_of_graph));
+    c->codegen = codegen;
+    compiled_ = std::move(c);
+}
+
+void GraphModule::Compiled::write() const {
+    if (written) return;
     CodeLines lines = python_code_lines(*graph, codegen);
-    code_ = std::move(lines.src);
-    code_line_nodes_.clear();
+    src = std::move(lines.src);
+    line_nodes.clear();
+    line_nodes.reserve(lines.line_nodes.size());
     for (const std::string& name : lines.line_nodes) {
         const Node* n = name.empty() ? nullptr : graph->find(name);
-        code_line_nodes_.push_back(n ? n->id() : 0);
+        line_nodes.push_back(n ? n->id() : 0);
     }
+    written = true;
+}
+
+const std::string& GraphModule::code() const {
+    static const std::string never_compiled;
+    if (!compiled_) return never_compiled;
+    compiled_->write();
+    return compiled_->src;
+}
+
+const std::vector<uint32_t>& GraphModule::code_line_nodes() const {
+    static const std::vector<uint32_t> never_compiled;
+    if (!compiled_) return never_compiled;
+    compiled_->write();
+    return compiled_->line_nodes;
 }
 
 Status GraphModule::lint() const {

@@ -43,19 +43,22 @@ struct GraphModule {
     // A copy with its own graph (attributes shared: they are immutable).
     GraphModule clone() const { return GraphModule(*this); }
 
-    // gm.code: the code as of the last recompile().
-    const std::string& code() const { return code_; }
+    // gm.code: the code as of the last recompile() (written from that graph the
+    // first time it is asked for: opening a big file does not wait for it).
+    const std::string& code() const;
     // For each line of code(), the id of the node that produced it (0: none), as of
     // the last recompile() (torch's _lineno_map); the node may be gone since.
-    const std::vector<uint32_t>& code_line_nodes() const { return code_line_nodes_; }
+    const std::vector<uint32_t>& code_line_nodes() const;
     // Regenerates code() from the graph (GraphModule.recompile()).
     void recompile();
+    // recompile() with a copy of the graph made already (GraphCloning, in pieces).
+    void recompile_with(std::unique_ptr<Graph> copy_of_graph);
     // The graph forward() runs: the graph as of the last recompile(). In torch a
     // GraphModule runs its generated code, which graph edits leave alone until
     // recompile(); a module never compiled runs its graph.
-    const Graph& forward_graph() const { return compiled_ ? *compiled_ : *graph; }
+    const Graph& forward_graph() const { return compiled_ ? *compiled_->graph : *graph; }
     // True when the graph changed since the last recompile (forward is stale).
-    bool stale() const { return code_ != python_code(*graph, codegen); }
+    bool stale() const { return code() != python_code(*graph, codegen); }
 
     // graph.lint() with the owning module: also checks that get_attr and
     // call_module targets exist, with torch's messages.
@@ -69,9 +72,17 @@ struct GraphModule {
 
 private:
     GraphModule(const GraphModule&) = default; // through clone(): copies are explicit
-    std::string code_;
-    std::vector<uint32_t> code_line_nodes_;
-    std::shared_ptr<const Graph> compiled_; // never edited, so copies share it
+    // The last recompile: the graph as it was and its code, written when first
+    // read. Never edited after, so copies share it (and the code written once).
+    struct Compiled {
+        std::shared_ptr<const Graph> graph;
+        CodegenOptions codegen;
+        mutable bool written = false;
+        mutable std::string src;
+        mutable std::vector<uint32_t> line_nodes;
+        void write() const;
+    };
+    std::shared_ptr<const Compiled> compiled_;
 };
 
 } // namespace pt2lab

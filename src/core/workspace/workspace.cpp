@@ -66,11 +66,13 @@ struct Opening::Impl {
     std::vector<uint8_t> bytes; // until the load takes them
     Stage stage = Stage::Start;
     std::unique_ptr<ProgramLoad> load;
-    std::optional<ExportedProgram> ep; // loaded; ep.module() is next
+    std::optional<ExportedProgram> ep;    // loaded; ep.module() is next
+    std::unique_ptr<Unlifting> unlifting; // ep.module(), in pieces
     std::optional<Result<std::unique_ptr<Workspace>>> result;
     Clock::time_point t0 = Clock::now();
 
     void end(Result<std::unique_ptr<Workspace>> r) {
+        unlifting.reset();
         load.reset();
         ep.reset();
         bytes = std::vector<uint8_t>();
@@ -111,14 +113,21 @@ struct Opening::Impl {
             return true;
         }
         case Stage::Module: {
-            auto ws = Workspace::from_program(std::move(*ep), opt);
-            if (!ws.ok()) {
-                Error e = ws.error();
+            if (!unlifting) {
+                UnliftOptions uo;
+                uo.guards_fn = opt.guards_fn;
+                unlifting = std::make_unique<Unlifting>(*ep, uo);
+            }
+            if (!unlifting->step(deadline)) return true;
+            auto gm = unlifting->finish();
+            unlifting.reset();
+            if (!gm.ok()) {
+                Error e = gm.error();
                 if (e.file.empty()) e.file = file;
                 end(e);
                 return false;
             }
-            end(std::move(ws));
+            end(Workspace::from_unlifted(std::move(*ep), gm.take(), opt));
             return false;
         }
         case Stage::Done: return false;
@@ -183,8 +192,11 @@ OpenProgress Opening::progress() const {
             f = kParse +
                 kNodes * (r.nodes_total ? static_cast<double>(r.nodes_done) / r.nodes_total : 0);
         } else {
-            p.what = "reading the weights";
-            if (lp.tensors_done < lp.tensors_total)
+            p.what = lp.stand_ins ? "making stand-in weights" : "reading the weights";
+            if (lp.stand_ins && lp.tensors_done < lp.tensors_total)
+                p.what += ": input " + std::to_string(lp.tensors_done) + " of " +
+                          std::to_string(lp.tensors_total);
+            else if (lp.tensors_done < lp.tensors_total)
                 p.what += ": tensor " + std::to_string(lp.tensors_done) + " of " +
                           std::to_string(lp.tensors_total);
             f = kParse + kNodes +
@@ -196,7 +208,8 @@ OpenProgress Opening::progress() const {
         break;
     }
     case Impl::Stage::Module:
-        p.what = "building ep.module()";
+        p.what = std::string("building ep.module(): ") +
+                 (m.unlifting ? m.unlifting->stage() : "copying the graph");
         p.done = static_cast<uint64_t>((kParse + kNodes + kWeights) * 1000);
         break;
     case Impl::Stage::Done:
@@ -235,13 +248,18 @@ Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep,
     uo.guards_fn = opt.guards_fn;
     auto gm = unlift(ep, uo);
     if (!gm.ok()) return gm.error();
+    return from_unlifted(std::move(ep), gm.take(), opt);
+}
+
+std::unique_ptr<Workspace> Workspace::from_unlifted(ExportedProgram ep, GraphModule gm,
+                                                    const OpenOptions& opt) {
     std::unique_ptr<Workspace> ws(new Workspace());
     ws->file_ = ep.source_file;
     ws->file_size_ = ep.file_size;
     ws->options_ = opt;
     ws->state_ = std::make_shared<State>();
     ws->state_->set_ep(std::move(ep));
-    ws->state_->set_gm(gm.take());
+    ws->state_->set_gm(std::move(gm));
     sync_exec_state(*ws->state_, ws->file_size_);
     ws->original_ = ws->state_->ep;
     ws->original_module_ = ws->state_->gm;

@@ -294,6 +294,10 @@ public:
     struct State; // the undoable part (workspace.cpp)
 
 private:
+    friend class Opening;
+    // Over a program and the ep.module() made of it (Unlifting, in pieces).
+    static std::unique_ptr<Workspace> from_unlifted(ExportedProgram ep, GraphModule gm,
+                                                    const OpenOptions& opt);
     struct Step {
         HistoryEntry entry;
         std::shared_ptr<State> state;
