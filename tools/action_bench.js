@@ -24,12 +24,11 @@
 //   next      the frame after the job ended (it builds and draws the new graph's scene)
 // and for the open: "bytes in at" = the file input's change event -> the app took the
 // bytes (the browser read the file, the page copied it into the heap), begin = change
-// event -> App::open called (a file of 128 kB or more is announced on the frame that
-// takes it and opened on the next), wall = change event -> the end
-// of the first frame with every box drawn (big graphs open collapsed to their
-// top-level modules), compute = App::open (Workspace::open and the page's reset), and
-// frames / loop / gap from just before the file was given until 10 frames after the
-// drawn one.
+// event -> the open began (App's Opening, stepped a slice per frame like any job),
+// wall = change event -> the end of the first frame with every box drawn (big graphs
+// open collapsed to their top-level modules), compute = time inside Opening::step and
+// finish, frames / loop / gap = the open's job record (from the frame that began it
+// to the one that adopted the file), next = the frame that drew the new file.
 //
 //   node tools/action_bench.js [dist] [--models a,b,...] [--json]
 // Models (a name, or a path to a .pt2 / .json):
@@ -150,13 +149,14 @@ async function openModel(page, model, file, label) {
                                 "open " + model, ACTION_TIMEOUT_MS, 50);
   if (!(drawn.t_drawn > t0)) return [{ model, action: label, job: "error: " + drawn.error, error: true }];
   const after = await waitBench(page, (b) => b.frames >= drawn.frames + 10, "ten frames after the open", 60000, 50);
-  const f = framesSince(after, before.frames);
+  const job = after.jobs.filter((j) => j.kind === "open" && j.t_start >= t0).pop();
+  if (!job) throw new Error(`no open job recorded for ${model}`);
   const read = drawn.t_arrived - t0; // the browser read the file, the page copied it in
   return [{
-    model, action: label, job: `open (bytes in at ${fmt(read)} ms)`, ok: true,
+    model, action: label, job: `open (bytes in at ${fmt(read)} ms)`, ok: job.ok,
     latency: drawn.t_open_call - t0, read, wall: drawn.t_drawn - t0,
-    compute: drawn.t_opened - drawn.t_open_call,
-    frames: f.loop.length, loop: Math.max(...f.loop), gap: Math.max(...f.gap), next: null,
+    compute: job.compute_ms,
+    frames: job.frames, loop: job.max_loop_ms, gap: job.max_gap_ms, next: job.next_loop_ms,
     nodes: drawn.nodes, shown: drawn.shown, heap: after.heap_bytes,
   }];
 }

@@ -87,6 +87,7 @@ const char* code_form_name(CodeForm f) {
 std::string App::bench_json() const {
     json j;
     j["frames"] = ui_.frames;
+    j["file"] = file_name_;
     j["build_ms"] = bench_.build_ms;
     j["loop_ms"] = bench_.loop_ms;
     j["t_arrived"] = bench_.t_arrived * 1000;
@@ -133,7 +134,6 @@ std::string App::bench_json() const {
     // The scene as the last frame drew it: building it here would move a frame's
     // work into the benchmark's poll.
     const Scene& sc = scenes_[view_.graph == GraphView::Program ? 0 : 1].scene;
-    j["file"] = file_name_;
     j["nodes"] = ws->graph(view_.graph).size();
     j["shown"] = sc.nodes.size();
     j["edges"] = sc.edges.size();

@@ -197,6 +197,60 @@ test("cancel a reference-kernel calibration of MobileNet v2: frames keep coming,
   noErrors(page);
 });
 
+// window.pt2lab.bench(): light (no graph), for polling while a big file opens.
+const bench = (page) => page.evaluate(() => window.pt2lab.bench());
+
+test("open a 10k-node graph through the picker: frames keep coming, progress shows, Cancel keeps the file", async (ctx) => {
+  const big = path.join(os.tmpdir(), "pt2lab-big-10000.json");
+  if (!fs.existsSync(big))
+    spawnSync("/usr/bin/python3", [path.join(ROOT, "tools/make_big_graph.py"), big, "10000"], { stdio: "inherit" });
+  const page = await openPage(ctx, { init: frameRecorder });
+  const before = await state(page);
+  // The picker, as a user opens a file; then the open is caught mid-way.
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+  await chooser.setFiles(big);
+  // The state hook serializes the graph shown, which is still the small one.
+  let s = await waitGently(page, (st) => st.busy && st.busy.kind === "open" && st.widgets.cancel, "the open under way");
+  assert.equal(s.file, before.file, "the file shown stays until the new one is open");
+  assert.equal(s.opening, `pt2lab-big-10000.json (${(fs.statSync(big).size / 1e6).toFixed(1)} MB)`);
+  assert.ok(s.busy.done < s.busy.total, `done ${s.busy.done} < total ${s.busy.total}`);
+  assert.match(s.busy.what, /^(reading the graph|making stand-in weights|building ep\.module\(\))/);
+  assert.ok(s.widgets.job, "the job strip is drawn");
+  await page.mouse.move(2, 898);
+  await shot(ctx, page, "job-opening.png");
+  const progress = s.busy;
+  await clickWidget(page, "cancel");
+  s = await waitGently(page, (st) => st.busy === null && st.waiting === 0, "the open cancelled");
+  assert.equal(s.file, before.file);
+  assert.equal(s.version, before.version);
+  assert.equal(s.opening, "");
+  assert.equal(s.error, "");
+  assert.ok(s.log.some((l) => l.startsWith("opening pt2lab-big-10000.json cancelled after") &&
+                              l.endsWith(`${before.file} stays open`)), "the log says so");
+  assert.equal(s.widgets.cancel, undefined, "no strip once cancelled");
+  console.log(`       open cancelled at "${progress.what}" (${progress.done} / ${progress.total})`);
+  // Again, to the end: many frames, and the open's job record.
+  const t0 = await pageNow(page);
+  const [chooser2] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+  await chooser2.setFiles(big);
+  let b = null;
+  for (let k = 0; k < 240; k++) {
+    b = await bench(page);
+    if (b.file === "pt2lab-big-10000.json" && b.busy === null && b.waiting === 0) break;
+    await page.waitForTimeout(250);
+  }
+  assert.equal(b.file, "pt2lab-big-10000.json", `the big graph opened (error: ${b.error})`);
+  const t1 = await pageNow(page);
+  const job = b.jobs.filter((j) => j.kind === "open").pop();
+  assert.ok(job && job.ended && job.ok && !job.cancelled, "the open's record");
+  const longest = await longestFrame(page, job.t_start, job.t_end);
+  console.log(`       10k-node open: ${(job.t_end - job.t_start).toFixed(0)} ms (${job.compute_ms.toFixed(0)} ms of it opening), ${job.frames} frames, ` +
+              `longest main-loop call ${job.max_loop_ms.toFixed(1)} ms, longest frame gap ${longest.max.toFixed(1)} ms ` +
+              `(then ${job.next_loop_ms.toFixed(1)} ms to draw it); ${((t1 - t0) / 1000).toFixed(2)} s picker to idle`);
+  assert.ok(job.frames >= 5, `frames kept coming while it opened (${job.frames})`);
+  noErrors(page);
+});
+
 for (const name of ["mobilenet_v2", "resnet18", "efficientnet_b0"]) {
   test(`${name} (torch 2.14.1) runs with the default settings: the CLI's numbers, eager within 1e-4`, async (ctx) => {
     const file = zooModel(name);
