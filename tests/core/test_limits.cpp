@@ -318,13 +318,49 @@ TEST_CASE("integers: int64 arithmetic wraps as torch's does, writes saturate", "
     CHECK(t.data<int64_t>()[2] == INT64_MIN);
 }
 
+// The run's budget holds the values alive at once, not the sum of all it made:
+// a chain of 12 relus on 1 MiB allocates 12 MiB but never holds more than 2 MiB
+// of results (the one being made and the one it reads), so it runs in 3 MiB. Kept
+// values (for the inspector) count while they are kept: by default a run keeps
+// them while they fit in half its budget and drops the rest once read; told to
+// keep 3 MiB, the same chain needs 4 MiB at once and is refused.
+TEST_CASE("a run's budget is its peak of live values, not the sum of its allocations", "[exec]") {
+    Graph g;
+    Node* x = g.placeholder("x");
+    Node* prev = x;
+    for (int k = 0; k < 12; ++k)
+        prev = g.call_function("torch.ops.aten.relu.default", {Argument::from_node(prev)});
+    g.output(Argument::tuple({Argument::from_node(prev)}));
+    RunOptions opt;
+    opt.limits.run_bytes = 3 << 20;
+    opt.keep_values = false;
+    ModuleState state;
+    auto r = run_graph(g, {tensor({256, 1024})}, state, opt); // 1 MiB of float32
+    INFO((r.ok() ? std::string() : r.error().str()));
+    REQUIRE(r.ok());
+    CHECK(r.value().outputs[0].tensor->numel() == 256 * 1024);
+    opt.keep_values = true; // the page's runs: half of 3 MiB kept, x's value alone fits
+    auto kept = run_graph(g, {tensor({256, 1024})}, state, opt);
+    REQUIRE(kept.ok());
+    CHECK(kept.value().values.count("x") == 1);
+    CHECK(kept.value().values.count("relu_default") == 0);
+    CHECK(kept.value().values_not_kept == 12);
+    CHECK(kept.value().values_kept_bytes == 1 << 20);
+    opt.keep_values_bytes = 3 << 20;
+    auto all = run_graph(g, {tensor({256, 1024})}, state, opt);
+    REQUIRE_FALSE(all.ok());
+    CHECK(all.error().message.find("%relu_default_3") != std::string::npos);
+    CHECK(all.error().message.find("this run would need 4.0 MiB at once (1.0 MiB more for this)") !=
+          std::string::npos);
+}
+
 TEST_CASE("a run's budget refuses a result before it is allocated, naming the node", "[exec]") {
     RunOptions opt;
     opt.limits.run_bytes = 1 << 20;
     auto r = run_op("torch.ops.aten.relu.default", {tensor({512, 1024})}, {}, opt);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message == "while executing %op: aten.relu.default: result [512, 1024]: "
-                               "this run would need 2.0 MiB in all (2.0 MiB more for this), more "
+                               "this run would need 2.0 MiB at once (2.0 MiB more for this), more "
                                "than its 1.0 MiB (set with --limit)");
     opt.limits.run_bytes = 0;
     opt.limits.run_work = 1000;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <unordered_map>
 
 #include "exec/conv_fusion.h"
 
@@ -103,16 +104,18 @@ public:
         : g_(g), state_(state), opt_(opt), budget_(opt.limits, Budget::Scope::Run, state.file_size),
           kernels_(opt.kernels) {
         kernels_.budget = &budget_;
+        keep_cap_ = opt.keep_values_bytes ? opt.keep_values_bytes : budget_.bytes_limit() / 2;
     }
 
     // Prepares a run on `inputs`: what each node's value is released after
     // (without keep_values) and the conv fusions. Nodes run in advance().
     void start(std::vector<Value> inputs) {
         inputs_ = std::move(inputs);
+        base_bytes_ = budget_.bytes_used();
         nodes_ = g_.nodes();
-        // Without keep_values, a node's value is dropped as soon as its last user
-        // has run, so a run holds only the live values (peak memory of a forward).
-        if (!opt_.keep_values) {
+        // A node's value is dropped as soon as its last user has run, so a run holds
+        // only the live values (peak memory of a forward) and the values it keeps.
+        {
             std::map<const Node*, size_t> order;
             for (Node* n : nodes_) order.emplace(n, order.size());
             release_.resize(order.size());
@@ -287,11 +290,58 @@ private:
     }
 
     void commit(Node* n, Value v) {
-        env_[n] = v;
-        if (opt_.keep_values && n->op() != Op::Output) result_.values[n->name()] = v;
+        if (computed(*n)) hold(v, +1);
+        if (opt_.keep_values && n->op() != Op::Output) {
+            const uint64_t b = value_bytes(v);
+            if (result_.values_kept_bytes + b <= keep_cap_) {
+                result_.values[n->name()] = v;
+                result_.values_kept_bytes += b;
+                if (computed(*n)) hold(v, +1); // kept: alive to the end of the run
+            } else {
+                ++result_.values_not_kept;
+            }
+        }
+        env_[n] = std::move(v);
         if (step_ < release_.size())
-            for (const Node* m : release_[step_]) env_.erase(m);
+            for (const Node* m : release_[step_]) {
+                auto it = env_.find(m);
+                if (it == env_.end()) continue;
+                if (computed(*m)) hold(it->second, -1);
+                env_.erase(it);
+            }
+        // The run's budget holds what is alive now: the inputs and the live results
+        // (this node's scratch is gone with its kernel).
+        budget_.set_bytes_used(base_bytes_ + live_bytes_);
         ++step_;
+    }
+
+    static uint64_t value_bytes(const Value& v) {
+        uint64_t b = v.kind == Value::Kind::Tensor && v.tensor ? v.tensor->storage.size() : 0;
+        for (const Value& x : v.items) b += value_bytes(x);
+        return b;
+    }
+    // A value a kernel made (and charged), not an input or module state.
+    static bool computed(const Node& n) {
+        return n.op() == Op::CallFunction || n.op() == Op::CallMethod || n.op() == Op::CallModule;
+    }
+    // Counts a value's tensors in or out of the live bytes; a tensor several
+    // values share (in-place results, getitem, observers) counts once.
+    void hold(const Value& v, int delta) {
+        if (v.kind == Value::Kind::Tuple) {
+            for (const Value& x : v.items) hold(x, delta);
+            return;
+        }
+        if (v.kind != Value::Kind::Tensor || !v.tensor) return;
+        Held& h = held_[v.tensor.get()];
+        if (h.refs == 0) {
+            h.bytes = v.tensor->storage.size();
+            live_bytes_ += h.bytes;
+        }
+        h.refs += delta;
+        if (h.refs <= 0) {
+            live_bytes_ -= h.bytes;
+            held_.erase(v.tensor.get());
+        }
     }
 
     // Binds n and makes its kernel's job: running_ then holds it.
@@ -556,6 +606,13 @@ private:
     Budget budget_;
     KernelOptions kernels_;
     std::map<const Node*, Value> env_;
+    struct Held {
+        uint64_t bytes = 0;
+        int refs = 0;
+    };
+    std::unordered_map<const Tensor*, Held> held_; // the tensors of computed values in env_
+    uint64_t live_bytes_ = 0, base_bytes_ = 0;
+    uint64_t keep_cap_ = 0; // bytes of values kept (RunOptions::keep_values_bytes)
     std::map<const Node*, ConvFusion> fusions_; // by conv node
     std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
     std::unique_ptr<Running> running_;          // the node paused inside, if any

@@ -58,7 +58,11 @@ struct RunOptions {
     KernelOptions kernels;    // kernels.budget is set by the run itself
     Limits limits;            // the run budget's limits (defaults: the page's)
     bool check_guards = true; // evaluate _guards_fn calls
-    bool keep_values = true;  // keep every node's value (for the inspector and per-node parity)
+    // Keep the nodes' values (for the inspector and per-node parity), in graph order
+    // while they fit in keep_values_bytes (0: half the run's byte budget); the rest
+    // are dropped once read, as without keep_values, and counted in values_not_kept.
+    bool keep_values = true;
+    uint64_t keep_values_bytes = 0;
     // Without keep_values and with the fast conv: fuse each conv with the eval
     // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
     bool fuse_convs = true;
@@ -70,6 +74,8 @@ struct RunResult {
     std::vector<Value> outputs;            // the user outputs, flattened, in order
     std::vector<std::string> output_names; // the graph values they came from
     std::map<std::string, Value> values;   // node name -> value (when keep_values)
+    size_t values_not_kept = 0;            // values past keep_values_bytes
+    uint64_t values_kept_bytes = 0;
 };
 
 // A run in progress, resumable between nodes and inside heavy ones, so that a

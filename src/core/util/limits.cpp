@@ -130,10 +130,11 @@ Status Budget::bytes(uint64_t n, const std::string& what) {
                            ? "set with --limit"
                            : "the budget for a " + human_bytes(file_size_) +
                                  " file: 64 MiB + 16 x its size, at most 512 MiB";
-    Error e = over(what, std::string(file ? "loading this file" : "this run") + " would need " +
-                             (total ? human_bytes(*total) : std::string("more than 2^64 bytes")) +
-                             " in all (" + human_bytes(n) + " more for this), more than its " +
-                             human_bytes(limit_) + " (" + rule + ")");
+    Error e =
+        over(what, std::string(file ? "loading this file" : "this run") + " would need " +
+                       (total ? human_bytes(*total) : std::string("more than 2^64 bytes")) +
+                       (file ? " in all (" : " at once (") + human_bytes(n) +
+                       " more for this), more than its " + human_bytes(limit_) + " (" + rule + ")");
     e.hint = std::string("budgets keep a small file from taking the page's memory; the CLI's "
                          "--limit ") +
              (file ? "file-mb" : "run-mb") + "=N raises it";

@@ -67,6 +67,11 @@ public:
     Status work(uint64_t n, const std::string& what);
 
     uint64_t bytes_used() const { return used_; }
+    // A run's bytes now that values died: what its live values hold (the
+    // interpreter calls it after each node, so a run is held to its peak memory,
+    // not to the sum of everything it ever allocated; a kernel's scratch goes with
+    // its node). Work stays a sum.
+    void set_bytes_used(uint64_t n) { used_ = n; }
     uint64_t work_used() const { return work_used_; }
     uint64_t bytes_limit() const { return limit_; }
     const Limits& limits() const { return limits_; }
