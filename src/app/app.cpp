@@ -125,6 +125,11 @@ void App::job_began(const char* kind, std::string label, bool fast_kernels, doub
     bench_.jobs.push_back(std::move(j));
 }
 
+void App::count_compute(double since) {
+    if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
+        bench_.jobs.back().compute += platform::now_seconds() - since;
+}
+
 void App::job_ended(bool ok, bool cancelled) {
     if (bench_.jobs.empty() || bench_.jobs.back().ended) return;
     JobRecord& j = bench_.jobs.back();
@@ -506,8 +511,7 @@ void App::finish_open() {
     std::unique_ptr<Opening> o = std::move(opening_);
     const double t0 = platform::now_seconds();
     auto ws = o->finish();
-    if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
-        bench_.jobs.back().compute += platform::now_seconds() - t0;
+    count_compute(t0);
     job_ended(ws.ok(), false);
     if (!ws.ok()) {
         view_.error = ws.error().str();
@@ -647,31 +651,22 @@ bool App::work(double budget) {
         // A file that arrived opens first (the page's next state is that file's);
         // the action in flight on the file it replaces waits, since it goes with it.
         if (!opening_ && !to_open_.empty()) begin_open();
-        if (opening_) {
+        if (opening_ || busy()) {
+            // The job moves at least one piece per frame, however little budget is left;
+            // step / advance(<= 0) would mean "to the end".
             double l = left();
             if (advanced && l <= 0) break;
             advanced = true;
+            const bool open = opening_ != nullptr;
             const double t_slice = platform::now_seconds();
-            const bool over = opening_->step(std::max(l, 1e-6));
-            if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
-                bench_.jobs.back().compute += platform::now_seconds() - t_slice;
+            const bool over =
+                open ? opening_->step(std::max(l, 1e-6)) : ws_->advance(std::max(l, 1e-6));
+            count_compute(t_slice);
             if (!over) break;
-            finish_open();
-            did = true;
-            continue;
-        }
-        if (busy()) {
-            // A job moves at least one node per frame, however little budget is left;
-            // advance(<= 0) would mean "to the end".
-            double l = left();
-            if (advanced && l <= 0) break;
-            advanced = true;
-            const double t_slice = platform::now_seconds();
-            const bool done = ws_->advance(std::max(l, 1e-6));
-            if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
-                bench_.jobs.back().compute += platform::now_seconds() - t_slice;
-            if (!done) break;
-            finish_job();
+            if (open)
+                finish_open();
+            else
+                finish_job();
             did = true;
             continue;
         }
@@ -725,8 +720,7 @@ void App::finish_job() {
     const Action a = *ws_->pending_action();
     const double t_finish = platform::now_seconds();
     auto out = ws_->finish();
-    if (!bench_.jobs.empty() && !bench_.jobs.back().ended)
-        bench_.jobs.back().compute += platform::now_seconds() - t_finish;
+    count_compute(t_finish);
     job_ended(out.ok(), false);
     if (!out.ok()) {
         view_.error = out.error().str();

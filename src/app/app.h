@@ -442,6 +442,8 @@ private:
     void job_began(const Action& a, double compute);
     void job_began(const char* kind, std::string label, bool fast_kernels, double compute);
     void job_ended(bool ok, bool cancelled);
+    // Adds the time since `since` to the job in flight's compute (BenchLog).
+    void count_compute(double since);
     // Drops waiting requests that act on the open file (actions, undo, redo).
     size_t drop_file_requests();
     nlohmann::json lessons_json() const; // the test hook's "lessons" (state_json.cpp)
