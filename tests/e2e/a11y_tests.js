@@ -299,8 +299,10 @@ test("a11y: Back and Forward walk the steps; a bad deep link says so", async (ct
     ["#m00-4", /m00-4 .*(numbered from 1|從 1 開始)/],
     ["#hello", /hello .*(not a lesson step|不是課程的一步)/],
   ]) {
+    const before = s.lessons.link_notice;
     await page.evaluate((h) => { location.hash = h; }, link);
-    s = await waitState(page, (x) => x.lessons.link_notice, `${link}: a notice`);
+    // Wait for this link's notice, not the one the previous link left.
+    s = await waitState(page, (x) => x.lessons.link_notice && x.lessons.link_notice !== before, `${link}: a notice`);
     assert.match(s.lessons.link_notice, says, `${link}: ${s.lessons.link_notice}`);
     assert.equal(s.lessons.current.id, LESSON, `${link}: the lesson stays`);
     assert.ok(s.widgets["lesson:link_notice"], `${link}: shown in the lesson panel`);
