@@ -1,9 +1,13 @@
 // The longest uninterruptible step of a Workspace action, natively: opens a
-// file as the page does (Workspace::open_file), begins a Run (or a Calibrate)
-// and calls advance(8 ms) until it is done, timing every call, as the page's
-// frame loop does (docs/BENCHMARKS.md, "The page never freezes"). Figures only.
+// file as the page does (Workspace::open_file), begins an action and calls
+// advance(8 ms) until it is done, timing begin(), every advance() and finish()
+// (the commit), as the page's frame loop does (docs/BENCHMARKS.md, "The page
+// never freezes"). Figures only.
 //   build/native/bench/pt2lab_slice_bench FILE.pt2 [--reference] [--calibrate N]
-//                                          [--slice MS] [--repeat N]
+//       [--action run|calibrate|prepare|convert|decompose|decompose-core]
+//       [--slice MS] [--repeat N]
+// --calibrate N alone means --action calibrate with N batches; convert
+// prepares and calibrates (on N batches, default 2) first.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,21 +27,23 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 struct Slices {
-    double longest = 0, total = 0;
+    double longest = 0, total = 0, begin = 0, finish = 0;
     int count = 0;
     std::string where; // the progress before the longest slice: what it worked on
 };
 
 // One action, begun and advanced in slices of `slice_ms` until done.
 bool run_sliced(Workspace& ws, const Action& a, double slice_ms, Slices& out) {
+    auto t0 = std::chrono::steady_clock::now();
     if (Status s = ws.begin(a); !s.ok()) {
         std::fprintf(stderr, "begin: %s\n", s.error().str().c_str());
         return false;
     }
+    out.begin = ms_since(t0);
     bool done = false;
     while (!done) {
         const ActionProgress pr = ws.progress();
-        const auto t0 = std::chrono::steady_clock::now();
+        t0 = std::chrono::steady_clock::now();
         done = ws.advance(slice_ms / 1000.0);
         const double ms = ms_since(t0);
         if (ms > out.longest)
@@ -47,7 +53,9 @@ bool run_sliced(Workspace& ws, const Action& a, double slice_ms, Slices& out) {
         out.total += ms;
         ++out.count;
     }
+    t0 = std::chrono::steady_clock::now();
     auto r = ws.finish();
+    out.finish = ms_since(t0);
     if (!r.ok()) {
         std::fprintf(stderr, "%s\n", r.error().str().c_str());
         return false;
@@ -55,12 +63,19 @@ bool run_sliced(Workspace& ws, const Action& a, double slice_ms, Slices& out) {
     return true;
 }
 
+bool apply(Workspace& ws, const Action& a) {
+    auto r = ws.apply(a);
+    if (!r.ok()) std::fprintf(stderr, "%s: %s\n", action_kind_name(a.kind), r.error().str().c_str());
+    return r.ok();
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr,
-                     "usage: %s FILE.pt2 [--reference] [--calibrate N] [--slice MS] "
+                     "usage: %s FILE.pt2 [--reference] [--calibrate N] [--action "
+                     "run|calibrate|prepare|convert|decompose|decompose-core] [--slice MS] "
                      "[--repeat N]\n",
                      argv[0]);
         return 2;
@@ -69,12 +84,15 @@ int main(int argc, char** argv) {
     bool fast = true;
     int calibrate = 0, repeat = 3;
     double slice_ms = 8.0;
+    std::string action;
     for (int k = 2; k < argc; ++k) {
         const std::string arg = argv[k];
         if (arg == "--reference") {
             fast = false;
         } else if (arg == "--calibrate" && k + 1 < argc) {
             calibrate = std::atoi(argv[++k]);
+        } else if (arg == "--action" && k + 1 < argc) {
+            action = argv[++k];
         } else if (arg == "--slice" && k + 1 < argc) {
             slice_ms = std::atof(argv[++k]);
         } else if (arg == "--repeat" && k + 1 < argc) {
@@ -84,38 +102,49 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    auto ws = Workspace::open_file(path);
-    if (!ws.ok()) {
-        std::fprintf(stderr, "%s\n", ws.error().str().c_str());
+    if (action.empty()) action = calibrate > 0 ? "calibrate" : "run";
+    auto opened = Workspace::open_file(path);
+    if (!opened.ok()) {
+        std::fprintf(stderr, "%s\n", opened.error().str().c_str());
         return 1;
     }
+    Workspace& ws = *opened.value();
     Action a = Action::of(Action::Kind::Run);
     a.fast_kernels = fast;
-    if (calibrate > 0) {
-        Action prepare = Action::of(Action::Kind::Prepare);
-        auto p = ws.value()->apply(prepare);
-        if (!p.ok()) {
-            std::fprintf(stderr, "prepare: %s\n", p.error().str().c_str());
+    if (action == "calibrate" || action == "convert") {
+        if (!apply(ws, Action::of(Action::Kind::Prepare))) return 1;
+        Action c = Action::of(Action::Kind::Calibrate);
+        c.repeat = calibrate > 0 ? calibrate : 2;
+        c.fast_kernels = fast;
+        if (action == "calibrate")
+            a = c;
+        else if (!apply(ws, c))
             return 1;
-        }
-        a = Action::of(Action::Kind::Calibrate);
-        a.repeat = calibrate;
-        a.fast_kernels = fast;
+        if (action == "convert") a = Action::of(Action::Kind::Convert);
+    } else if (action == "prepare") {
+        a = Action::of(Action::Kind::Prepare);
+    } else if (action == "decompose" || action == "decompose-core") {
+        a = Action::of(Action::Kind::Decompose);
+        a.level = action == "decompose" ? IrLevel::Inference : IrLevel::CoreAten;
+    } else if (action != "run") {
+        std::fprintf(stderr, "unknown action %s\n", action.c_str());
+        return 2;
     }
     // The first action also runs the baseline; later ones are what a user's
     // next click costs. Each is undone so the next starts from the same state.
     std::printf("%s, %s kernels, %s, slices of %.1f ms asked for\n", path.c_str(),
                 fast ? "fast" : "reference",
-                calibrate > 0 ? ("calibrate " + std::to_string(calibrate) + " batches").c_str()
-                              : "run",
+                action == "calibrate" ? ("calibrate " + std::to_string(a.repeat) + " batches").c_str()
+                                      : action.c_str(),
                 slice_ms);
     for (int r = 0; r < repeat; ++r) {
         Slices s;
-        if (!run_sliced(*ws.value(), a, slice_ms, s)) return 1;
-        std::printf("  action %d: longest slice %.1f ms (from %s), %d slices, %.0f ms in all\n",
-                    r + 1, s.longest, s.where.c_str(), s.count, s.total);
-        if (!ws.value()->can_undo()) continue; // a run changes no state: nothing to undo
-        if (Status u = ws.value()->undo(); !u.ok()) {
+        if (!run_sliced(ws, a, slice_ms, s)) return 1;
+        std::printf("  action %d: begin %.1f ms, longest slice %.1f ms (from %s), %d slices, "
+                    "%.0f ms in all, finish %.1f ms\n",
+                    r + 1, s.begin, s.longest, s.where.c_str(), s.count, s.total, s.finish);
+        if (!ws.can_undo()) continue; // a run changes no state: nothing to undo
+        if (Status u = ws.undo(); !u.ok()) {
             std::fprintf(stderr, "undo: %s\n", u.error().str().c_str());
             return 1;
         }

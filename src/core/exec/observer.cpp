@@ -132,14 +132,12 @@ std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, floa
 
 // ---- HistogramObserver -----------------------------------------------------------------
 
-HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {
-    hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
-}
+HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {}
 
 void HistogramObserver::reset() {
     Observer::reset();
     range_.reset();
-    hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
+    hist_.clear(); // zeros(bins), made by the next observation
 }
 
 namespace {
@@ -261,6 +259,7 @@ Result<std::unique_ptr<KernelJob>> HistogramObserver::observe_job(const Tensor& 
             hist_ = std::move(update);
             return;
         }
+        if (hist_.empty()) hist_.assign(static_cast<size_t>(cfg_.bins), 0.0f);
         const float new_min = ps->bin_lo, new_max = ps->bin_hi;
         if (new_min == min_ && new_max == max_) {
             for (size_t k = 0; k < hist_.size(); ++k) hist_[k] += update[k];

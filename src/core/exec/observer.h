@@ -82,7 +82,11 @@ public:
         return std::make_shared<HistogramObserver>(*this);
     }
     void reset() override;
-    const std::vector<float>& histogram() const { return hist_; }
+    // torch's histogram buffer: zeros(bins) until the first observation (kept
+    // empty until then here: a prepared 10k-node module makes thousands of these).
+    std::vector<float> histogram() const {
+        return hist_.empty() ? std::vector<float>(static_cast<size_t>(cfg_.bins), 0.0f) : hist_;
+    }
     // The range the search picks (what calculate_qparams quantizes). The search
     // costs milliseconds per observer, so it is kept until the next observe().
     std::pair<float, float> search_range() const;

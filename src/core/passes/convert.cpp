@@ -49,15 +49,63 @@ MetaVal quantized_val(const MetaVal& v, ScalarType dt) {
 }
 } // namespace
 
-Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bool fold_quantize) {
+struct Converting::Impl {
+    GraphModule& gm;
+    const ModuleState& state;
+    const bool fold_quantize;
     ConvertReport report;
-    Graph& g = *gm.graph;
+    std::vector<Node*> nodes;  // the graph's nodes before convert, in order
+    size_t next = 0;           // the next of them (observers) or of `quantizes` (folding)
     std::vector<Node*> quantizes;
     std::map<const Observer*, QParams> qparams_of;
-    for (Node* obs : g.nodes()) {
-        if (obs->op() != Op::CallModule) continue;
+    int frozen = 0; // _frozen_param<N> made so far
+    std::unique_ptr<GraphCloning> snapshot;
+    Stages stages;
+
+    Impl(GraphModule& m, const ModuleState& st, bool fold)
+        : gm(m), state(st), fold_quantize(fold) {
+        stages.add("observers to quantize / dequantize", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (nodes.empty()) nodes = gm.graph->nodes();
+            for (size_t end = std::min(nodes.size(), next + kNodesPerPiece); next < end; ++next)
+                if (Status s = convert_one(nodes[next]); !s.ok()) return s.error();
+            stages.work_done = next;
+            stages.work_total = nodes.size();
+            if (next < nodes.size()) return false;
+            next = 0;
+            return true;
+        });
+        stages.add("duplicate shared dequantize (DuplicateDQPass)", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = duplicate_dq(gm); !s.ok()) return s.error();
+            return true;
+        });
+        if (fold_quantize) {
+            stages.add("fold weight quantize into int8 constants", [this](Stages::Clock::time_point) -> Result<bool> {
+                for (size_t end = std::min(quantizes.size(), next + kNodesPerPiece); next < end;
+                     ++next)
+                    if (Status s = fold_one(next); !s.ok()) return s.error();
+                stages.work_unit = "quantize";
+                stages.work_done = next;
+                stages.work_total = quantizes.size();
+                return next >= quantizes.size();
+            });
+            stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
+                auto dce = gm.eliminate_dead_code();
+                if (!dce.ok()) return dce.error();
+                return true;
+            });
+        }
+        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = gm.lint(); !s.ok()) return s.error();
+            return true;
+        });
+        add_recompile(stages, gm, snapshot);
+    }
+
+    Status convert_one(Node* obs) {
+        Graph& g = *gm.graph;
+        if (obs->op() != Op::CallModule) return {};
         auto sub = gm.submodules.find(obs->target());
-        if (sub == gm.submodules.end() || !sub->second.observer) continue;
+        if (sub == gm.submodules.end() || !sub->second.observer) return {};
         auto rt = state.observers.find(obs->target());
         QParams q; // an observer that never ran gives torch's defaults (1.0, 0)
         if (rt != state.observers.end()) {
@@ -106,48 +154,60 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
         gm.submodules.erase(sub);
         report.converted.push_back(c);
         quantizes.push_back(qn);
+        return {};
     }
-    if (Status s = duplicate_dq(gm); !s.ok()) return s.error();
-    if (fold_quantize) {
-        // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the int8
-        // tensor.
-        int count = 0;
-        for (size_t k = 0; k < quantizes.size(); ++k) {
-            Node* qn = quantizes[k];
-            const Argument& in = qn->args()[0];
-            if (!in.is_node() || in.node->op() != Op::GetAttr) continue;
-            auto w = gm.attrs.find(in.node->target());
-            if (w == gm.attrs.end()) continue;
-            const OpSchema* schema = qn->schema();
-            std::vector<Value> vals = {
-                Value::of(Tensor::from_data(*w->second)), Value::real(qn->args()[1].f),
-                Value::integer(qn->args()[2].i), Value::integer(qn->args()[3].i),
-                Value::integer(qn->args()[4].i)};
-            Value dt;
-            dt.kind = Value::Kind::Dtype;
-            dt.dtype = qn->args()[5].dtype;
-            vals.push_back(dt);
-            auto folded = find_kernel(*qn)(CallArgs(*schema, vals), {});
-            if (!folded.ok()) return make_error("%" + qn->name(), folded.error().message);
-            std::string name = "_frozen_param" + std::to_string(count++);
-            gm.attrs[name] = std::make_shared<TensorData>(folded.value().tensor->to_data());
-            Node* attr;
-            {
-                auto at = g.inserting_before(qn);
-                attr = g.get_attr(name);
-            }
-            attr->meta = qn->meta;
-            qn->replace_all_uses_with(attr);
-            if (Status s = g.erase_node(qn); !s.ok()) return s.error();
-            report.converted[k].quantize.clear();
-            report.converted[k].frozen_param = name;
+
+    // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the
+    // int8 tensor.
+    Status fold_one(size_t k) {
+        Graph& g = *gm.graph;
+        Node* qn = quantizes[k];
+        const Argument& in = qn->args()[0];
+        if (!in.is_node() || in.node->op() != Op::GetAttr) return {};
+        auto w = gm.attrs.find(in.node->target());
+        if (w == gm.attrs.end()) return {};
+        const OpSchema* schema = qn->schema();
+        std::vector<Value> vals = {Value::of(Tensor::from_data(*w->second)),
+                                   Value::real(qn->args()[1].f), Value::integer(qn->args()[2].i),
+                                   Value::integer(qn->args()[3].i),
+                                   Value::integer(qn->args()[4].i)};
+        Value dt;
+        dt.kind = Value::Kind::Dtype;
+        dt.dtype = qn->args()[5].dtype;
+        vals.push_back(dt);
+        auto folded = find_kernel(*qn)(CallArgs(*schema, vals), {});
+        if (!folded.ok()) return make_error("%" + qn->name(), folded.error().message);
+        std::string name = "_frozen_param" + std::to_string(frozen++);
+        gm.attrs[name] = std::make_shared<TensorData>(folded.value().tensor->to_data());
+        Node* attr;
+        {
+            auto at = g.inserting_before(qn);
+            attr = g.get_attr(name);
         }
-        auto dce = gm.eliminate_dead_code();
-        if (!dce.ok()) return dce.error();
+        attr->meta = qn->meta;
+        qn->replace_all_uses_with(attr);
+        if (Status s = g.erase_node(qn); !s.ok()) return s;
+        report.converted[k].quantize.clear();
+        report.converted[k].frozen_param = name;
+        return {};
     }
-    if (Status s = gm.lint(); !s.ok()) return s.error();
-    gm.recompile();
-    return report;
+};
+
+Converting::Converting(GraphModule& gm, const ModuleState& state, bool fold_quantize)
+    : impl_(std::make_unique<Impl>(gm, state, fold_quantize)) {}
+Converting::~Converting() = default;
+Result<bool> Converting::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
+std::string Converting::what() const { return "convert_pt2e: " + impl_->stages.what(); }
+ConvertReport Converting::take() {
+    PT2LAB_CHECK(impl_->stages.done());
+    return std::move(impl_->report);
+}
+
+Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bool fold_quantize) {
+    Converting c(gm, state, fold_quantize);
+    auto r = c.step(Stages::Clock::time_point::max());
+    if (!r.ok()) return r.error();
+    return c.take();
 }
 
 std::string ConvertReport::str() const {

@@ -373,31 +373,72 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
     return step;
 }
 
-Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table) {
+struct Decomposing::Impl {
+    ExportedProgram& ep;
+    const DecompTable table;
     DecompReport report;
-    if (table.level != IrLevel::Training) ep.verifiers = {"ATEN"}; // torch's dialect after it
-    // One pass, one lint at the end: a copy and a lint per node made this
-    // quadratic (minutes for 10k nodes). On error the caller's copy is dropped.
-    for (Node* n : ep.graph->nodes()) {
-        if (!table.find(*n)) continue;
-        auto step = apply_one(ep, table, n);
-        if (!step.ok()) return step.error();
-        report.steps.push_back(step.take());
+    std::vector<Node*> nodes; // the graph's nodes before, in order
+    size_t next = 0;
+    Stages stages;
+
+    Impl(ExportedProgram& p, DecompTable t) : ep(p), table(std::move(t)) {
+        // One pass, one lint at the end: a copy and a lint per node made this
+        // quadratic (minutes for 10k nodes). On error the caller's copy is dropped.
+        stages.add("apply the rules", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (next == 0 && nodes.empty()) {
+                if (table.level != IrLevel::Training) ep.verifiers = {"ATEN"}; // torch's dialect
+                nodes = ep.graph->nodes();
+            }
+            for (size_t end = std::min(nodes.size(), next + kNodesPerPiece); next < end; ++next) {
+                Node* n = nodes[next];
+                if (!table.find(*n)) continue;
+                auto step = apply_one(ep, table, n);
+                if (!step.ok()) return step.error();
+                report.steps.push_back(step.take());
+            }
+            stages.work_done = next;
+            stages.work_total = nodes.size();
+            return next >= nodes.size();
+        });
+        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = ep.graph->lint(); !s.ok()) return s.error();
+            return true;
+        });
+        if (table.level != IrLevel::Training)
+            stages.add("name the nodes afresh, as the retrace does", [this](Stages::Clock::time_point) -> Result<bool> {
+                retrace_names(*ep.graph);
+                sync_output_specs(ep);
+                return true;
+            });
+        stages.add("list the ops kept without a rule", [this](Stages::Clock::time_point) -> Result<bool> {
+            for (Node* n : ep.graph->nodes()) {
+                if (n->op() != Op::CallFunction) continue;
+                bool outside = table.level == IrLevel::CoreAten
+                                   ? !in_core_aten(*n)
+                                   : (!n->schema() || n->schema()->is_mutable());
+                if (table.level != IrLevel::Training && outside)
+                    report.kept_without_rule.push_back(n->name() + " (" + n->target() + ")");
+            }
+            return true;
+        });
     }
-    if (Status s = ep.graph->lint(); !s.ok()) return s.error();
-    if (table.level != IrLevel::Training) {
-        retrace_names(*ep.graph);
-        sync_output_specs(ep);
-    }
-    for (Node* n : ep.graph->nodes()) {
-        if (n->op() != Op::CallFunction) continue;
-        bool outside = table.level == IrLevel::CoreAten
-                           ? !in_core_aten(*n)
-                           : (!n->schema() || n->schema()->is_mutable());
-        if (table.level != IrLevel::Training && outside)
-            report.kept_without_rule.push_back(n->name() + " (" + n->target() + ")");
-    }
-    return report;
+};
+
+Decomposing::Decomposing(ExportedProgram& ep, DecompTable table)
+    : impl_(std::make_unique<Impl>(ep, std::move(table))) {}
+Decomposing::~Decomposing() = default;
+Result<bool> Decomposing::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
+std::string Decomposing::what() const { return "run_decompositions: " + impl_->stages.what(); }
+DecompReport Decomposing::take() {
+    PT2LAB_CHECK(impl_->stages.done());
+    return std::move(impl_->report);
+}
+
+Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table) {
+    Decomposing d(ep, table);
+    auto r = d.step(Stages::Clock::time_point::max());
+    if (!r.ok()) return r.error();
+    return d.take();
 }
 
 std::string DecompReport::str() const {

@@ -7,11 +7,13 @@
 // keep an op (as PyTorch allows); an op with no rule stays and is reported.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/op_table.h"
 #include "program/exported_program.h"
+#include "util/stages.h"
 
 namespace pt2lab {
 
@@ -70,6 +72,25 @@ Result<DecompStep> decompose_node(ExportedProgram& ep, const DecompTable& table,
 // the graph's size; on error the program is left half-decomposed, so callers
 // work on a copy (the Workspace does).
 Result<DecompReport> run_decompositions(ExportedProgram& ep, const DecompTable& table);
+
+// run_decompositions in pieces (util/stages.h): step() works until `deadline` and
+// says whether it is over; then take() gives the report. `ep` is changed as it
+// goes (work on a copy), must outlive this and must not change meanwhile.
+class Decomposing {
+public:
+    using Clock = Stages::Clock;
+    Decomposing(ExportedProgram& ep, DecompTable table);
+    ~Decomposing();
+    Decomposing(const Decomposing&) = delete;
+    Decomposing& operator=(const Decomposing&) = delete;
+    Result<bool> step(Clock::time_point deadline);
+    std::string what() const; // "run_decompositions: apply the rules: node 300 of 10000"
+    DecompReport take();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // Op counts: target -> number of call_function nodes, in first-seen order.
 std::vector<std::pair<std::string, int>> op_counts(const Graph& g);

@@ -326,24 +326,33 @@ class Placer {
 public:
     Placer(GraphModule& gm, std::map<Node*, Annotation>& ann) : gm_(gm), ann_(ann) {}
 
-    Status run(PrepareReport& report) {
-        std::vector<Node*> before = gm_.graph->nodes();
-        collect_specs(before);
+    // The specs and their sharing groups, for the nodes as they are now.
+    void group_specs() {
+        before_ = gm_.graph->nodes();
+        collect_specs(before_);
         group();
-        for (Node* n : before) {
+    }
+    // Observers for up to `count` more of those nodes; true once all have theirs.
+    bool place(size_t count, PrepareReport& report) {
+        for (size_t end = std::min(before_.size(), next_ + count); next_ < end; ++next_) {
+            Node* n = before_[next_];
             auto a = ann_.find(n);
             if (a == ann_.end()) continue;
             if (!a->second.inputs.empty() || a->second.output) // _is_valid_annotation
                 n->meta.other["quantization_annotation"] = describe(a->second);
-            if (Status s = input_observers(n, report); !s.ok()) return s;
+            input_observers(n, report);
             output_observer(n, report);
         }
-        return {};
+        return next_ >= before_.size();
     }
+    size_t placed() const { return next_; }
+    size_t nodes() const { return before_.size(); }
 
 private:
     GraphModule& gm_;
     std::map<Node*, Annotation>& ann_;
+    std::vector<Node*> before_; // the nodes before any observer, in order
+    size_t next_ = 0;           // the next of them to place observers for
     std::vector<std::pair<EdgeOrNode, QSpec>> specs_; // edge_or_node_to_qspec, in order
     std::map<EdgeOrNode, size_t> spec_index_;         // its first entry for each key
     std::map<EdgeOrNode, EdgeOrNode> parent_;         // shared_with_map
@@ -497,11 +506,10 @@ private:
                 : "input of %" + n->name();
         return Argument::from_node(insert(arg, obs->first, obs->second, role, original, report));
     }
-    Status input_observers(Node* n, PrepareReport& report) {
+    void input_observers(Node* n, PrepareReport& report) {
         std::vector<Argument> args;
         for (const Argument& a : n->args()) args.push_back(input_arg(n, a, report));
         n->set_args(args);
-        return {};
     }
     void output_observer(Node* n, PrepareReport& report) {
         if (!n->meta.val.is_tensor() || !spec(output_of(n))) return;
@@ -533,21 +541,74 @@ Result<Node*> insert_observer(GraphModule& gm, Node* node, const ObserverConfig&
     return obs;
 }
 
-Result<PrepareReport> prepare_pt2e(GraphModule& gm) {
+struct Preparing::Impl {
+    GraphModule& gm;
     PrepareReport report;
-    auto fold = fold_conv_bn(gm);
-    if (!fold.ok()) return fold.error();
-    report.fold = fold.take();
-    if (Status s = gm.lint(); !s.ok()) return s.error();
-    scalars_to_attrs(gm);
-    Annotator annotator(gm);
-    annotator.run();
-    report.patterns = annotator.patterns;
-    Placer placer(gm, annotator.ann);
-    if (Status s = placer.run(report); !s.ok()) return s.error();
-    if (Status s = gm.lint(); !s.ok()) return s.error();
-    gm.recompile();
-    return report;
+    Annotator annotator;
+    Placer placer;
+    std::unique_ptr<GraphCloning> snapshot; // recompile's copy of the graph
+    Stages stages;
+
+    explicit Impl(GraphModule& m) : gm(m), annotator(m), placer(m, annotator.ann) {
+        stages.add("fold BatchNorm into conv", [this](Stages::Clock::time_point) -> Result<bool> {
+            auto fold = fold_conv_bn(gm);
+            if (!fold.ok()) return fold.error();
+            report.fold = fold.take();
+            return true;
+        });
+        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = gm.lint(); !s.ok()) return s.error();
+            return true;
+        });
+        stages.add("annotate (XNNPACKQuantizer)", [this](Stages::Clock::time_point) -> Result<bool> {
+            scalars_to_attrs(gm);
+            annotator.run();
+            report.patterns = annotator.patterns;
+            placer.group_specs();
+            return true;
+        });
+        stages.add("place observers", [this](Stages::Clock::time_point) -> Result<bool> {
+            const bool over = placer.place(kNodesPerPiece, report);
+            stages.work_done = placer.placed();
+            stages.work_total = placer.nodes();
+            return over;
+        });
+        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = gm.lint(); !s.ok()) return s.error();
+            return true;
+        });
+        add_recompile(stages, gm, snapshot);
+    }
+};
+
+void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning>& snapshot) {
+    stages.add("recompile", [&stages, &gm, &snapshot](Stages::Clock::time_point) -> Result<bool> {
+        if (!snapshot) snapshot = std::make_unique<GraphCloning>(*gm.graph);
+        if (!snapshot->step(kNodesPerPiece)) {
+            stages.work_done = std::min(stages.work_done + kNodesPerPiece, uint64_t(gm.graph->size()));
+            stages.work_total = gm.graph->size();
+            return false;
+        }
+        gm.recompile_with(snapshot->take());
+        snapshot.reset();
+        return true;
+    });
+}
+
+Preparing::Preparing(GraphModule& gm) : impl_(std::make_unique<Impl>(gm)) {}
+Preparing::~Preparing() = default;
+Result<bool> Preparing::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
+std::string Preparing::what() const { return "prepare_pt2e: " + impl_->stages.what(); }
+PrepareReport Preparing::take() {
+    PT2LAB_CHECK(impl_->stages.done());
+    return std::move(impl_->report);
+}
+
+Result<PrepareReport> prepare_pt2e(GraphModule& gm) {
+    Preparing p(gm);
+    auto r = p.step(Stages::Clock::time_point::max());
+    if (!r.ok()) return r.error();
+    return p.take();
 }
 
 Status calibrate(const GraphModule& gm, ModuleState& state,

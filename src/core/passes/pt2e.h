@@ -22,6 +22,7 @@
 
 #include "exec/interpreter.h"
 #include "program/graph_module.h"
+#include "util/stages.h"
 
 namespace pt2lab {
 
@@ -52,9 +53,32 @@ struct PrepareReport {
 };
 Result<PrepareReport> prepare_pt2e(GraphModule& gm);
 
+// prepare_pt2e in pieces (util/stages.h): step() works until `deadline` and says
+// whether it is over; then take() gives the report. `gm` is changed as it goes
+// (work on a copy), must outlive this and must not change meanwhile.
+class Preparing {
+public:
+    using Clock = Stages::Clock;
+    explicit Preparing(GraphModule& gm);
+    ~Preparing();
+    Preparing(const Preparing&) = delete;
+    Preparing& operator=(const Preparing&) = delete;
+    Result<bool> step(Clock::time_point deadline);
+    std::string what() const; // "prepare_pt2e: place observers: node 300 of 10000"
+    PrepareReport take();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 // Runs gm over each input set (one tensor per forward() argument) so its observers record.
 Status calibrate(const GraphModule& gm, ModuleState& state,
                  const std::vector<std::vector<Tensor>>& batches);
+
+// A last stage that recompiles `gm` with its graph copied in pieces (the copy in
+// `snapshot`, which the caller keeps beside `stages`).
+void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning>& snapshot);
 
 struct ConvertedObserver {
     std::string observer;
@@ -71,5 +95,23 @@ struct ConvertReport {
 };
 Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state,
                                    bool fold_quantize = true);
+
+// convert_pt2e in pieces, as Preparing (the observers' qparams come from `state`,
+// which must not change meanwhile).
+class Converting {
+public:
+    using Clock = Stages::Clock;
+    Converting(GraphModule& gm, const ModuleState& state, bool fold_quantize);
+    ~Converting();
+    Converting(const Converting&) = delete;
+    Converting& operator=(const Converting&) = delete;
+    Result<bool> step(Clock::time_point deadline);
+    std::string what() const;
+    ConvertReport take();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 } // namespace pt2lab

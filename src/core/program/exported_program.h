@@ -84,15 +84,9 @@ struct NamedTensor {
     TensorData tensor;
 };
 
-struct ExportedProgram {
-    ExportedProgram() = default;
-    ExportedProgram(ExportedProgram&&) = default;
-    ExportedProgram& operator=(ExportedProgram&&) = default;
-    // A copy with its own graph; weights and constants are shared (immutable),
-    // inputs and reference outputs copied.
-    ExportedProgram clone() const { return ExportedProgram(*this); }
-
-    ClonePtr<Graph> graph;
+// Everything an ExportedProgram holds besides its graph, apart so that a copy
+// can take a graph copied in pieces (ExportedProgram::clone_with).
+struct ExportedProgramFields {
     GraphSignature signature;
     TensorMap state_dict; // parameters and persistent buffers by FQN
     TensorMap constants;  // tensor constants, non-persistent buffers
@@ -114,6 +108,24 @@ struct ExportedProgram {
     std::vector<NamedTensor> example_inputs;    // data/sample_inputs/model.pt (torch's own)
     std::vector<NamedTensor> reference_outputs; // extra/pt2lab outputs (PyTorch eager)
     std::vector<NamedTensor> buffers_after;     // train-mode buffers after one eager forward
+};
+
+struct ExportedProgram : ExportedProgramFields {
+    ExportedProgram() = default;
+    ExportedProgram(ExportedProgram&&) = default;
+    ExportedProgram& operator=(ExportedProgram&&) = default;
+    // A copy with its own graph; weights and constants are shared (immutable),
+    // inputs and reference outputs copied.
+    ExportedProgram clone() const { return ExportedProgram(*this); }
+    // clone() with the copy of the graph made already (GraphCloning, in pieces).
+    ExportedProgram clone_with(std::unique_ptr<Graph> copy_of_graph) const {
+        ExportedProgram p;
+        static_cast<ExportedProgramFields&>(p) = *this;
+        p.graph = std::move(copy_of_graph);
+        return p;
+    }
+
+    ClonePtr<Graph> graph;
 
     // forward()'s user-facing argument names (from the root module call entry,
     // else the user-input placeholders).

@@ -27,8 +27,9 @@ struct Submodule {
     std::string shares;
 };
 
-struct GraphModule {
-    ClonePtr<Graph> graph;
+// Everything a GraphModule holds besides its graph (and its last recompile),
+// apart so that a copy can take a graph copied in pieces (GraphModule::clone_with).
+struct GraphModuleFields {
     CodegenOptions codegen; // _PyTreeCodeGen with forward's names for ep.module()
     TensorMap attrs;        // get_attr targets -> tensors
     std::map<std::string, Submodule> submodules; // call_module targets
@@ -36,12 +37,24 @@ struct GraphModule {
     // A symbolic_trace module's own description: its class ("StyleModules") and
     // the torch that traced it (empty for ep.module()).
     std::string class_name, traced_by;
+};
+
+struct GraphModule : GraphModuleFields {
+    ClonePtr<Graph> graph;
 
     GraphModule() = default;
     GraphModule(GraphModule&&) = default;
     GraphModule& operator=(GraphModule&&) = default;
     // A copy with its own graph (attributes shared: they are immutable).
     GraphModule clone() const { return GraphModule(*this); }
+    // clone() with the copy of the graph made already (GraphCloning, in pieces).
+    GraphModule clone_with(std::unique_ptr<Graph> copy_of_graph) const {
+        GraphModule m;
+        static_cast<GraphModuleFields&>(m) = *this;
+        m.graph = std::move(copy_of_graph);
+        m.compiled_ = compiled_;
+        return m;
+    }
 
     // gm.code: the code as of the last recompile() (written from that graph the
     // first time it is asked for: opening a big file does not wait for it).

@@ -13,7 +13,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     auto c = std::make_unique<State>();
     c->ep = ep;
     c->gm = gm;
-    c->exec = exec.share();
+    c->exec = exec; // tensors and observers shared: begin() copies what a run writes
     c->exec_source = exec_source;
     c->module_actions = module_actions;
     c->exec_fresh = exec_fresh;

@@ -46,6 +46,10 @@ Status Workspace::begin(const Action& a) {
     }
     p->sliced = true;
     State& s = *p->next;
+    // The copy shares the committed state's observers; the forwards feed them, so
+    // this action gets its own (the committed ones are what `before` compares with).
+    p->before = s.exec;
+    s.exec.observers = ModuleState::copy_observers(s.exec.observers);
     auto fail = [&](const Error& e) {
         p->result = Result<ActionOutcome>(e);
         pending_ = std::move(p);
@@ -72,7 +76,6 @@ Status Workspace::begin(const Action& a) {
             return fail(make_error("run", "a symbolic_trace graph has no ExportedProgram to run",
                                    "run its module"));
         p->runs_total = std::max(1, a.repeat);
-        p->before = s.exec.share();
         const bool program = a.view == GraphView::Program;
         p->nodes_per_run = program ? s.ep->graph->size() : s.gm->forward_graph().size();
         p->baseline_key =

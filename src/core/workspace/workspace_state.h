@@ -29,8 +29,9 @@ struct Workspace::State {
     bool exec_fresh = true;
     std::optional<RunReport> last_run;
 
-    // A copy for an action to work on: graphs and tensors shared (see above),
-    // observers copied.
+    // A copy for an action to work on: graphs, tensors and observers shared
+    // (see above); only runs write tensors and observers, and Workspace::begin
+    // gives a run its own copies of those it writes (make_writable).
     std::unique_ptr<State> copy() const;
     // The program / module to change: this state's own clone, made on first use.
     ExportedProgram& own_ep();
