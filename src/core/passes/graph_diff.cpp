@@ -1,6 +1,8 @@
 // Node-by-name comparison of two graphs.
 #include "passes/graph_diff.h"
 
+#include <algorithm>
+
 namespace pt2lab {
 
 namespace {
@@ -19,25 +21,36 @@ std::string args_signature(const Node& n) {
 }
 } // namespace
 
-GraphDiff diff_graphs(const Graph& before, const Graph& after) {
-    GraphDiff d;
-    for (Node* n : after.nodes()) {
-        Node* old = before.find(n->name());
-        if (!old) {
-            d.added.push_back(n->name());
+GraphDiffing::GraphDiffing(const Graph& before, const Graph& after)
+    : before_(before), after_(after), after_nodes_(after.nodes()), before_nodes_(before.nodes()) {}
+
+bool GraphDiffing::step(size_t nodes) {
+    for (size_t end = std::min(total(), at_ + nodes); at_ < end; ++at_) {
+        if (at_ >= after_nodes_.size()) {
+            const Node* n = before_nodes_[at_ - after_nodes_.size()];
+            if (!after_.find(n->name())) d_.removed.push_back(n->name());
             continue;
         }
-        if (old->op() != n->op() || old->target() != n->target()) {
-            d.changed.push_back(n->name());
+        const Node* n = after_nodes_[at_];
+        Node* old = before_.find(n->name());
+        if (!old) {
+            d_.added.push_back(n->name());
+        } else if (old->op() != n->op() || old->target() != n->target()) {
+            d_.changed.push_back(n->name());
         } else if (input_names(*old) != input_names(*n)) {
-            d.rewired.push_back(n->name());
+            d_.rewired.push_back(n->name());
         } else if (args_signature(*old) != args_signature(*n)) {
-            d.changed.push_back(n->name());
+            d_.changed.push_back(n->name());
         }
     }
-    for (Node* n : before.nodes())
-        if (!after.find(n->name())) d.removed.push_back(n->name());
-    return d;
+    return at_ >= total();
+}
+
+GraphDiff diff_graphs(const Graph& before, const Graph& after) {
+    GraphDiffing d(before, after);
+    while (!d.step(size_t(-1) / 2)) {
+    }
+    return d.take();
 }
 
 std::string GraphDiff::str() const {

@@ -306,7 +306,12 @@ private:
     struct Pending; // the action in flight (workspace_jobs.cpp)
     Workspace();
     Result<std::vector<Tensor>> inputs_for(const InputSource& src, std::string& label) const;
-    Result<ActionOutcome> run_action(State& s, const Action& a) const;
+    // An action done in one piece; `before_module` is the module as it was (the diff's base).
+    Result<ActionOutcome> run_action(State& s, const Action& a,
+                                     const GraphModule& before_module) const;
+    void plan(Pending& p) const; // the stages of an action that is not a run
+    void plan_decompose(Pending& p) const;
+
     Result<ActionOutcome> commit(std::unique_ptr<State> next, const Action& a,
                                  Result<ActionOutcome> outcome);
     Status switch_state(std::vector<Step>& from, std::vector<Step>& to, const char* what);

@@ -106,9 +106,6 @@ std::string observer_lines(const ModuleState& state) {
     return out;
 }
 
-namespace {
-
-// Observers the module calls that have recorded nothing (convert would pick (1.0, 0)).
 std::vector<std::string> unobserved(const Workspace::State& s) {
     std::vector<std::string> out;
     for (const Node* n : s.gm->graph->nodes()) {
@@ -118,8 +115,6 @@ std::vector<std::string> unobserved(const Workspace::State& s) {
     }
     return out;
 }
-
-} // namespace
 
 bool same_values(const ModuleState& a, const ModuleState& b) {
     if (a.tensors.size() != b.tensors.size() || a.observers.size() != b.observers.size())
@@ -189,7 +184,21 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
                               file_size_);
 }
 
-Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
+std::string rebuilt_note(int module_actions) {
+    if (module_actions == 0) return {};
+    return "ep.module() was rebuilt from the new program: the " + std::to_string(module_actions) +
+           " module change(s) made before are not in it (undo brings them back)\n";
+}
+
+DecompTable decomp_table(const Action& a) {
+    DecompTable table = DecompTable::for_level(a.level);
+    for (const std::string& op : a.keep)
+        table = table.without(op.rfind("torch.ops.", 0) == 0 ? op : "torch.ops." + op);
+    return table;
+}
+
+Result<ActionOutcome> Workspace::run_action(State& s, const Action& a,
+                                            const GraphModule& before_module) const {
     ActionOutcome out;
     out.view = GraphView::Module;
     auto module_changed = [&](bool changed) {
@@ -216,17 +225,12 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         auto rebuilt = unlift(low, uo);
         if (!rebuilt.ok()) return rebuilt.error();
         out.diff = diff_graphs(*s.ep->graph, *low.graph);
-        if (s.module_actions > 0)
-            summary += "ep.module() was rebuilt from the new program: the " +
-                       std::to_string(s.module_actions) +
-                       " module change(s) made before are not in it (undo brings them back)\n";
+        summary += rebuilt_note(s.module_actions);
         s.set_ep(std::move(low));
         s.set_gm(rebuilt.take());
         s.module_actions = 0;
         return {};
     };
-    // The module as it was (shared, not copied: the state's own_gm() is a clone).
-    const std::shared_ptr<const GraphModule> before_module = s.gm;
 
     switch (a.kind) {
     case Action::Kind::Edit: {
@@ -241,42 +245,22 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         out.edit = r.take();
         break;
     }
-    case Action::Kind::Decompose:
     case Action::Kind::DecomposeNode: {
         if (Status st = need_program(); !st.ok()) return st.error();
         out.view = GraphView::Program;
-        DecompTable table = DecompTable::for_level(a.level);
-        for (const std::string& op : a.keep)
-            table = table.without(op.rfind("torch.ops.", 0) == 0 ? op : "torch.ops." + op);
+        const DecompTable table = decomp_table(a);
         ExportedProgram low = s.ep->clone();
-        std::string summary;
-        if (a.kind == Action::Kind::Decompose) {
-            auto r = run_decompositions(low, table);
-            if (!r.ok()) return r.error();
-            summary = r.value().str();
-            // torch retraces: even with no rule applied, nodes are named afresh after
-            // their ops (a custom op's %relu becomes %fancy_relu), a new program.
-            out.changed =
-                !r.value().steps.empty() || !diff_graphs(*s.ep->graph, *low.graph).empty();
-            if (out.changed && r.value().steps.empty())
-                summary += "no rule applied; the retrace named nodes afresh after their ops\n";
-        } else {
-            auto n = find_node(*low.graph, a.node);
-            if (!n.ok()) return n.error();
-            if (!table.find(*n.value()))
-                return make_error("%" + a.node,
-                                  "%" + a.node + " (" + n.value()->target() + ") has no " +
-                                      ir_level_name(a.level) + " decomposition",
-                                  "pick a node that decompose lists for this level");
-            auto r = decompose_node(low, table, n.value());
-            if (!r.ok()) return r.error();
-            summary = "%" + r.value().node + ": " + r.value().rule + "\n";
-            out.changed = true;
-        }
-        if (!out.changed) {
-            out.summary = summary.empty() ? "nothing to decompose at this level\n" : summary;
-            break;
-        }
+        auto n = find_node(*low.graph, a.node);
+        if (!n.ok()) return n.error();
+        if (!table.find(*n.value()))
+            return make_error("%" + a.node,
+                              "%" + a.node + " (" + n.value()->target() + ") has no " +
+                                  ir_level_name(a.level) + " decomposition",
+                              "pick a node that decompose lists for this level");
+        auto r = decompose_node(low, table, n.value());
+        if (!r.ok()) return r.error();
+        std::string summary = "%" + r.value().node + ": " + r.value().rule + "\n";
+        out.changed = true;
         if (Status st = rebuild_module(std::move(low), summary); !st.ok()) return st.error();
         out.summary = summary;
         sync_exec_state(s, file_size_);
@@ -302,28 +286,6 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
         module_changed(true);
         break;
     }
-    case Action::Kind::Prepare: {
-        auto r = prepare_pt2e(s.own_gm());
-        if (!r.ok()) return r.error();
-        out.summary = r.value().str();
-        module_changed(!r.value().observers.empty() || !r.value().fold.folded.empty());
-        break;
-    }
-    case Action::Kind::Convert: {
-        auto missing = unobserved(s);
-        if (!missing.empty())
-            return make_error("%" + missing.front(),
-                              "observer %" + missing.front() +
-                                  " has recorded no data, so convert would quantize with "
-                                  "scale 1.0 and zero_point 0",
-                              "calibrate first (run the prepared module on representative "
-                              "inputs)");
-        auto r = convert_pt2e(s.own_gm(), s.exec, a.fold_quantize);
-        if (!r.ok()) return r.error();
-        out.summary = r.value().str();
-        module_changed(!r.value().converted.empty());
-        break;
-    }
     case Action::Kind::SetTraining: {
         const char* mode = a.train ? "train" : "eval";
         if (s.ep) {
@@ -341,11 +303,14 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a) const {
     }
     case Action::Kind::Run:
     case Action::Kind::Calibrate:
-        PT2LAB_CHECK(!"runs are sliced actions (workspace_jobs.cpp)");
+    case Action::Kind::Decompose:
+    case Action::Kind::Prepare:
+    case Action::Kind::Convert:
+        PT2LAB_CHECK(!"done in pieces (workspace_jobs.cpp)");
         break;
     }
     if (out.changed) {
-        out.diff = diff_graphs(*before_module->graph, *s.gm->graph);
+        out.diff = diff_graphs(*before_module.graph, *s.gm->graph);
         sync_exec_state(s, file_size_);
     }
     return out;

@@ -41,6 +41,7 @@ Status Workspace::begin(const Action& a) {
     }
     p->next = state_->copy();
     if (a.kind != Action::Kind::Run && a.kind != Action::Kind::Calibrate) {
+        plan(*p);
         pending_ = std::move(p);
         return {};
     }
@@ -107,7 +108,18 @@ ActionProgress Workspace::progress() const {
     const Pending& p = *pending_;
     pr.seconds = seconds_since(p.t0);
     pr.what = action_kind_name(p.action.kind);
-    if (!p.sliced) return pr;
+    if (!p.sliced) {
+        if (!p.next) return pr; // undo / redo
+        // Stages are units; the stage now counts as far as its own count goes.
+        constexpr uint64_t kUnit = 1000;
+        const Stages& st = p.stages;
+        pr.what = st.what();
+        pr.total = st.count() * kUnit;
+        pr.done = st.stage() * kUnit;
+        if (!st.done() && st.work_total > 0)
+            pr.done += std::min(st.work_done, st.work_total) * kUnit / st.work_total;
+        return pr;
+    }
     const uint64_t baseline = p.baseline_needed ? p.nodes_baseline : 0;
     pr.total =
         static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline + p.observers.size();
@@ -135,14 +147,20 @@ bool Workspace::advance(double seconds) {
     Pending& p = *pending_;
     if (p.result) return true;
     if (!p.next) return true; // undo / redo: finish() does it
-    if (!p.sliced) {
-        p.result = run_action(*p.next, p.action);
-        return true;
-    }
     const Clock::time_point deadline =
         seconds > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(seconds))
                     : Clock::time_point::max();
+    if (!p.sliced) {
+        auto r = p.stages.step(deadline);
+        if (!r.ok()) {
+            p.result = Result<ActionOutcome>(r.error());
+            return true;
+        }
+        if (!r.value()) return false;
+        p.result = std::move(p.outcome);
+        return true;
+    }
     State& s = *p.next;
     const Action& a = p.action;
     const bool calibrate = a.kind == Action::Kind::Calibrate;
@@ -273,6 +291,202 @@ bool Workspace::advance(double seconds) {
     out.run = std::move(rep);
     p.result = std::move(out);
     return true;
+}
+
+// Every action but a run, as stages of bounded pieces (util/stages.h): the
+// graph copies, the passes, the diff and the executor state's update, so that no
+// piece takes long on a 10k-node graph. Actions light enough for one piece
+// (an edit of one node, train/eval) are one stage of run_action.
+void Workspace::plan(Pending& p) const {
+    using TP = Stages::Clock::time_point;
+    State& s = *p.next;
+    const Action& a = p.action;
+    Stages& st = p.stages;
+    p.outcome.view = GraphView::Module;
+    p.before_module = s.gm;
+    // The state's own module, its graph copied a piece at a time.
+    auto copy_module = [&] {
+        st.add("copy the module", [&p, &s](TP) -> Result<bool> {
+            if (!p.cloning) p.cloning = std::make_unique<GraphCloning>(*s.gm->graph);
+            if (!p.cloning->step(kNodesPerPiece)) return false;
+            s.set_gm(s.gm->clone_with(p.cloning->take()));
+            p.cloning.reset();
+            return true;
+        });
+    };
+    // What a module change changed (the page highlights it), then the executor
+    // state brought in line (tensors for new attributes, fresh observers).
+    auto compare_and_sync = [&] {
+        st.add("compare with the graph before", [&p, &s](TP) -> Result<bool> {
+            if (p.over || !p.outcome.changed) return true;
+            if (!p.diffing)
+                p.diffing = std::make_unique<GraphDiffing>(*p.before_module->graph, *s.gm->graph);
+            const bool whole = p.diffing->step(4 * kNodesPerPiece);
+            p.stages.work_done = p.diffing->done();
+            p.stages.work_total = p.diffing->total();
+            if (!whole) return false;
+            p.outcome.diff = p.diffing->take();
+            p.diffing.reset();
+            return true;
+        });
+        st.add("update the module's state", [this, &p, &s](TP) -> Result<bool> {
+            if (!p.over && p.outcome.changed) sync_exec_state(s, file_size_);
+            return true;
+        });
+    };
+    auto changed_module = [&p, &s](bool changed) {
+        p.outcome.changed = changed;
+        if (changed) ++s.module_actions;
+    };
+
+    switch (a.kind) {
+    case Action::Kind::Prepare:
+        copy_module();
+        st.add(
+            "prepare_pt2e",
+            [&p, &s, changed_module](TP deadline) -> Result<bool> {
+                if (!p.preparing) p.preparing = std::make_unique<Preparing>(s.own_gm());
+                auto r = p.preparing->step(deadline);
+                if (!r.ok()) return r.error();
+                if (!r.value()) return false;
+                const PrepareReport rep = p.preparing->take();
+                p.preparing.reset();
+                p.outcome.summary = rep.str();
+                changed_module(!rep.observers.empty() || !rep.fold.folded.empty());
+                return true;
+            },
+            [&p] { return p.preparing ? p.preparing->what() : std::string("prepare_pt2e"); });
+        compare_and_sync();
+        return;
+    case Action::Kind::Convert:
+        st.add("check the observers", [&s](TP) -> Result<bool> {
+            auto missing = unobserved(s);
+            if (missing.empty()) return true;
+            return make_error("%" + missing.front(),
+                              "observer %" + missing.front() +
+                                  " has recorded no data, so convert would quantize with "
+                                  "scale 1.0 and zero_point 0",
+                              "calibrate first (run the prepared module on representative "
+                              "inputs)");
+        });
+        copy_module();
+        st.add(
+            "convert_pt2e",
+            [&p, &s, changed_module](TP deadline) -> Result<bool> {
+                if (!p.converting)
+                    p.converting =
+                        std::make_unique<Converting>(s.own_gm(), s.exec, p.action.fold_quantize);
+                auto r = p.converting->step(deadline);
+                if (!r.ok()) return r.error();
+                if (!r.value()) return false;
+                const ConvertReport rep = p.converting->take();
+                p.converting.reset();
+                p.outcome.summary = rep.str();
+                changed_module(!rep.converted.empty());
+                return true;
+            },
+            [&p] { return p.converting ? p.converting->what() : std::string("convert_pt2e"); });
+        compare_and_sync();
+        return;
+    case Action::Kind::Decompose:
+        plan_decompose(p);
+        return;
+    case Action::Kind::Edit:
+    case Action::Kind::FoldConvBn:
+    case Action::Kind::InsertObserver: copy_module(); break;
+    default: break;
+    }
+    st.add(action_kind_name(a.kind), [this, &p, &s](TP) -> Result<bool> {
+        auto r = run_action(s, p.action, *p.before_module);
+        if (!r.ok()) return r.error();
+        p.outcome = r.take();
+        return true;
+    });
+}
+
+// run_decompositions on a copy of the program, then ep.module() built again from
+// it, as torch's ep.module() would after it.
+void Workspace::plan_decompose(Pending& p) const {
+    using TP = Stages::Clock::time_point;
+    State& s = *p.next;
+    Stages& st = p.stages;
+    p.outcome.view = GraphView::Program;
+    st.add("copy the program", [&p, &s](TP) -> Result<bool> {
+        if (!s.ep)
+            return make_error("run_decompositions",
+                              "this file is a symbolic_trace graph, not an ExportedProgram: it "
+                              "has no program to decompose",
+                              "open the torch.export (.pt2) version of the model");
+        if (!p.cloning) p.cloning = std::make_unique<GraphCloning>(*s.ep->graph);
+        if (!p.cloning->step(kNodesPerPiece)) return false;
+        p.low = std::make_unique<ExportedProgram>(s.ep->clone_with(p.cloning->take()));
+        p.cloning.reset();
+        return true;
+    });
+    st.add(
+        "run_decompositions",
+        [&p](TP deadline) -> Result<bool> {
+            if (!p.decomposing)
+                p.decomposing = std::make_unique<Decomposing>(*p.low, decomp_table(p.action));
+            auto r = p.decomposing->step(deadline);
+            if (!r.ok()) return r.error();
+            if (!r.value()) return false;
+            const DecompReport rep = p.decomposing->take();
+            p.decomposing.reset();
+            p.outcome.summary = rep.str();
+            p.rules_applied = !rep.steps.empty();
+            return true;
+        },
+        [&p] {
+            return p.decomposing ? p.decomposing->what() : std::string("run_decompositions");
+        });
+    // torch retraces: even with no rule applied, nodes are named afresh after
+    // their ops (a custom op's %relu becomes %fancy_relu), a new program.
+    st.add("compare with the program before", [&p, &s](TP) -> Result<bool> {
+        if (!p.diffing) p.diffing = std::make_unique<GraphDiffing>(*s.ep->graph, *p.low->graph);
+        const bool whole = p.diffing->step(4 * kNodesPerPiece);
+        p.stages.work_done = p.diffing->done();
+        p.stages.work_total = p.diffing->total();
+        if (!whole) return false;
+        p.program_diff = p.diffing->take();
+        p.diffing.reset();
+        p.outcome.changed = p.rules_applied || !p.program_diff.empty();
+        if (!p.outcome.changed) {
+            if (p.outcome.summary.empty()) p.outcome.summary = "nothing to decompose at this level\n";
+            p.over = true;
+        } else if (!p.rules_applied) {
+            p.outcome.summary += "no rule applied; the retrace named nodes afresh after their ops\n";
+        }
+        return true;
+    });
+    st.add(
+        "ep.module()",
+        [this, &p, &s](TP deadline) -> Result<bool> {
+            if (p.over) return true;
+            if (!p.unlifting) {
+                UnliftOptions uo;
+                uo.guards_fn = options_.guards_fn;
+                p.unlifting = std::make_unique<Unlifting>(*p.low, uo);
+            }
+            if (!p.unlifting->step(deadline)) return false;
+            auto rebuilt = p.unlifting->finish();
+            p.unlifting.reset();
+            if (!rebuilt.ok()) return rebuilt.error();
+            p.outcome.diff = std::move(p.program_diff);
+            p.outcome.summary += rebuilt_note(s.module_actions);
+            s.set_ep(std::move(*p.low));
+            p.low.reset();
+            s.set_gm(rebuilt.take());
+            s.module_actions = 0;
+            return true;
+        },
+        [&p] {
+            return std::string("ep.module(): ") + (p.unlifting ? p.unlifting->stage() : "");
+        });
+    st.add("update the module's state", [this, &p, &s](TP) -> Result<bool> {
+        if (!p.over) sync_exec_state(s, file_size_);
+        return true;
+    });
 }
 
 Result<ActionOutcome> Workspace::finish() {

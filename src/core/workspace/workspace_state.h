@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 
+#include "passes/unlift.h"
+#include "util/stages.h"
 #include "workspace/workspace.h"
 
 namespace pt2lab {
@@ -73,7 +75,32 @@ struct Workspace::Pending {
     // (HistogramObserver's search takes milliseconds each: it is sliced too).
     std::vector<const Observer*> observers;
     size_t qparams_done = 0;
+
+    // --- every other action: its work in pieces (Workspace::plan) -------------
+    Stages stages;
+    ActionOutcome outcome;                            // what the stages build
+    bool over = false;                                // known before the last stage: nothing changed
+    std::shared_ptr<const GraphModule> before_module; // the module as it was: the diff's base
+    std::unique_ptr<GraphCloning> cloning;            // a graph being copied
+    std::unique_ptr<GraphDiffing> diffing;            // the new graph against the old
+    std::unique_ptr<Preparing> preparing;
+    std::unique_ptr<Converting> converting;
+    // Decompose: the program being lowered, its report, its diff and its ep.module()
+    std::unique_ptr<ExportedProgram> low;
+    std::unique_ptr<Decomposing> decomposing;
+    bool rules_applied = false;
+    GraphDiff program_diff;
+    std::unique_ptr<Unlifting> unlifting;
 };
+
+// What a summary adds when ep.module() is rebuilt over `module_actions` module changes.
+std::string rebuilt_note(int module_actions);
+
+// The rules of a Decompose or DecomposeNode action: its level's, minus the ops it keeps.
+DecompTable decomp_table(const Action& a);
+
+// The observer call_modules that have recorded nothing (convert would pick (1.0, 0)).
+std::vector<std::string> unobserved(const Workspace::State& s);
 
 // Brings s.exec in line with s.gm: tensors for new or changed attributes,
 // none for removed ones, a fresh observer per new observer submodule.
