@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "graph/written_attrs.h"
 #include "test_support.h"
+#include "util/stages.h"
 #include "workspace/action_json.h"
 #include "workspace/action_table.h"
 
@@ -301,4 +303,137 @@ TEST_CASE("a calibration computes each observer's qparams in a step of its own",
     auto out = ws->finish();
     REQUIRE(out.ok());
     CHECK(out.value().summary.find("scale") != std::string::npos);
+}
+
+TEST_CASE("prepare, convert, decompose and fold in pieces of one node equal one call",
+          "[workspace][jobs]") {
+    // Pieces of one node and one weight element: every stage of every pass
+    // pauses between nodes, as the page's passes do on a 10k-node graph.
+    for (const char* name : {"conv_bn_relu_train", "conv_bn_relu_eval", "resnet_style"}) {
+        INFO(name);
+        auto whole = open_workspace(name), sliced = open_workspace(name);
+        const size_t nodes = whole->module().graph->size();
+        bool last_changed = false;
+        for (const char* json :
+             {R"({"kind": "decompose", "level": "inference"})", R"({"kind": "undo"})",
+              R"({"kind": "decompose", "level": "core"})", R"({"kind": "undo"})",
+              R"({"kind": "fold_conv_bn"})", R"({"kind": "undo"})", R"({"kind": "prepare"})",
+              R"({"kind": "calibrate", "repeat": 2})", R"({"kind": "convert"})",
+              R"({"kind": "run"})"}) {
+            INFO(json);
+            if (std::string(json) == R"({"kind": "undo"})") {
+                if (!last_changed) continue; // nothing was done (fold in train mode)
+                Status u = whole->undo(), v = sliced->undo();
+                INFO((u.ok() ? std::string() : u.error().str()));
+                REQUIRE(u.ok());
+                REQUIRE(v.ok());
+                continue;
+            }
+            Action a = action(json);
+            auto w = whole->apply(a);
+            std::set<std::string> stages;
+            int slices = 0;
+            Result<ActionOutcome> s = [&] {
+                ScopedPieceSize one({1, 1});
+                REQUIRE(sliced->begin(a).ok());
+                while (!sliced->advance(1e-9)) {
+                    // "prepare_pt2e: place observers: node 3 of 40" is in stage
+                    // "prepare_pt2e: place observers"
+                    std::string what = sliced->progress().what;
+                    size_t of = what.find(" of ");
+                    if (of != std::string::npos) what = what.substr(0, what.rfind(':', of));
+                    stages.insert(what);
+                    ++slices;
+                }
+                return sliced->finish();
+            }();
+            REQUIRE(w.ok() == s.ok());
+            if (!w.ok()) {
+                CHECK(w.error().str() == s.error().str());
+                continue;
+            }
+            if (a.kind == Action::Kind::Prepare || a.kind == Action::Kind::Convert ||
+                a.kind == Action::Kind::Decompose) {
+                // a pause per node in the pass's own stages, and more than one stage
+                CHECK(size_t(slices) > nodes);
+                CHECK(stages.size() > 3);
+            }
+            last_changed = w.value().changed;
+            CHECK(w.value().summary == s.value().summary);
+            CHECK(w.value().changed == s.value().changed);
+            CHECK(whole->module().code() == sliced->module().code());
+            std::string fw = fingerprint(*whole), fs = fingerprint(*sliced);
+            INFO(first_difference(fw, fs));
+            CHECK(fw == fs);
+        }
+    }
+}
+
+TEST_CASE("prepare, convert and decompose cancelled mid-stage leave everything as before",
+          "[workspace][jobs]") {
+    ScopedPieceSize one({1, 1});
+    auto ws = open_workspace("conv_bn_relu_eval");
+    struct Case {
+        const char* setup;
+        const char* action;
+    };
+    for (Case c : {Case{nullptr, R"({"kind": "prepare"})"},
+                   Case{nullptr, R"({"kind": "decompose", "level": "inference"})"},
+                   Case{nullptr, R"({"kind": "decompose", "level": "core"})"},
+                   Case{nullptr, R"({"kind": "fold_conv_bn"})"},
+                   Case{R"({"kind": "prepare"})", R"({"kind": "calibrate", "repeat": 2})"},
+                   Case{R"({"kind": "calibrate", "repeat": 2})", R"({"kind": "convert"})"}}) {
+        INFO(c.action);
+        if (c.setup) REQUIRE(ws->apply(action(c.setup)).ok());
+        const std::string code = ws->module().code();
+        int total = 0; // how many slices the whole action takes
+        REQUIRE(ws->begin(action(c.action)).ok());
+        while (!ws->advance(1e-9)) ++total;
+        REQUIRE(ws->finish().ok());
+        REQUIRE(ws->undo().ok());
+        REQUIRE(ws->module().code() == code);
+        const std::string before = fingerprint(*ws);
+        for (int stop_after : {0, 1, total / 4, total / 2, total - 1}) {
+            INFO("cancelled after " << stop_after << " of " << total << " slices");
+            REQUIRE(ws->begin(action(c.action)).ok());
+            std::string what;
+            for (int k = 0; k < stop_after && !ws->advance(1e-9); ++k) what = ws->progress().what;
+            INFO("at " << what);
+            CHECK(fingerprint(*ws) == before); // readers see the state before it
+            ws->cancel();
+            CHECK_FALSE(ws->busy());
+            std::string after = fingerprint(*ws);
+            INFO(first_difference(before, after));
+            CHECK(after == before);
+            CHECK(ws->module().code() == code);
+        }
+    }
+}
+
+TEST_CASE("a staged action says which stage it is in and how far", "[workspace][jobs]") {
+    ScopedPieceSize one({1, 1});
+    auto ws = open_workspace("resnet_style");
+    const size_t nodes = ws->module().graph->size();
+    REQUIRE(ws->begin(action(R"({"kind": "prepare"})")).ok());
+    std::vector<std::string> seen;
+    uint64_t last = 0;
+    bool counted = false;
+    while (!ws->advance(1e-9)) {
+        ActionProgress p = ws->progress();
+        CHECK(p.done >= last);
+        CHECK(p.done <= p.total);
+        last = p.done;
+        if (seen.empty() || seen.back() != p.what) seen.push_back(p.what);
+        // "place observers: node 3 of 40"
+        const std::string of = " of " + std::to_string(nodes);
+        if (p.what.find("node ") != std::string::npos && p.what.find(of) != std::string::npos)
+            counted = true;
+    }
+    REQUIRE(ws->finish().ok());
+    CHECK(counted);
+    std::string all;
+    for (const auto& s : seen) all += s + "\n";
+    INFO(all);
+    for (const char* stage : {"annotate", "place observers", "recompile"})
+        CHECK(all.find(stage) != std::string::npos);
 }

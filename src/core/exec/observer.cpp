@@ -132,7 +132,8 @@ std::vector<float> histc(const float* x, int64_t n, int64_t bins, float lo, floa
 
 // ---- HistogramObserver -----------------------------------------------------------------
 
-HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {}
+HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {
+}
 
 void HistogramObserver::reset() {
     Observer::reset();

@@ -361,8 +361,10 @@ bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_mod
     }
 }
 
-Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& impure_module) {
-    if (Status s = lint(); !s.ok()) return s.error();
+Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& impure_module,
+                                        bool lint_first) {
+    if (lint_first)
+        if (Status s = lint(); !s.ok()) return s.error();
     bool changed = false;
     std::vector<Node*> order = nodes();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

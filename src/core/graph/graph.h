@@ -96,7 +96,9 @@ public:
     // torch.fx's eliminate_dead_code: lint, then walk the nodes in reverse and
     // erase every node without users that is not impure (is_impure below;
     // `impure_module` says whether a call_module target is). True if anything went.
-    Result<bool> eliminate_dead_code(const std::function<bool(const Node&)>& impure_module = {});
+    // `lint_first` false: the caller linted the graph just before (a pass in pieces).
+    Result<bool> eliminate_dead_code(const std::function<bool(const Node&)>& impure_module = {},
+                                     bool lint_first = true);
 
     // The namespace used for node names (exposed for passes that need fx's naming).
     const Namespace& names() const { return names_; }

@@ -14,29 +14,23 @@ namespace {
 const std::string kQuantize = op_info(OpId::quantize_per_tensor).schema.target();
 const std::string kDequantize = op_info(OpId::dequantize_per_tensor).schema.target();
 
-// DuplicateDQPass: a dequantize read by several annotated nodes gets a copy per reader
-// (each inserted right after it, so later copies come first), then dead code goes.
-Status duplicate_dq(GraphModule& gm) {
-    Graph& g = *gm.graph;
-    for (Node* dq : g.nodes()) {
-        if (dq->op() != Op::CallFunction || dq->target() != kDequantize) continue;
-        std::vector<Node*> users = dq->users();
-        if (users.size() <= 1) continue;
-        for (Node* user : users) {
-            if (!user->meta.other.count("quantization_annotation"))
-                continue; // _is_valid_annotation
-            Node* copy;
-            {
-                auto at = g.inserting_after(dq);
-                copy = g.call_function(dq->target(), dq->args(), dq->kwargs(), dq->name());
-            }
-            copy->meta = dq->meta;
-            user->replace_input_with(dq, copy);
+// DuplicateDQPass for one node: a dequantize read by several annotated nodes gets a
+// copy per reader (each inserted right after it, so later copies come first); dead
+// code goes after all of them.
+void duplicate_dq(Graph& g, Node* dq) {
+    if (dq->op() != Op::CallFunction || dq->target() != kDequantize) return;
+    std::vector<Node*> users = dq->users();
+    if (users.size() <= 1) return;
+    for (Node* user : users) {
+        if (!user->meta.other.count("quantization_annotation")) continue; // _is_valid_annotation
+        Node* copy;
+        {
+            auto at = g.inserting_after(dq);
+            copy = g.call_function(dq->target(), dq->args(), dq->kwargs(), dq->name());
         }
+        copy->meta = dq->meta;
+        user->replace_input_with(dq, copy);
     }
-    auto dce = gm.eliminate_dead_code();
-    if (!dce.ok()) return dce.error();
-    return {};
 }
 
 MetaVal quantized_val(const MetaVal& v, ScalarType dt) {
@@ -54,51 +48,72 @@ struct Converting::Impl {
     const ModuleState& state;
     const bool fold_quantize;
     ConvertReport report;
-    std::vector<Node*> nodes;  // the graph's nodes before convert, in order
-    size_t next = 0;           // the next of them (observers) or of `quantizes` (folding)
+    std::vector<Node*> nodes; // the graph's nodes before convert, in order
+    size_t next = 0;          // the next of them (observers) or of `quantizes` (folding)
     std::vector<Node*> quantizes;
     std::map<const Observer*, QParams> qparams_of;
     int frozen = 0; // _frozen_param<N> made so far
     std::unique_ptr<GraphCloning> snapshot;
     Stages stages;
 
-    Impl(GraphModule& m, const ModuleState& st, bool fold)
-        : gm(m), state(st), fold_quantize(fold) {
-        stages.add("observers to quantize / dequantize", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (nodes.empty()) nodes = gm.graph->nodes();
-            for (size_t end = std::min(nodes.size(), next + kNodesPerPiece); next < end; ++next)
-                if (Status s = convert_one(nodes[next]); !s.ok()) return s.error();
-            stages.work_done = next;
-            stages.work_total = nodes.size();
-            if (next < nodes.size()) return false;
-            next = 0;
-            return true;
-        });
-        stages.add("duplicate shared dequantize (DuplicateDQPass)", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = duplicate_dq(gm); !s.ok()) return s.error();
-            return true;
-        });
+    Impl(GraphModule& m, const ModuleState& st, bool fold) : gm(m), state(st), fold_quantize(fold) {
+        stages.add("observers to quantize / dequantize",
+                   [this](Stages::Clock::time_point) -> Result<bool> {
+                       if (nodes.empty()) nodes = gm.graph->nodes();
+                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
+                            next < end; ++next)
+                           if (Status s = convert_one(nodes[next]); !s.ok()) return s.error();
+                       stages.work_done = next;
+                       stages.work_total = nodes.size();
+                       if (next < nodes.size()) return false;
+                       next = 0;
+                       return true;
+                   });
+        stages.add("duplicate shared dequantize (DuplicateDQPass)",
+                   [this](Stages::Clock::time_point) -> Result<bool> {
+                       if (next == 0) nodes = gm.graph->nodes();
+                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
+                            next < end; ++next)
+                           duplicate_dq(*gm.graph, nodes[next]);
+                       stages.work_done = next;
+                       stages.work_total = nodes.size();
+                       if (next < nodes.size()) return false;
+                       next = 0;
+                       return true;
+                   });
+        add_dead_code_elimination();
         if (fold_quantize) {
-            stages.add("fold weight quantize into int8 constants", [this](Stages::Clock::time_point) -> Result<bool> {
-                for (size_t end = std::min(quantizes.size(), next + kNodesPerPiece); next < end;
-                     ++next)
-                    if (Status s = fold_one(next); !s.ok()) return s.error();
-                stages.work_unit = "quantize";
-                stages.work_done = next;
-                stages.work_total = quantizes.size();
-                return next >= quantizes.size();
-            });
-            stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
-                auto dce = gm.eliminate_dead_code();
-                if (!dce.ok()) return dce.error();
-                return true;
-            });
+            stages.add("fold weight quantize into int8 constants",
+                       [this](Stages::Clock::time_point) -> Result<bool> {
+                           int64_t elements = 0;
+                           for (; next < quantizes.size() && elements < piece_size().elements;
+                                ++next)
+                               if (Status s = fold_one(next, elements); !s.ok()) return s.error();
+                           stages.work_unit = "quantize";
+                           stages.work_done = next;
+                           stages.work_total = quantizes.size();
+                           return next >= quantizes.size();
+                       });
+            add_dead_code_elimination();
         }
         stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
             if (Status s = gm.lint(); !s.ok()) return s.error();
             return true;
         });
         add_recompile(stages, gm, snapshot);
+    }
+
+    // gm.eliminate_dead_code() as two stages: its lint, then the walk.
+    void add_dead_code_elimination() {
+        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (Status s = gm.lint(); !s.ok()) return s.error();
+            return true;
+        });
+        stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
+            auto dce = gm.eliminate_dead_code(false);
+            if (!dce.ok()) return dce.error();
+            return true;
+        });
     }
 
     Status convert_one(Node* obs) {
@@ -159,13 +174,14 @@ struct Converting::Impl {
 
     // constant_fold: quantize(get_attr weight) -> get_attr _frozen_param<N> holding the
     // int8 tensor.
-    Status fold_one(size_t k) {
+    Status fold_one(size_t k, int64_t& elements) {
         Graph& g = *gm.graph;
         Node* qn = quantizes[k];
         const Argument& in = qn->args()[0];
         if (!in.is_node() || in.node->op() != Op::GetAttr) return {};
         auto w = gm.attrs.find(in.node->target());
         if (w == gm.attrs.end()) return {};
+        elements += w->second->numel();
         const OpSchema* schema = qn->schema();
         std::vector<Value> vals = {Value::of(Tensor::from_data(*w->second)),
                                    Value::real(qn->args()[1].f), Value::integer(qn->args()[2].i),
@@ -194,10 +210,15 @@ struct Converting::Impl {
 };
 
 Converting::Converting(GraphModule& gm, const ModuleState& state, bool fold_quantize)
-    : impl_(std::make_unique<Impl>(gm, state, fold_quantize)) {}
+    : impl_(std::make_unique<Impl>(gm, state, fold_quantize)) {
+}
 Converting::~Converting() = default;
-Result<bool> Converting::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
-std::string Converting::what() const { return "convert_pt2e: " + impl_->stages.what(); }
+Result<bool> Converting::step(Clock::time_point deadline) {
+    return impl_->stages.step(deadline);
+}
+std::string Converting::what() const {
+    return "convert_pt2e: " + impl_->stages.what();
+}
 ConvertReport Converting::take() {
     PT2LAB_CHECK(impl_->stages.done());
     return std::move(impl_->report);

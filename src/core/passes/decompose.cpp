@@ -389,7 +389,8 @@ struct Decomposing::Impl {
                 if (table.level != IrLevel::Training) ep.verifiers = {"ATEN"}; // torch's dialect
                 nodes = ep.graph->nodes();
             }
-            for (size_t end = std::min(nodes.size(), next + kNodesPerPiece); next < end; ++next) {
+            for (size_t end = std::min(nodes.size(), next + piece_size().nodes); next < end;
+                 ++next) {
                 Node* n = nodes[next];
                 if (!table.find(*n)) continue;
                 auto step = apply_one(ep, table, n);
@@ -405,30 +406,37 @@ struct Decomposing::Impl {
             return true;
         });
         if (table.level != IrLevel::Training)
-            stages.add("name the nodes afresh, as the retrace does", [this](Stages::Clock::time_point) -> Result<bool> {
-                retrace_names(*ep.graph);
-                sync_output_specs(ep);
+            stages.add("name the nodes afresh, as the retrace does",
+                       [this](Stages::Clock::time_point) -> Result<bool> {
+                           retrace_names(*ep.graph);
+                           sync_output_specs(ep);
+                           return true;
+                       });
+        stages.add(
+            "list the ops kept without a rule", [this](Stages::Clock::time_point) -> Result<bool> {
+                for (Node* n : ep.graph->nodes()) {
+                    if (n->op() != Op::CallFunction) continue;
+                    bool outside = table.level == IrLevel::CoreAten
+                                       ? !in_core_aten(*n)
+                                       : (!n->schema() || n->schema()->is_mutable());
+                    if (table.level != IrLevel::Training && outside)
+                        report.kept_without_rule.push_back(n->name() + " (" + n->target() + ")");
+                }
                 return true;
             });
-        stages.add("list the ops kept without a rule", [this](Stages::Clock::time_point) -> Result<bool> {
-            for (Node* n : ep.graph->nodes()) {
-                if (n->op() != Op::CallFunction) continue;
-                bool outside = table.level == IrLevel::CoreAten
-                                   ? !in_core_aten(*n)
-                                   : (!n->schema() || n->schema()->is_mutable());
-                if (table.level != IrLevel::Training && outside)
-                    report.kept_without_rule.push_back(n->name() + " (" + n->target() + ")");
-            }
-            return true;
-        });
     }
 };
 
 Decomposing::Decomposing(ExportedProgram& ep, DecompTable table)
-    : impl_(std::make_unique<Impl>(ep, std::move(table))) {}
+    : impl_(std::make_unique<Impl>(ep, std::move(table))) {
+}
 Decomposing::~Decomposing() = default;
-Result<bool> Decomposing::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
-std::string Decomposing::what() const { return "run_decompositions: " + impl_->stages.what(); }
+Result<bool> Decomposing::step(Clock::time_point deadline) {
+    return impl_->stages.step(deadline);
+}
+std::string Decomposing::what() const {
+    return "run_decompositions: " + impl_->stages.what();
+}
 DecompReport Decomposing::take() {
     PT2LAB_CHECK(impl_->stages.done());
     return std::move(impl_->report);

@@ -29,13 +29,12 @@ std::shared_ptr<const TensorData> attr_of(const GraphModule& gm, const Argument&
 
 } // namespace
 
-Result<FoldReport> fold_conv_bn(GraphModule& gm) {
-    FoldReport report;
+Status fold_bn_node(GraphModule& gm, Node* bn, FoldReport& report, int64_t* elements) {
     Graph& g = *gm.graph;
-    for (Node* bn : g.nodes()) {
-        if (!is_bn(*bn)) continue;
+    {
+        if (!is_bn(*bn)) return {};
         if (bn->args().empty() || !bn->args()[0].is_node() || !is_conv(*bn->args()[0].node))
-            continue;
+            return {};
         Node* conv = bn->args()[0].node;
         const bool legit = !bn->is(OpId::batch_norm);
         // batch_norm(input, w, b, rm, rv, training, momentum, eps, cudnn); legit: (input, w, b, rm,
@@ -47,7 +46,7 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
                 "%" + bn->name() +
                 ": training-mode batch_norm (prepare_pt2e folds eval-mode exports; QAT keeps "
                 "the batch norm)");
-            continue;
+            return {};
         }
         if (bn->args().size() <= eps_at ||
             (bn->args()[eps_at].kind != ArgKind::Float && bn->args()[eps_at].kind != ArgKind::Int))
@@ -62,7 +61,7 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
         if (!w || !rm || !rv || (!bias_arg.is_none() && !cb)) {
             report.skipped.push_back(
                 "%" + bn->name() + ": the conv weight or batch norm statistics are not attributes");
-            continue;
+            return {};
         }
         const int64_t O = w->sizes[0], per = w->numel() / O;
         if (rm->numel() != O || rv->numel() != O)
@@ -132,7 +131,15 @@ Result<FoldReport> fold_conv_bn(GraphModule& gm) {
             bn->replace_all_uses_with(conv);
         }
         report.folded.push_back("%" + bn->name() + " into %" + conv->name());
+        if (elements) *elements += w->numel();
     }
+    return {};
+}
+
+Result<FoldReport> fold_conv_bn(GraphModule& gm) {
+    FoldReport report;
+    for (Node* bn : gm.graph->nodes())
+        if (Status s = fold_bn_node(gm, bn, report); !s.ok()) return s.error();
     if (!report.folded.empty()) {
         auto dce = gm.eliminate_dead_code();
         if (!dce.ok()) return dce.error();

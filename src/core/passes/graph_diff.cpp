@@ -22,7 +22,8 @@ std::string args_signature(const Node& n) {
 } // namespace
 
 GraphDiffing::GraphDiffing(const Graph& before, const Graph& after)
-    : before_(before), after_(after), after_nodes_(after.nodes()), before_nodes_(before.nodes()) {}
+    : before_(before), after_(after), after_nodes_(after.nodes()), before_nodes_(before.nodes()) {
+}
 
 bool GraphDiffing::step(size_t nodes) {
     for (size_t end = std::min(total(), at_ + nodes); at_ < end; ++at_) {

@@ -111,18 +111,23 @@ public:
     std::map<Node*, Annotation> ann;
     std::vector<std::string> patterns;
 
-    void run() {
+    // XNNPACKQuantizer's annotators in its order, then the shared specs: one per
+    // step (each walks the graph once), so a caller can spread them out.
+    static constexpr int kSteps = 10;
+    void run_step(int k) {
         const ObserverConfig act = ObserverConfig::activation(), wt = ObserverConfig::weight();
-        linear_relu(act, wt);
-        plain(kLinear, "linear", act, wt);
-        conv_relu(act, wt);
-        plain(kConv, "conv", act, wt);
-        adaptive_avg_pool2d(act);
-        binary_relu(kAdd, "add", act);
-        binary(kAdd, "add", act);
-        binary_relu(kMul, "mul", act);
-        binary(kMul, "mul", act);
-        propagate();
+        switch (k) {
+        case 0: linear_relu(act, wt); break;
+        case 1: plain(kLinear, "linear", act, wt); break;
+        case 2: conv_relu(act, wt); break;
+        case 3: plain(kConv, "conv", act, wt); break;
+        case 4: adaptive_avg_pool2d(act); break;
+        case 5: binary_relu(kAdd, "add", act); break;
+        case 6: binary(kAdd, "add", act); break;
+        case 7: binary_relu(kMul, "mul", act); break;
+        case 8: binary(kMul, "mul", act); break;
+        default: propagate(); break;
+        }
     }
 
 private:
@@ -351,8 +356,8 @@ public:
 private:
     GraphModule& gm_;
     std::map<Node*, Annotation>& ann_;
-    std::vector<Node*> before_; // the nodes before any observer, in order
-    size_t next_ = 0;           // the next of them to place observers for
+    std::vector<Node*> before_;                       // the nodes before any observer, in order
+    size_t next_ = 0;                                 // the next of them to place observers for
     std::vector<std::pair<EdgeOrNode, QSpec>> specs_; // edge_or_node_to_qspec, in order
     std::map<EdgeOrNode, size_t> spec_index_;         // its first entry for each key
     std::map<EdgeOrNode, EdgeOrNode> parent_;         // shared_with_map
@@ -547,28 +552,52 @@ struct Preparing::Impl {
     Annotator annotator;
     Placer placer;
     std::unique_ptr<GraphCloning> snapshot; // recompile's copy of the graph
+    std::vector<Node*> nodes;               // fold: the nodes before it, in order
+    size_t next = 0;                        // fold: the next of them
+    int annotated = 0;                      // annotator steps done
     Stages stages;
 
     explicit Impl(GraphModule& m) : gm(m), annotator(m), placer(m, annotator.ann) {
+        // fold_conv_bn, a piece of about piece_size().elements weights at a time; its
+        // recompile is left to the one at the end.
         stages.add("fold BatchNorm into conv", [this](Stages::Clock::time_point) -> Result<bool> {
-            auto fold = fold_conv_bn(gm);
-            if (!fold.ok()) return fold.error();
-            report.fold = fold.take();
-            return true;
+            if (nodes.empty()) nodes = gm.graph->nodes();
+            int64_t elements = 0;
+            for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
+                 next < end && elements < piece_size().elements; ++next)
+                if (Status s = fold_bn_node(gm, nodes[next], report.fold, &elements); !s.ok())
+                    return s.error();
+            stages.work_done = next;
+            stages.work_total = nodes.size();
+            return next >= nodes.size();
         });
         stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
             if (Status s = gm.lint(); !s.ok()) return s.error();
             return true;
         });
-        stages.add("annotate (XNNPACKQuantizer)", [this](Stages::Clock::time_point) -> Result<bool> {
-            scalars_to_attrs(gm);
-            annotator.run();
-            report.patterns = annotator.patterns;
+        stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
+            if (report.fold.folded.empty()) return true;
+            auto dce = gm.eliminate_dead_code(false); // linted just before
+            if (!dce.ok()) return dce.error();
+            return true;
+        });
+        stages.add("annotate (XNNPACKQuantizer)",
+                   [this](Stages::Clock::time_point) -> Result<bool> {
+                       if (annotated == 0) scalars_to_attrs(gm);
+                       annotator.run_step(annotated++);
+                       stages.work_unit = "pattern";
+                       stages.work_done = annotated;
+                       stages.work_total = Annotator::kSteps;
+                       if (annotated < Annotator::kSteps) return false;
+                       report.patterns = annotator.patterns;
+                       return true;
+                   });
+        stages.add("group the specs", [this](Stages::Clock::time_point) -> Result<bool> {
             placer.group_specs();
             return true;
         });
         stages.add("place observers", [this](Stages::Clock::time_point) -> Result<bool> {
-            const bool over = placer.place(kNodesPerPiece, report);
+            const bool over = placer.place(piece_size().nodes, report);
             stages.work_done = placer.placed();
             stages.work_total = placer.nodes();
             return over;
@@ -584,8 +613,9 @@ struct Preparing::Impl {
 void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning>& snapshot) {
     stages.add("recompile", [&stages, &gm, &snapshot](Stages::Clock::time_point) -> Result<bool> {
         if (!snapshot) snapshot = std::make_unique<GraphCloning>(*gm.graph);
-        if (!snapshot->step(kNodesPerPiece)) {
-            stages.work_done = std::min(stages.work_done + kNodesPerPiece, uint64_t(gm.graph->size()));
+        if (!snapshot->step(piece_size().nodes)) {
+            stages.work_done =
+                std::min(stages.work_done + piece_size().nodes, uint64_t(gm.graph->size()));
             stages.work_total = gm.graph->size();
             return false;
         }
@@ -595,10 +625,15 @@ void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning
     });
 }
 
-Preparing::Preparing(GraphModule& gm) : impl_(std::make_unique<Impl>(gm)) {}
+Preparing::Preparing(GraphModule& gm) : impl_(std::make_unique<Impl>(gm)) {
+}
 Preparing::~Preparing() = default;
-Result<bool> Preparing::step(Clock::time_point deadline) { return impl_->stages.step(deadline); }
-std::string Preparing::what() const { return "prepare_pt2e: " + impl_->stages.what(); }
+Result<bool> Preparing::step(Clock::time_point deadline) {
+    return impl_->stages.step(deadline);
+}
+std::string Preparing::what() const {
+    return "prepare_pt2e: " + impl_->stages.what();
+}
 PrepareReport Preparing::take() {
     PT2LAB_CHECK(impl_->stages.done());
     return std::move(impl_->report);

@@ -32,6 +32,10 @@ struct FoldReport {
     std::vector<std::string> new_parameters; // "conv.weight_bias"
 };
 Result<FoldReport> fold_conv_bn(GraphModule& gm);
+// One step of it: `bn` folded into the conv it reads, when it is such a pair (the
+// dead batch norm stays for a later eliminate_dead_code; no recompile).
+// `elements`, when given, grows by the weight elements written.
+Status fold_bn_node(GraphModule& gm, Node* bn, FoldReport& report, int64_t* elements = nullptr);
 
 // Inserts `activation_post_process_<N>` after `node` and points node's other
 // users at it. Returns the observer node.

@@ -70,12 +70,15 @@ Status GraphModule::lint() const {
     return {};
 }
 
-Result<bool> GraphModule::eliminate_dead_code() {
-    if (Status s = lint(); !s.ok()) return s.error();
-    return graph->eliminate_dead_code([this](const Node& n) {
-        auto it = submodules.find(n.target());
-        return it != submodules.end() && it->second.impure;
-    });
+Result<bool> GraphModule::eliminate_dead_code(bool lint_first) {
+    if (lint_first)
+        if (Status s = lint(); !s.ok()) return s.error();
+    return graph->eliminate_dead_code(
+        [this](const Node& n) {
+            auto it = submodules.find(n.target());
+            return it != submodules.end() && it->second.impure;
+        },
+        false);
 }
 
 std::string GraphModule::new_submodule_name(const std::string& prefix, int* next) const {

@@ -77,7 +77,8 @@ struct GraphModule : GraphModuleFields {
     // call_module targets exist, with torch's messages.
     Status lint() const;
     // graph.eliminate_dead_code() with this module's impure submodules.
-    Result<bool> eliminate_dead_code();
+    // `lint_first` false: the caller ran lint() just before (a pass in pieces).
+    Result<bool> eliminate_dead_code(bool lint_first = true);
     // First unused "activation_post_process_N" (torch.ao's get_new_attr_name_with_prefix).
     // A caller that only adds names passes `next` (starts at 0, advanced past each name
     // returned) so that naming n submodules stays linear.

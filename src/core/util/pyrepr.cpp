@@ -15,10 +15,24 @@ namespace {
 // (no dot) and the decimal exponent of the first digit.
 void shortest_digits(double v, std::string& digits, int& exp10) {
     char buf[64];
-    for (int prec = 0; prec <= 17; ++prec) {
+    auto round_trips = [&](int prec) {
         std::snprintf(buf, sizeof buf, "%.*e", prec, v);
-        if (std::strtod(buf, nullptr) == v || prec == 17) break;
+        return std::strtod(buf, nullptr) == v;
+    };
+    // More digits of a correctly rounded form stay as close, so the precisions that
+    // round-trip are those from the shortest on: a binary search over 0..16 (17
+    // digits always do), then a walk down in case the search landed past it.
+    int lo = 0, hi = 16;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (round_trips(mid))
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    int prec = lo;
+    while (prec > 0 && round_trips(prec - 1)) --prec;
+    round_trips(prec); // buf holds the form at `prec`
     // buf looks like "d.ddddde+XX" or "de-XX"
     const char* e = std::strchr(buf, 'e');
     digits.clear();

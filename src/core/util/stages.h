@@ -70,7 +70,27 @@ private:
     size_t at_ = 0;
 };
 
-// How many nodes a piece handles: a few milliseconds of work in WebAssembly.
-constexpr size_t kNodesPerPiece = 256;
+// How big a piece is: how many nodes it handles, how many tensor elements it
+// computes (weights folded or quantized): a few milliseconds of work in
+// WebAssembly. A test makes them small (ScopedPieceSize) to cut its small graphs
+// into many pieces, as the page cuts a big one.
+struct PieceSize {
+    size_t nodes = 256;
+    int64_t elements = int64_t{1} << 20;
+};
+inline PieceSize& piece_size() {
+    static PieceSize size;
+    return size;
+}
+class ScopedPieceSize {
+public:
+    explicit ScopedPieceSize(PieceSize size) : saved_(piece_size()) { piece_size() = size; }
+    ~ScopedPieceSize() { piece_size() = saved_; }
+    ScopedPieceSize(const ScopedPieceSize&) = delete;
+    ScopedPieceSize& operator=(const ScopedPieceSize&) = delete;
+
+private:
+    PieceSize saved_;
+};
 
 } // namespace pt2lab

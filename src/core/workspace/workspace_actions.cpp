@@ -305,9 +305,7 @@ Result<ActionOutcome> Workspace::run_action(State& s, const Action& a,
     case Action::Kind::Calibrate:
     case Action::Kind::Decompose:
     case Action::Kind::Prepare:
-    case Action::Kind::Convert:
-        PT2LAB_CHECK(!"done in pieces (workspace_jobs.cpp)");
-        break;
+    case Action::Kind::Convert: PT2LAB_CHECK(!"done in pieces (workspace_jobs.cpp)"); break;
     }
     if (out.changed) {
         out.diff = diff_graphs(*before_module.graph, *s.gm->graph);

@@ -308,7 +308,7 @@ void Workspace::plan(Pending& p) const {
     auto copy_module = [&] {
         st.add("copy the module", [&p, &s](TP) -> Result<bool> {
             if (!p.cloning) p.cloning = std::make_unique<GraphCloning>(*s.gm->graph);
-            if (!p.cloning->step(kNodesPerPiece)) return false;
+            if (!p.cloning->step(piece_size().nodes)) return false;
             s.set_gm(s.gm->clone_with(p.cloning->take()));
             p.cloning.reset();
             return true;
@@ -321,7 +321,7 @@ void Workspace::plan(Pending& p) const {
             if (p.over || !p.outcome.changed) return true;
             if (!p.diffing)
                 p.diffing = std::make_unique<GraphDiffing>(*p.before_module->graph, *s.gm->graph);
-            const bool whole = p.diffing->step(4 * kNodesPerPiece);
+            const bool whole = p.diffing->step(4 * piece_size().nodes);
             p.stages.work_done = p.diffing->done();
             p.stages.work_total = p.diffing->total();
             if (!whole) return false;
@@ -388,9 +388,7 @@ void Workspace::plan(Pending& p) const {
             [&p] { return p.converting ? p.converting->what() : std::string("convert_pt2e"); });
         compare_and_sync();
         return;
-    case Action::Kind::Decompose:
-        plan_decompose(p);
-        return;
+    case Action::Kind::Decompose: plan_decompose(p); return;
     case Action::Kind::Edit:
     case Action::Kind::FoldConvBn:
     case Action::Kind::InsertObserver: copy_module(); break;
@@ -418,7 +416,7 @@ void Workspace::plan_decompose(Pending& p) const {
                               "has no program to decompose",
                               "open the torch.export (.pt2) version of the model");
         if (!p.cloning) p.cloning = std::make_unique<GraphCloning>(*s.ep->graph);
-        if (!p.cloning->step(kNodesPerPiece)) return false;
+        if (!p.cloning->step(piece_size().nodes)) return false;
         p.low = std::make_unique<ExportedProgram>(s.ep->clone_with(p.cloning->take()));
         p.cloning.reset();
         return true;
@@ -437,14 +435,12 @@ void Workspace::plan_decompose(Pending& p) const {
             p.rules_applied = !rep.steps.empty();
             return true;
         },
-        [&p] {
-            return p.decomposing ? p.decomposing->what() : std::string("run_decompositions");
-        });
+        [&p] { return p.decomposing ? p.decomposing->what() : std::string("run_decompositions"); });
     // torch retraces: even with no rule applied, nodes are named afresh after
     // their ops (a custom op's %relu becomes %fancy_relu), a new program.
     st.add("compare with the program before", [&p, &s](TP) -> Result<bool> {
         if (!p.diffing) p.diffing = std::make_unique<GraphDiffing>(*s.ep->graph, *p.low->graph);
-        const bool whole = p.diffing->step(4 * kNodesPerPiece);
+        const bool whole = p.diffing->step(4 * piece_size().nodes);
         p.stages.work_done = p.diffing->done();
         p.stages.work_total = p.diffing->total();
         if (!whole) return false;
@@ -452,10 +448,12 @@ void Workspace::plan_decompose(Pending& p) const {
         p.diffing.reset();
         p.outcome.changed = p.rules_applied || !p.program_diff.empty();
         if (!p.outcome.changed) {
-            if (p.outcome.summary.empty()) p.outcome.summary = "nothing to decompose at this level\n";
+            if (p.outcome.summary.empty())
+                p.outcome.summary = "nothing to decompose at this level\n";
             p.over = true;
         } else if (!p.rules_applied) {
-            p.outcome.summary += "no rule applied; the retrace named nodes afresh after their ops\n";
+            p.outcome.summary +=
+                "no rule applied; the retrace named nodes afresh after their ops\n";
         }
         return true;
     });
@@ -480,9 +478,7 @@ void Workspace::plan_decompose(Pending& p) const {
             s.module_actions = 0;
             return true;
         },
-        [&p] {
-            return std::string("ep.module(): ") + (p.unlifting ? p.unlifting->stage() : "");
-        });
+        [&p] { return std::string("ep.module(): ") + (p.unlifting ? p.unlifting->stage() : ""); });
     st.add("update the module's state", [this, &p, &s](TP) -> Result<bool> {
         if (!p.over) sync_exec_state(s, file_size_);
         return true;

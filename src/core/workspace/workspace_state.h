@@ -78,8 +78,8 @@ struct Workspace::Pending {
 
     // --- every other action: its work in pieces (Workspace::plan) -------------
     Stages stages;
-    ActionOutcome outcome;                            // what the stages build
-    bool over = false;                                // known before the last stage: nothing changed
+    ActionOutcome outcome; // what the stages build
+    bool over = false;     // known before the last stage: nothing changed
     std::shared_ptr<const GraphModule> before_module; // the module as it was: the diff's base
     std::unique_ptr<GraphCloning> cloning;            // a graph being copied
     std::unique_ptr<GraphDiffing> diffing;            // the new graph against the old
