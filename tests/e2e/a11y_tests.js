@@ -58,6 +58,8 @@ test("a11y: a whole lesson with the keyboard alone (Tab, Enter, Space, arrows), 
   const file = lessonFile(LESSON, "zh-TW");
   const g = golden(LESSON);
   let s = await waitState(page, (x) => x.lessons.current && x.lessons.current.step === 1, "step 1");
+  // The step's graph opens in pieces over frames: Tab walks the panel it ends in.
+  s = await waitState(page, (x) => !x.busy && x.log.some((l) => l.startsWith("opened ")), "the step's graph open (its open selects a tab, which takes the focus)");
   assert.equal(await active(page), "canvas", "the canvas has focus after load");
   // Tab order is the reading order: the lesson selector, the language, the step's
   // text (options), its button, Previous / Next and the small buttons.
