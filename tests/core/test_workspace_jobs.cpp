@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -23,8 +24,10 @@ using namespace pt2lab_test;
 namespace {
 
 // Runs `a` in the smallest slices there are (one node each: a deadline already
-// past), checking progress as it goes; returns the finished outcome.
-Result<ActionOutcome> apply_sliced(Workspace& ws, const Action& a, int* slices = nullptr) {
+// past), checking progress as it goes and showing it to `seen`; returns the
+// finished outcome.
+Result<ActionOutcome> apply_sliced(Workspace& ws, const Action& a, int* slices = nullptr,
+                                   const std::function<void(const ActionProgress&)>& seen = {}) {
     REQUIRE(ws.begin(a).ok());
     REQUIRE(ws.busy());
     uint64_t last = 0;
@@ -34,6 +37,7 @@ Result<ActionOutcome> apply_sliced(Workspace& ws, const Action& a, int* slices =
         CHECK(p.done >= last);
         CHECK(p.done <= p.total);
         CHECK_FALSE(p.what.empty());
+        if (seen) seen(p);
         last = p.done;
         ++n;
     }
@@ -335,17 +339,14 @@ TEST_CASE("prepare, convert, decompose and fold in pieces of one node equal one 
             int slices = 0;
             Result<ActionOutcome> s = [&] {
                 ScopedPieceSize one({1, 1});
-                REQUIRE(sliced->begin(a).ok());
-                while (!sliced->advance(1e-9)) {
+                return apply_sliced(*sliced, a, &slices, [&](const ActionProgress& p) {
                     // "prepare_pt2e: place observers: node 3 of 40" is in stage
                     // "prepare_pt2e: place observers"
-                    std::string what = sliced->progress().what;
+                    std::string what = p.what;
                     size_t of = what.find(" of ");
                     if (of != std::string::npos) what = what.substr(0, what.rfind(':', of));
                     stages.insert(what);
-                    ++slices;
-                }
-                return sliced->finish();
+                });
             }();
             REQUIRE(w.ok() == s.ok());
             if (!w.ok()) {
@@ -387,9 +388,7 @@ TEST_CASE("prepare, convert and decompose cancelled mid-stage leave everything a
         if (c.setup) REQUIRE(ws->apply(action(c.setup)).ok());
         const std::string code = ws->module().code();
         int total = 0; // how many slices the whole action takes
-        REQUIRE(ws->begin(action(c.action)).ok());
-        while (!ws->advance(1e-9)) ++total;
-        REQUIRE(ws->finish().ok());
+        REQUIRE(apply_sliced(*ws, action(c.action), &total).ok());
         REQUIRE(ws->undo().ok());
         REQUIRE(ws->module().code() == code);
         const std::string before = fingerprint(*ws);
@@ -414,22 +413,18 @@ TEST_CASE("a staged action says which stage it is in and how far", "[workspace][
     ScopedPieceSize one({1, 1});
     auto ws = open_workspace("resnet_style");
     const size_t nodes = ws->module().graph->size();
-    REQUIRE(ws->begin(action(R"({"kind": "prepare"})")).ok());
     std::vector<std::string> seen;
-    uint64_t last = 0;
     bool counted = false;
-    while (!ws->advance(1e-9)) {
-        ActionProgress p = ws->progress();
-        CHECK(p.done >= last);
-        CHECK(p.done <= p.total);
-        last = p.done;
-        if (seen.empty() || seen.back() != p.what) seen.push_back(p.what);
-        // "place observers: node 3 of 40"
-        const std::string of = " of " + std::to_string(nodes);
-        if (p.what.find("node ") != std::string::npos && p.what.find(of) != std::string::npos)
-            counted = true;
-    }
-    REQUIRE(ws->finish().ok());
+    // apply_sliced checks that done grows and stays within total
+    auto r =
+        apply_sliced(*ws, action(R"({"kind": "prepare"})"), nullptr, [&](const ActionProgress& p) {
+            if (seen.empty() || seen.back() != p.what) seen.push_back(p.what);
+            // "place observers: node 3 of 40"
+            const std::string of = " of " + std::to_string(nodes);
+            if (p.what.find("node ") != std::string::npos && p.what.find(of) != std::string::npos)
+                counted = true;
+        });
+    REQUIRE(r.ok());
     CHECK(counted);
     std::string all;
     for (const auto& s : seen) all += s + "\n";

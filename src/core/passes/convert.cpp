@@ -48,8 +48,8 @@ struct Converting::Impl {
     const ModuleState& state;
     const bool fold_quantize;
     ConvertReport report;
-    std::vector<Node*> nodes; // the graph's nodes before convert, in order
-    size_t next = 0;          // the next of them (observers) or of `quantizes` (folding)
+    std::vector<Node*> nodes; // the graph's nodes when the stage now began (each_node)
+    size_t next = 0;          // the next of them, or of `quantizes` (folding)
     std::vector<Node*> quantizes;
     std::map<const Observer*, QParams> qparams_of;
     int frozen = 0; // _frozen_param<N> made so far
@@ -57,29 +57,15 @@ struct Converting::Impl {
     Stages stages;
 
     Impl(GraphModule& m, const ModuleState& st, bool fold) : gm(m), state(st), fold_quantize(fold) {
-        stages.add("observers to quantize / dequantize",
-                   [this](Stages::Clock::time_point) -> Result<bool> {
-                       if (nodes.empty()) nodes = gm.graph->nodes();
-                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
-                            next < end; ++next)
-                           if (Status s = convert_one(nodes[next]); !s.ok()) return s.error();
-                       stages.work_done = next;
-                       stages.work_total = nodes.size();
-                       if (next < nodes.size()) return false;
-                       next = 0;
-                       return true;
-                   });
+        stages.add("observers to quantize / dequantize", [this](Stages::Clock::time_point) {
+            return each_node([this](Node* n) { return convert_one(n); });
+        });
         stages.add("duplicate shared dequantize (DuplicateDQPass)",
-                   [this](Stages::Clock::time_point) -> Result<bool> {
-                       if (next == 0) nodes = gm.graph->nodes();
-                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
-                            next < end; ++next)
-                           duplicate_dq(*gm.graph, nodes[next]);
-                       stages.work_done = next;
-                       stages.work_total = nodes.size();
-                       if (next < nodes.size()) return false;
-                       next = 0;
-                       return true;
+                   [this](Stages::Clock::time_point) {
+                       return each_node([this](Node* n) {
+                           duplicate_dq(*gm.graph, n);
+                           return Status{};
+                       });
                    });
         add_dead_code_elimination();
         if (fold_quantize) {
@@ -96,19 +82,26 @@ struct Converting::Impl {
                        });
             add_dead_code_elimination();
         }
-        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = gm.lint(); !s.ok()) return s.error();
-            return true;
-        });
+        add_lint(stages, gm);
         add_recompile(stages, gm, snapshot);
+    }
+
+    // One piece of a stage that visits the graph's nodes as they were when it
+    // began, in order: `visit` on the next few hundred; true when all are done.
+    template <class Visit> Result<bool> each_node(Visit visit) {
+        if (next == 0) nodes = gm.graph->nodes();
+        for (size_t end = std::min(nodes.size(), next + piece_size().nodes); next < end; ++next)
+            if (Status s = visit(nodes[next]); !s.ok()) return s.error();
+        stages.work_done = next;
+        stages.work_total = nodes.size();
+        if (next < nodes.size()) return false;
+        next = 0;
+        return true;
     }
 
     // gm.eliminate_dead_code() as two stages: its lint, then the walk.
     void add_dead_code_elimination() {
-        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = gm.lint(); !s.ok()) return s.error();
-            return true;
-        });
+        add_lint(stages, gm);
         stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
             auto dce = gm.eliminate_dead_code(false);
             if (!dce.ok()) return dce.error();

@@ -571,10 +571,7 @@ struct Preparing::Impl {
             stages.work_total = nodes.size();
             return next >= nodes.size();
         });
-        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = gm.lint(); !s.ok()) return s.error();
-            return true;
-        });
+        add_lint(stages, gm);
         stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
             if (report.fold.folded.empty()) return true;
             auto dce = gm.eliminate_dead_code(false); // linted just before
@@ -602,13 +599,17 @@ struct Preparing::Impl {
             stages.work_total = placer.nodes();
             return over;
         });
-        stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = gm.lint(); !s.ok()) return s.error();
-            return true;
-        });
+        add_lint(stages, gm);
         add_recompile(stages, gm, snapshot);
     }
 };
+
+void add_lint(Stages& stages, GraphModule& gm) {
+    stages.add("lint", [&gm](Stages::Clock::time_point) -> Result<bool> {
+        if (Status s = gm.lint(); !s.ok()) return s.error();
+        return true;
+    });
+}
 
 void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning>& snapshot) {
     stages.add("recompile", [&stages, &gm, &snapshot](Stages::Clock::time_point) -> Result<bool> {

@@ -80,6 +80,8 @@ private:
 Status calibrate(const GraphModule& gm, ModuleState& state,
                  const std::vector<std::vector<Tensor>>& batches);
 
+// A stage that runs gm.lint().
+void add_lint(Stages& stages, GraphModule& gm);
 // A last stage that recompiles `gm` with its graph copied in pieces (the copy in
 // `snapshot`, which the caller keeps beside `stages`).
 void add_recompile(Stages& stages, GraphModule& gm, std::unique_ptr<GraphCloning>& snapshot);

