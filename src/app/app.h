@@ -171,6 +171,9 @@ struct UiState {
     std::vector<LogLine> log;
     CanvasRect canvas;
     bool map_drag = false; // the graph canvas's press began on the minimap: it steers the camera
+    // A panel drew part of what it shows (a big graph's code, written in pieces) and
+    // needs more frames to finish it: the main loop keeps drawing. Reset every frame.
+    bool wants_frames = false;
     std::string lesson_scrolled; // the lesson step whose text was last scrolled to the top
     // Keyboard focus (ui/keyboard.cpp): the window whose controls Tab walks (the
     // left panel), its first and last tab stops on this frame and the last one, a

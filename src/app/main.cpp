@@ -101,7 +101,8 @@ int main() {
                 canvas_focused = f;
                 frames_left = 3;
             }
-            if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating())
+            if (ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 || app.animating() ||
+                app.ui().wants_frames)
                 frames_left = 3;
             if (app.options().bench) frames_left = 3; // the benchmark measures every frame
             // An action in flight advances a slice per frame (App::end_frame), and the

@@ -4,6 +4,8 @@
 // what torch 2.14.1 printed (tools/make_assets.py, tools/fx_cases.py).
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include "graph/printer.h"
 #include "io/fx_json.h"
 #include "test_support.h"
@@ -103,5 +105,60 @@ TEST_CASE("code lines map back to the nodes that wrote them", "[printer]") {
             if (!node.empty() && node != "output" && line.size() > 4 && line[4] != ' ')
                 CHECK(line.rfind("    " + node + " = ", 0) == 0);
         }
+    }
+}
+
+namespace {
+// Writes g's code in the smallest pieces CodeWriting takes (a deadline already past),
+// checking that it says how far it is; returns the pieces it took.
+CodeLines write_in_pieces(const Graph& g, const CodegenOptions& opt, int* pieces) {
+    CodeWriting w(g, opt);
+    const auto past = std::chrono::steady_clock::time_point::min();
+    size_t last = 0;
+    *pieces = 0;
+    while (!w.step(past)) {
+        ++*pieces;
+        CHECK(w.nodes_done() > last);
+        CHECK(w.nodes_done() < w.nodes_total());
+        last = w.nodes_done();
+    }
+    ++*pieces;
+    CHECK(w.done());
+    CHECK(w.nodes_done() == w.nodes_total());
+    return w.take();
+}
+} // namespace
+
+TEST_CASE("code written in pieces is the code written at once", "[printer]") {
+    // A chain long enough for many pieces, a value used far ahead, an unused node.
+    Graph big;
+    Node* x = big.placeholder("x");
+    Node* v = x;
+    for (int k = 0; k < 1000; ++k)
+        v = big.call_function("torch.ops.aten.relu.default", {Argument::from_node(v)});
+    big.call_function("torch.ops.aten.neg.default", {Argument::from_node(x)});
+    Node* sum = big.call_function("torch.ops.aten.add.Tensor",
+                                  {Argument::from_node(v), Argument::from_node(x)});
+    big.output(Argument::tuple({Argument::from_node(sum)}));
+    int pieces = 0;
+    CodeLines whole = python_code_lines(big);
+    CodeLines cut = write_in_pieces(big, {}, &pieces);
+    CHECK(pieces >= 2 * 1000 / 64);
+    CHECK(cut.src == whole.src);
+    CHECK(cut.line_nodes == whole.line_nodes);
+    CHECK(whole.src.find("add_tensor = torch.ops.aten.add.Tensor(relu_default_999, x);  "
+                         "relu_default_999 = x = None") != std::string::npos);
+    for (const auto& rel : fx_golden_files()) {
+        FxGraph fx = load_fx(rel);
+        INFO(rel);
+        for (bool verbose : {false, true}) {
+            CodegenOptions opt;
+            opt.verbose = verbose;
+            CodeLines a = python_code_lines(*fx.graph, opt);
+            CodeLines b = write_in_pieces(*fx.graph, opt, &pieces);
+            CHECK(b.src == a.src);
+            CHECK(b.line_nodes == a.line_nodes);
+        }
+        CHECK(python_code(*fx.graph) == fx.expected_code);
     }
 }

@@ -5,7 +5,9 @@
 // actions with the parity the lesson claims.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "test_support.h"
 #include "workspace/action_json.h"
@@ -255,6 +257,46 @@ TEST_CASE("code views follow the version and map lines to node ids", "[workspace
     apply_ok(*ws, R"({"kind": "recompile"})");
     CHECK_FALSE(ws->code(GraphView::Module).stale);
     CHECK(ws->code(GraphView::Module).text.find("activation_post_process_0") != std::string::npos);
+}
+
+TEST_CASE("code written in pieces is code(), with how far it is", "[workspace]") {
+    // Each view of a fresh workspace (nothing written yet) in the smallest pieces,
+    // against code() of a second workspace in the same state.
+    auto check = [](const Workspace& cut, const Workspace& whole, GraphView v) {
+        INFO(graph_view_name(v));
+        REQUIRE_FALSE(cut.code_ready(v));
+        const auto past = std::chrono::steady_clock::time_point::min();
+        size_t done = 0, total = 0, last = 0;
+        int pieces = 0;
+        while (!cut.write_code(v, past, &done, &total)) {
+            ++pieces;
+            CHECK(done >= last);
+            CHECK(done < total);
+            last = done;
+        }
+        CHECK(done == total);
+        CHECK(cut.code_ready(v));
+        const CodeView& a = cut.code(v);
+        const CodeView& b = whole.code(v);
+        CHECK(a.text == b.text);
+        CHECK(a.line_nodes == b.line_nodes);
+        CHECK(a.stale == b.stale);
+        return pieces;
+    };
+    auto cut = open_workspace("resnet_style");
+    auto whole = open_workspace("resnet_style");
+    for (GraphView v : {GraphView::Program, GraphView::Module}) check(*cut, *whole, v);
+    // An edit: the module's code is the last recompile's, and stale (the graph's own
+    // code, written in pieces too, differs).
+    for (Workspace* w : {cut.get(), whole.get()})
+        apply_ok(*w, R"({"kind": "insert_observer", "node": "relu"})");
+    CHECK(check(*cut, *whole, GraphView::Module) >= 2);
+    CHECK(cut->code(GraphView::Module).stale);
+    for (Workspace* w : {cut.get(), whole.get()}) apply_ok(*w, R"({"kind": "recompile"})");
+    check(*cut, *whole, GraphView::Module);
+    CHECK_FALSE(cut->code(GraphView::Module).stale);
+    // A graph edited back to what it was compiled from is not stale, at a glance.
+    CHECK(cut->module().stale_at_a_glance() == std::optional<bool>(false));
 }
 
 TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it drops",

@@ -2,6 +2,7 @@
 // syntax coloured, lines linked to their nodes both ways, Copy to the clipboard.
 #include "ui/code_panel.h"
 
+#include <chrono>
 #include <string_view>
 
 #include "code_tokens.h"
@@ -49,8 +50,24 @@ void draw_code_tab(App& app) {
     CodeForm& form = app.settings().code_form;
     PanelCaches::Code& cache = fv.caches.code;
     const ShownKey key = app.shown_key();
-    const CodeView& cv = ws.code(fv.graph);
     const bool program = fv.graph == GraphView::Program;
+    if (!ws.code_ready(fv.graph)) {
+        // A big graph's code (1 MB at 10k nodes) is written over frames, a slice each.
+        size_t done = 0, total = 0;
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(app.slice_seconds()));
+        if (!ws.write_code(fv.graph, deadline, &done, &total)) {
+            app.ui().wants_frames = true;
+            const float f = total ? float(done) / float(total) : 0.0f;
+            ImGui::TextDisabled("Writing %s for %zu nodes: %d %%",
+                                program ? "ep.graph_module.code" : "gm.code",
+                                ws.graph(fv.graph).size(), int(f * 100));
+            ImGui::ProgressBar(f, ImVec2(px(240), 0), "");
+            return;
+        }
+    }
+    const CodeView& cv = ws.code(fv.graph);
 
     // Which text.
     const char* forms[] = {program ? "ep.graph_module.code" : "gm.code", "print_readable()",
@@ -166,11 +183,20 @@ void draw_code_tab(App& app) {
             // Past the right edge, a long line (forward()'s 3000 parameters) is not
             // drawn: its width is estimated from the mono font's advance.
             float right = ImGui::GetWindowPos().x + ImGui::GetWindowWidth();
-            for (const Token& t : tokenize_python_line(line)) {
+            // Only what can show is tokenized: the line up to the right edge and a
+            // margin (a token cut there is past the edge, so it is never drawn).
+            size_t shown = line.size();
+            if (x < right && char_w > 0)
+                shown = std::min(shown, static_cast<size_t>((right - x) / char_w) * 2 + 64);
+            else if (x >= right)
+                shown = 0;
+            bool cut = false; // the rest of the line's width estimated
+            for (const Token& t : tokenize_python_line(line.substr(0, shown))) {
                 const char* b = line.data() + t.begin;
                 const char* e = line.data() + t.end;
                 if (x > right) {
                     x += char_w * static_cast<float>(line.size() - t.begin);
+                    cut = true;
                     break;
                 }
                 ImU32 col = token_color(t.kind);
@@ -179,6 +205,7 @@ void draw_code_tab(App& app) {
                 if (t.kind != TokenKind::Space) dl->AddText(ImVec2(x, p.y + px(1.5f)), col, b, e);
                 x += ImGui::CalcTextSize(b, e).x;
             }
+            if (!cut) x += char_w * static_cast<float>(line.size() - shown);
             widest = std::max(widest, x - p.x - gutter);
             ImGui::Dummy(ImVec2(x - p.x, line_h));
             if (li == 0) expose(app, "code:line 1");

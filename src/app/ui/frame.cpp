@@ -242,6 +242,7 @@ void draw_frame(App& app) {
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
     ui.widgets.clear();
+    ui.wants_frames = false;
     keyboard_focus_begin(app);
     ImVec2 display = ImGui::GetIO().DisplaySize;
     float top = opt.hide_top ? 0 : top_bar_height();

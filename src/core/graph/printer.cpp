@@ -7,6 +7,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "graph/op_schema.h"
 #include "util/pyrepr.h"
@@ -158,62 +160,102 @@ public:
     // ("" for the def line, the flatten line and blank lines before the body).
     std::vector<std::string> line_nodes;
 
-    std::string run() {
-        std::vector<Node*> nodes = g_.nodes();
-        // Last use of each value: walk backwards, first sighting wins.
-        std::set<const Node*> seen;
-        std::map<const Node*, std::vector<Node*>> user_to_last_uses;
-        for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-            Node* user = *it;
-            auto reg = [&](Node* n) {
-                if (seen.insert(n).second) {
-                    user_to_last_uses[user].push_back(n);
-                }
-            };
-            for (const Argument& a : user->args()) for_each_node(a, reg);
-            for (const auto& kv : user->kwargs()) for_each_node(kv.second, reg);
+    // Writes nodes until `deadline` (at least one); true once the code is written
+    // (then take() it). A writer stepped to the end is python_code().
+    bool step(std::chrono::steady_clock::time_point deadline) {
+        if (phase_ == Phase::Start) {
+            nodes_ = g_.nodes();
+            at_ = nodes_.size();
+            phase_ = Phase::LastUses;
         }
-        for (Node* n : nodes) {
-            if (opt_.verbose) stacktrace_summary(*n);
-            marks_.emplace_back(body_.size(), n->name()); // torch's "# COUNTER: i"
-            emit(*n);
-            // delete_unused_values
-            if (n->op() == Op::Placeholder) continue;
-            if (n->op() == Op::Output) {
-                body_ += "\n";
-                continue;
-            }
-            std::vector<Node*> dels = user_to_last_uses[n];
-            if (n->users().empty()) dels.push_back(n);
-            if (dels.empty()) {
-                body_ += "\n";
-            } else {
-                std::string s;
-                for (Node* d : dels) s += code_name(d) + " = ";
-                body_ += ";  " + s + "None\n";
-            }
+        size_t k = 0;
+        while (phase_ == Phase::LastUses && at_ > 0) {
+            last_uses_of(nodes_[--at_]);
+            if (++k % 64 == 0 && at_ > 0 && std::chrono::steady_clock::now() >= deadline)
+                return false;
         }
-        if (body_.empty()) body_ = "pass\n";
-
-        std::string prologue = fn_def();
-        std::string code = body_;
-        size_t first = code.find_first_not_of('\n');
-        code = first == std::string::npos ? std::string() : code.substr(first);
-        map_lines(prologue, first == std::string::npos ? body_.size() : first);
-        std::string indented;
-        size_t p = 0;
-        for (;;) {
-            size_t nl = code.find('\n', p);
-            indented +=
-                "    " + code.substr(p, nl == std::string::npos ? std::string::npos : nl - p);
-            if (nl == std::string::npos) break;
-            indented += "\n";
-            p = nl + 1;
+        if (phase_ == Phase::LastUses) phase_ = Phase::Body;
+        while (phase_ == Phase::Body && at_ < nodes_.size()) {
+            body_of(nodes_[at_++]);
+            if (++k % 64 == 0 && at_ < nodes_.size() &&
+                std::chrono::steady_clock::now() >= deadline)
+                return false;
         }
-        return "\n\n\n" + prologue + "\n" + indented;
+        if (phase_ == Phase::Body) {
+            finish();
+            phase_ = Phase::Done;
+        }
+        return true;
     }
+    bool done() const { return phase_ == Phase::Done; }
+    // Nodes walked of all (each twice: last uses backwards, then the body).
+    size_t nodes_done() const {
+        return phase_ == Phase::LastUses ? nodes_.size() - at_
+               : phase_ == Phase::Body   ? nodes_.size() + at_
+               : phase_ == Phase::Done   ? 2 * nodes_.size()
+                                         : 0;
+    }
+    size_t nodes_total() const { return 2 * g_.size(); }
+    std::string take() { return std::move(code_); }
 
 private:
+    // Last use of each value: walked backwards, first sighting wins.
+    void last_uses_of(Node* user) {
+        auto reg = [&](Node* n) {
+            if (seen_.insert(n).second) user_to_last_uses_[user].push_back(n);
+        };
+        for (const Argument& a : user->args()) for_each_node(a, reg);
+        for (const auto& kv : user->kwargs()) for_each_node(kv.second, reg);
+    }
+
+    void body_of(Node* n) {
+        if (opt_.verbose) stacktrace_summary(*n);
+        marks_.emplace_back(body_.size(), n->name()); // torch's "# COUNTER: i"
+        emit(*n);
+        // delete_unused_values
+        if (n->op() == Op::Placeholder) return;
+        if (n->op() == Op::Output) {
+            body_ += "\n";
+            return;
+        }
+        auto it = user_to_last_uses_.find(n);
+        std::vector<Node*> dels;
+        if (it != user_to_last_uses_.end()) dels = std::move(it->second);
+        if (n->users().empty()) dels.push_back(n);
+        if (dels.empty()) {
+            body_ += "\n";
+        } else {
+            std::string s;
+            for (Node* d : dels) s += code_name(d) + " = ";
+            body_ += ";  " + s + "None\n";
+        }
+    }
+
+    void finish() {
+        if (body_.empty()) body_ = "pass\n";
+        std::string prologue = fn_def();
+        size_t first = body_.find_first_not_of('\n');
+        map_lines(prologue, first == std::string::npos ? body_.size() : first);
+        std::string& out = code_;
+        out.reserve(body_.size() + body_.size() / 8 + prologue.size() + 8);
+        out = "\n\n\n" + prologue + "\n";
+        if (first == std::string::npos) {
+            out += "    ";
+            return;
+        }
+        // Every line of the body indented by four spaces.
+        for (size_t p = first;;) {
+            size_t nl = body_.find('\n', p);
+            out += "    ";
+            if (nl == std::string::npos) {
+                out.append(body_, p, std::string::npos);
+                break;
+            }
+            out.append(body_, p, nl + 1 - p);
+            p = nl + 1;
+        }
+    }
+
     void map_lines(const std::string& prologue, size_t body_start) {
         // "\n\n\n" + prologue + "\n": every line before the body belongs to no node
         size_t head =
@@ -394,6 +436,12 @@ private:
     Namespace names_; // python_code's namespace: globals and node names
     std::map<const Node*, std::string> code_names_;
     NodeNamer name_of_;
+    enum class Phase { Start, LastUses, Body, Done } phase_ = Phase::Start;
+    std::vector<Node*> nodes_;
+    size_t at_ = 0;
+    std::unordered_set<const Node*> seen_;
+    std::unordered_map<const Node*, std::vector<Node*>> user_to_last_uses_;
+    std::string code_;
 };
 
 } // namespace
@@ -426,16 +474,48 @@ std::string graph_str(const Graph& g) {
     return s;
 }
 
-std::string python_code(const Graph& g, const CodegenOptions& opt) {
-    return CodeWriter(g, opt).run();
+struct CodeWriting::Impl {
+    Impl(const Graph& g, const CodegenOptions& opt) : opt(opt), w(g, this->opt) {}
+    CodegenOptions opt; // the writer keeps a reference
+    CodeWriter w;
+};
+
+CodeWriting::CodeWriting(const Graph& g, const CodegenOptions& opt)
+    : impl_(std::make_unique<Impl>(g, opt)) {
+}
+CodeWriting::~CodeWriting() = default;
+CodeWriting::CodeWriting(CodeWriting&&) noexcept = default;
+CodeWriting& CodeWriting::operator=(CodeWriting&&) noexcept = default;
+
+bool CodeWriting::step(std::chrono::steady_clock::time_point deadline) {
+    return impl_->w.step(deadline);
+}
+bool CodeWriting::done() const {
+    return impl_->w.done();
+}
+size_t CodeWriting::nodes_done() const {
+    return impl_->w.nodes_done();
+}
+size_t CodeWriting::nodes_total() const {
+    return impl_->w.nodes_total();
+}
+
+CodeLines CodeWriting::take() {
+    CodeLines out;
+    out.src = impl_->w.take();
+    out.line_nodes = std::move(impl_->w.line_nodes);
+    return out;
 }
 
 CodeLines python_code_lines(const Graph& g, const CodegenOptions& opt) {
-    CodeWriter w(g, opt);
-    CodeLines out;
-    out.src = w.run();
-    out.line_nodes = std::move(w.line_nodes);
-    return out;
+    CodeWriting w(g, opt);
+    while (!w.step(std::chrono::steady_clock::time_point::max())) {
+    }
+    return w.take();
+}
+
+std::string python_code(const Graph& g, const CodegenOptions& opt) {
+    return python_code_lines(g, opt).src;
 }
 
 std::string print_readable(const Graph& g, const CodegenOptions& opt,

@@ -2,6 +2,8 @@
 // GraphModule.code (python_code), print_readable annotations, print_tabular.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,27 @@ struct CodeLines {
     std::vector<std::string> line_nodes;
 };
 CodeLines python_code_lines(const Graph& g, const CodegenOptions& opt = {});
+
+// python_code_lines in pieces, so a page can write a big graph's code over frames:
+// step() writes nodes until the deadline; once it returns true, take() the code.
+// The graph must not change while it is written.
+class CodeWriting {
+public:
+    CodeWriting(const Graph& g, const CodegenOptions& opt = {});
+    ~CodeWriting();
+    CodeWriting(CodeWriting&&) noexcept;
+    CodeWriting& operator=(CodeWriting&&) noexcept;
+    bool step(std::chrono::steady_clock::time_point deadline);
+    bool done() const;
+    // How far: nodes walked of all (every node twice, last uses then the body).
+    size_t nodes_done() const;
+    size_t nodes_total() const;
+    CodeLines take();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // print_readable(print_output=False): "class GraphModule(torch.nn.Module):\n    def forward(...".
 std::string print_readable(const Graph& g, const CodegenOptions& opt,

@@ -1,6 +1,10 @@
 // GraphModule: clone, module-aware lint, dead-code elimination, submodule names.
 #include "program/graph_module.h"
 
+#include <cstring>
+
+#include "util/check.h"
+
 namespace pt2lab {
 
 void GraphModule::recompile() {
@@ -15,8 +19,10 @@ void GraphModule::recompile_with(std::unique_ptr<Graph> copy_of_graph) {
 }
 
 void GraphModule::Compiled::write() const {
-    if (written) return;
-    CodeLines lines = python_code_lines(*graph, codegen);
+    if (!written) adopt(python_code_lines(*graph, codegen));
+}
+
+void GraphModule::Compiled::adopt(CodeLines lines) const {
     src = std::move(lines.src);
     line_nodes.clear();
     line_nodes.reserve(lines.line_nodes.size());
@@ -25,6 +31,16 @@ void GraphModule::Compiled::write() const {
         line_nodes.push_back(n ? n->id() : 0);
     }
     written = true;
+}
+
+CodeWriting GraphModule::code_writing() const {
+    PT2LAB_CHECK(compiled_); // code_writing() of a module never compiled
+    return CodeWriting(*compiled_->graph, compiled_->codegen);
+}
+
+void GraphModule::adopt_code(CodeLines lines) const {
+    PT2LAB_CHECK(compiled_);
+    if (!compiled_->written) compiled_->adopt(std::move(lines));
 }
 
 const std::string& GraphModule::code() const {
@@ -39,6 +55,73 @@ const std::vector<uint32_t>& GraphModule::code_line_nodes() const {
     if (!compiled_) return never_compiled;
     compiled_->write();
     return compiled_->line_nodes;
+}
+
+namespace {
+
+// Whether `a` and `b` are the same argument to the code writer, exactly: kinds
+// and values bit for bit (1 and 1.0 print differently), node references by name.
+bool same_arg(const Argument& a, const Argument& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+    case ArgKind::None: return true;
+    case ArgKind::Bool: return a.b == b.b;
+    case ArgKind::Int:
+    case ArgKind::Layout:
+    case ArgKind::MemoryFormat: return a.i == b.i;
+    case ArgKind::Float: return std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
+    case ArgKind::NodeRef:
+        return a.node && b.node ? a.node->name() == b.node->name() : a.node == b.node;
+    case ArgKind::Dtype: return a.dtype == b.dtype;
+    case ArgKind::List:
+    case ArgKind::Tuple:
+    case ArgKind::Dict:
+        if (a.items.size() != b.items.size() || a.keys != b.keys) return false;
+        for (size_t k = 0; k < a.items.size(); ++k)
+            if (!same_arg(a.items[k], b.items[k])) return false;
+        return true;
+    default: return a.s == b.s; // String, Device, Repr, SymInt ...
+    }
+}
+
+// Everything python_code reads of a node (its meta only when verbose, which code() is not).
+bool same_node(const Node& a, const Node& b) {
+    if (a.op() != b.op() || a.name() != b.name() || a.target() != b.target() ||
+        a.args().size() != b.args().size() || a.kwargs().size() != b.kwargs().size() ||
+        a.users().empty() != b.users().empty())
+        return false;
+    for (size_t k = 0; k < a.args().size(); ++k)
+        if (!same_arg(a.args()[k], b.args()[k])) return false;
+    for (size_t k = 0; k < a.kwargs().size(); ++k)
+        if (a.kwargs()[k].first != b.kwargs()[k].first ||
+            !same_arg(a.kwargs()[k].second, b.kwargs()[k].second))
+            return false;
+    return true;
+}
+
+bool same_codegen(const CodegenOptions& a, const CodegenOptions& b) {
+    return a.pytree == b.pytree && a.pytree_args == b.pytree_args &&
+           a.pytree_kwargs == b.pytree_kwargs && a.verbose == b.verbose;
+}
+
+} // namespace
+
+std::optional<bool> GraphModule::stale_at_a_glance() const {
+    if (!compiled_) return true; // no code at all, and a graph's code is never empty
+    const Graph& was = *compiled_->graph;
+    if (!same_codegen(compiled_->codegen, codegen) || was.size() != graph->size())
+        return std::nullopt;
+    const std::vector<Node*> a = was.nodes(), b = graph->nodes();
+    for (size_t k = 0; k < a.size(); ++k)
+        if (!same_node(*a[k], *b[k])) return std::nullopt;
+    return false;
+}
+
+bool GraphModule::stale() const {
+    // Different graphs can still write the same code (a node renamed to what the
+    // code's namespace would call it anyway): then the code itself says.
+    if (std::optional<bool> s = stale_at_a_glance()) return *s;
+    return code() != python_code(*graph, codegen);
 }
 
 Status GraphModule::lint() const {

@@ -62,6 +62,12 @@ struct GraphModule : GraphModuleFields {
     // For each line of code(), the id of the node that produced it (0: none), as of
     // the last recompile() (torch's _lineno_map); the node may be gone since.
     const std::vector<uint32_t>& code_line_nodes() const;
+    // code() in pieces (a page writes a big graph's code over frames): whether it is
+    // written, a writer of it (from the last recompile's graph; needs a recompile
+    // done), and its result taken in.
+    bool code_written() const { return !compiled_ || compiled_->written; }
+    CodeWriting code_writing() const;
+    void adopt_code(CodeLines lines) const;
     // Regenerates code() from the graph (GraphModule.recompile()).
     void recompile();
     // recompile() with a copy of the graph made already (GraphCloning, in pieces).
@@ -70,8 +76,13 @@ struct GraphModule : GraphModuleFields {
     // GraphModule runs its generated code, which graph edits leave alone until
     // recompile(); a module never compiled runs its graph.
     const Graph& forward_graph() const { return compiled_ ? *compiled_->graph : *graph; }
-    // True when the graph changed since the last recompile (forward is stale).
-    bool stale() const { return code() != python_code(*graph, codegen); }
+    // True when the graph changed since the last recompile (forward is stale): its
+    // code differs from the compiled code. Linear and without writing code when
+    // the two graphs are the same node for node (what every recompile leaves).
+    bool stale() const;
+    // stale() where it needs no code written: nullopt when the two graphs differ
+    // node for node, where only their code can say.
+    std::optional<bool> stale_at_a_glance() const;
 
     // graph.lint() with the owning module: also checks that get_attr and
     // call_module targets exist, with torch's messages.
@@ -95,6 +106,7 @@ private:
         mutable std::string src;
         mutable std::vector<uint32_t> line_nodes;
         void write() const;
+        void adopt(CodeLines lines) const;
     };
     std::shared_ptr<const Compiled> compiled_;
 };

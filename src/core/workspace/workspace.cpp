@@ -48,6 +48,12 @@ bool makes_history(Action::Kind k) {
 
 struct Workspace::Cache {
     std::optional<CodeView> code[2];
+    // code() in pieces (write_code): the view's code, then for a module whose graph
+    // differs from its last recompile's node for node, the graph's own code.
+    struct Writing {
+        std::optional<CodeWriting> code, current;
+        std::optional<std::optional<bool>> glance; // GraphModule::stale_at_a_glance
+    } writing[2];
     std::optional<std::string> readable[2];
     std::optional<std::string> program_str;
     std::optional<IrLevel> level;
@@ -317,26 +323,80 @@ const Node* Workspace::find(GraphView v, const std::string& name) const {
     return graph(v).find(name);
 }
 
-const CodeView& Workspace::code(GraphView v) const {
-    auto& slot = cache_->code[v == GraphView::Program ? 0 : 1];
-    if (slot) return *slot;
+bool Workspace::code_ready(GraphView v) const {
+    return cache_->code[v == GraphView::Program ? 0 : 1].has_value();
+}
+
+bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point deadline,
+                           size_t* done, size_t* total) const {
+    using Clock = std::chrono::steady_clock;
+    const size_t vi = v == GraphView::Program ? 0 : 1;
+    auto& slot = cache_->code[vi];
+    Cache::Writing& w = cache_->writing[vi];
+    auto report = [&](size_t d, size_t t) {
+        if (done) *done = d;
+        if (total) *total = t;
+    };
+    if (slot) {
+        report(1, 1);
+        return true;
+    }
+    const GraphModule& gm = *state_->gm;
+    const Graph& g = graph(v);
     CodeView cv;
     if (v == GraphView::Program) {
-        const Graph& g = graph(v);
-        CodeLines lines = python_code_lines(g);
+        if (!w.code) w.code.emplace(g);
+        if (!w.code->step(deadline)) {
+            report(w.code->nodes_done(), w.code->nodes_total());
+            return false;
+        }
+        CodeLines lines = w.code->take();
         cv.text = std::move(lines.src);
+        cv.line_nodes.reserve(lines.line_nodes.size());
         for (const std::string& name : lines.line_nodes) {
             const Node* n = name.empty() ? nullptr : g.find(name);
             cv.line_nodes.push_back(n ? n->id() : 0);
         }
     } else {
-        const GraphModule& gm = *state_->gm;
+        // The last recompile's code (shared by the states that have the same
+        // recompile), then, if the graph moved on, its own code to compare.
+        if (!w.glance) w.glance = gm.stale_at_a_glance();
+        const std::optional<bool> glance = *w.glance;
+        const size_t steps = glance ? 1 : 2;
+        if (!gm.code_written()) {
+            if (!w.code) w.code.emplace(gm.code_writing());
+            if (!w.code->step(deadline)) {
+                report(w.code->nodes_done(), steps * w.code->nodes_total());
+                return false;
+            }
+            gm.adopt_code(w.code->take());
+            if (!glance && Clock::now() >= deadline) { // the graph's own code is next
+                report(g.size() * 2, steps * g.size() * 2);
+                return false;
+            }
+        }
+        if (!glance) {
+            if (!w.current) w.current.emplace(g, gm.codegen);
+            if (!w.current->step(deadline)) {
+                report(g.size() * 2 + w.current->nodes_done(), 4 * g.size());
+                return false;
+            }
+            cv.stale = w.current->take().src != gm.code();
+        } else {
+            cv.stale = *glance;
+        }
         cv.text = gm.code();
         cv.line_nodes = gm.code_line_nodes();
-        cv.stale = gm.stale();
     }
+    w = Cache::Writing{};
     slot = std::move(cv);
-    return *slot;
+    report(1, 1);
+    return true;
+}
+
+const CodeView& Workspace::code(GraphView v) const {
+    write_code(v, std::chrono::steady_clock::time_point::max());
+    return *cache_->code[v == GraphView::Program ? 0 : 1];
 }
 
 const std::string& Workspace::readable(GraphView v) const {

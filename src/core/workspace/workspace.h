@@ -13,6 +13,7 @@
 // node(view, id) after every version change.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -237,6 +238,12 @@ public:
     // Code of a view (cached per version): Program = ep.graph_module.code,
     // Module = gm.code as of its last recompile (CodeView::stale says if the graph moved on).
     const CodeView& code(GraphView v) const;
+    // code(v) in pieces, for a page that writes a big graph's code over frames:
+    // whether it is at hand, and writing it until `deadline` (true once it is;
+    // how far in nodes walked of all). A new version starts over.
+    bool code_ready(GraphView v) const;
+    bool write_code(GraphView v, std::chrono::steady_clock::time_point deadline,
+                    size_t* done = nullptr, size_t* total = nullptr) const;
     // print_readable of the view (cached per version).
     const std::string& readable(GraphView v) const;
     // str(ep) of program() (cached per version); has_program().
