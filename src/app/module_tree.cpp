@@ -22,6 +22,16 @@ bool is_weight(const Node& n, const std::unordered_map<std::string, const InputS
                     spec->kind == InputKind::ConstantTensor);
 }
 
+// What prepare_pt2e and convert_pt2e insert (observers, quantize / dequantize):
+// torch gives these nodes no nn_module_stack.
+bool inserted_by_quantization(const Node& n) {
+    if (!n.meta.nn_module_stack.empty()) return false;
+    if (n.op() == Op::CallModule) return n.target().rfind("activation_post_process_", 0) == 0;
+    if (n.op() == Op::CallFunction)
+        return n.target().find("quantized_decomposed.") != std::string::npos;
+    return false;
+}
+
 } // namespace
 
 int ModuleTree::find(const std::string& path) const {
@@ -82,10 +92,25 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
         t.by_path[path] = id;
         return id;
     };
+    // Observers and quantize / dequantize nodes join the group of the value they
+    // read (a conv's output observer goes with the conv), or, reading a weight, are
+    // placed by their users as the weight is: a prepared or converted model then
+    // collapses as the model does. Not calls of their module either way.
+    std::vector<uint8_t> with_input(nodes.size(), 0);
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = *nodes[i];
         if (is_weight(n, specs)) {
             t.absorbed[i] = 1;
+            continue;
+        }
+        if (inserted_by_quantization(n)) {
+            t.absorbed[i] = 1;
+            const std::vector<Node*> ins = n.input_nodes();
+            auto it = ins.empty() ? index.end() : index.find(ins.front());
+            if (it != index.end() && (!t.absorbed[it->second] || with_input[it->second])) {
+                t.node_group[i] = t.node_group[it->second];
+                with_input[i] = 1;
+            }
             continue;
         }
         int at = 0;
@@ -107,8 +132,9 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
         }
         return a;
     };
-    for (size_t i = 0; i < nodes.size(); ++i) {
-        if (!t.absorbed[i]) continue;
+    // Users first (backwards): a weight's user can be a dequantize placed by its own users.
+    for (size_t i = nodes.size(); i-- > 0;) {
+        if (!t.absorbed[i] || with_input[i]) continue;
         int at = -1;
         for (const Node* u : nodes[i]->users()) {
             auto it = index.find(u);

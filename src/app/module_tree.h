@@ -36,8 +36,11 @@ struct ModuleTree {
     // Per graph node (graph order): its innermost group (0 = the root).
     // Weights (parameter, buffer and constant placeholders, get_attr) have no
     // nn_module_stack: they join the innermost group holding all their users.
+    // Nor have the observers and quantize / dequantize nodes the PT2E passes
+    // insert: they join the group of the value they read (or, reading a weight,
+    // are placed by their users).
     std::vector<int> node_group;
-    std::vector<uint8_t> absorbed; // per graph node: a weight placed by its users
+    std::vector<uint8_t> absorbed; // per graph node: placed by others, not a call of its group
 
     int find(const std::string& path) const; // -1 when absent
     // The collapsed group graph node `i` is hidden in (the outermost collapsed,

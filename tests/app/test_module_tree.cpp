@@ -121,3 +121,44 @@ TEST_CASE("a collapsed module is one box with the module's inputs and outputs as
     CHECK(full.frames.size() >= 4);
     CHECK(full.frames.front().depth == 1); // outer frames first
 }
+
+TEST_CASE("observers and quantize / dequantize nodes join the module they read from", "[modules]") {
+    // What prepare_pt2e and convert_pt2e insert has no nn_module_stack (as in torch).
+    Graph g;
+    auto in_module = [](Node* n, std::vector<std::string> paths) {
+        for (const std::string& p : paths)
+            n->meta.nn_module_stack.push_back({"L__self__" + p, p, "torch.nn.Module"});
+        return n;
+    };
+    auto ref = [](Node* n) { return Argument::from_node(n); };
+    Node* x = g.placeholder("x");
+    Node* w = g.get_attr("block_conv_weight");
+    Node* wq =
+        g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", {ref(w)});
+    Node* wdq =
+        g.call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default", {ref(wq)});
+    Node* conv = in_module(g.call_function("torch.ops.aten.conv2d.default", {ref(x), ref(wdq)}),
+                           {"block", "block.conv"});
+    Node* obs = g.call_module("activation_post_process_0", {ref(conv)});
+    Node* relu = in_module(g.call_function("torch.ops.aten.relu.default", {ref(obs)}),
+                           {"block", "block.relu"});
+    Node* obs2 = g.call_module("activation_post_process_1", {ref(relu)});
+    Node* other = g.call_function("torch.ops.aten.neg.default", {ref(obs2)}); // no module: stays
+    g.output(Argument::tuple({ref(other)}));
+    ModuleTree t = build_module_tree(g, nullptr);
+    auto group = [&](const Node* n) { return t.node_group[size_t(index_of(g, n->name()))]; };
+    auto absorbed = [&](const Node* n) { return t.absorbed[size_t(index_of(g, n->name()))]; };
+    // An output observer goes with the node it observes.
+    CHECK(group(obs) == t.find("block.conv"));
+    CHECK(group(obs2) == t.find("block.relu"));
+    // A weight's quantize / dequantize are placed by their users, like the weight.
+    CHECK(group(wdq) == t.find("block.conv"));
+    CHECK(group(wq) == t.find("block.conv"));
+    CHECK(group(w) == t.find("block.conv"));
+    // None of them is a call of its module: the block has two calls, each conv and relu one.
+    for (const Node* n : {obs, obs2, wq, wdq, w}) CHECK(absorbed(n));
+    CHECK(t.groups[size_t(t.find("block"))].calls == 2);
+    CHECK(t.groups[size_t(t.find("block.conv"))].calls == 1);
+    CHECK(group(other) == 0);
+    CHECK_FALSE(absorbed(other));
+}

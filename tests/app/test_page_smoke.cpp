@@ -279,7 +279,7 @@ TEST_CASE("every transformation button, with undo back to the file as loaded", "
         ui::post_calibrate(*h.app, ui::kCalibrationBatches);
         h.settle();
         INFO(h.state()["error"].get<std::string>());
-        CHECK(ui::observers_calibrated(*h.app->workspace()));
+        CHECK(h.app->workspace()->observers_calibrated());
         ui::post_convert(*h.app, true);
         h.settle();
         visit_everything(h);
@@ -410,7 +410,7 @@ TEST_CASE("a sliced calibration shows its progress; Cancel and Esc leave the sta
     ui::post_calibrate(*h.app, ui::kCalibrationBatches);
     int frames = h.settle();
     CHECK(frames > 9);
-    CHECK(ui::observers_calibrated(*h.app->workspace()));
+    CHECK(h.app->workspace()->observers_calibrated());
     CHECK(h.app->workspace()->undo_history().back().label == "calibrate on 9 batches");
     const nlohmann::json done =
         h.state(); // a named copy: ranging over a temporary's member dangles

@@ -4,7 +4,10 @@
 // abs; integers, quantized values and qparams exactly; refused calls refused.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -303,6 +306,57 @@ TEST_CASE("a histogram over a range near FLT_MAX bins every value (found by the 
     auto q = obs.calculate_qparams();
     REQUIRE(q.ok());
     CHECK(q.value().observed);
+}
+
+TEST_CASE("div_floor is c10's div_floor_floating bit for bit, and the search runs in pieces",
+          "[exec]") {
+    auto same = [](float a, float b) {
+        const float fast = div_floor(a, b), ref = div_floor_reference(a, b);
+        if (std::isnan(fast) || std::isnan(ref)) return std::isnan(fast) && std::isnan(ref);
+        return std::memcmp(&fast, &ref, sizeof fast) == 0;
+    };
+    uint32_t seed = 12345;
+    auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+    auto uniform = [&] { return static_cast<float>(next() >> 8) / 16777216.0f; };
+    size_t checked = 0, differ = 0;
+    for (int k = 0; k < 2000000; ++k) {
+        // b over many scales, a up to a few thousand b (the search's range) and beyond.
+        const float b = std::ldexp(0.5f + uniform(), static_cast<int>(next() % 60) - 40);
+        const float q = (uniform() - 0.3f) * static_cast<float>(1u << (next() % 26));
+        float a = q * b;
+        if (k % 4 == 1) a = std::round(q) * b; // on an integer quotient
+        if (k % 4 == 2) a = std::nextafter(std::round(q) * b, 1e38f);
+        if (k % 4 == 3) a = std::nextafter(std::round(q) * b, -1e38f);
+        differ += same(a, b) ? 0 : 1;
+        ++checked;
+    }
+    const float inf = std::numeric_limits<float>::infinity();
+    for (float a : {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, std::nanf(""), 3e38f, 1e-45f})
+        for (float b : {1.0f, 1e-45f, 3e38f, inf, -2.0f, 0.0f, -0.0f, std::nanf("")}) {
+            differ += same(a, b) ? 0 : 1;
+            ++checked;
+        }
+    CHECK(checked > 2000000);
+    CHECK(differ == 0);
+
+    // HistogramObserver's search in the smallest pieces picks the same range.
+    ObserverConfig cfg;
+    cfg.kind = ObserverKind::Histogram;
+    HistogramObserver whole(cfg), cut(cfg);
+    Tensor t = Tensor::zeros(ScalarType::Float, {65536});
+    for (int64_t i = 0; i < t.numel(); ++i) // a smooth long tail, as after a ReLU
+        t.f32()[i] = -std::log(1.0f - uniform() * 0.999f);
+    REQUIRE(whole.observe(t).ok());
+    REQUIRE(cut.observe(t).ok());
+    int pieces = 0;
+    while (!cut.prepare_qparams(std::chrono::steady_clock::time_point::min())) ++pieces;
+    INFO(pieces << " pieces");
+    CHECK(pieces >= 2);
+    CHECK(cut.search_range() == whole.search_range());
+    REQUIRE(cut.calculate_qparams().ok());
+    CHECK(cut.calculate_qparams().value().scale == whole.calculate_qparams().value().scale);
+    CHECK(cut.calculate_qparams().value().zero_point ==
+          whole.calculate_qparams().value().zero_point);
 }
 
 TEST_CASE("multi-step model runs follow PyTorch (train: running stats and counter)", "[exec]") {

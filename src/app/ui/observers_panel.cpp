@@ -37,7 +37,7 @@ void draw_observers_tab(App& app) {
     batches = std::clamp(batches, 1, 64);
     ImGui::EndDisabled();
     ImGui::SameLine();
-    ImGui::BeginDisabled(!observers_calibrated(ws));
+    ImGui::BeginDisabled(!ws.observers_calibrated());
     if (ImGui::Button("convert_pt2e")) post_convert(app, fold_quantize);
     expose(app, "observers:convert");
     ImGui::SameLine();

@@ -73,7 +73,7 @@ void draw_top_bar(App& app, float width) {
                 "the observers record",
                 kCalibrationBatches - 1);
         ImGui::SameLine();
-        ImGui::BeginDisabled(!observers_calibrated(*ws));
+        ImGui::BeginDisabled(!ws->observers_calibrated());
         if (ImGui::Button("Convert")) post_convert(app, true);
         expose(app, "convert");
         ImGui::EndDisabled();

@@ -59,10 +59,4 @@ bool has_observers(const Workspace& ws) {
     return !ws.state().observers.empty();
 }
 
-bool observers_calibrated(const Workspace& ws) {
-    for (const auto& [name, obs] : ws.state().observers)
-        if (obs->calls() > 0) return true;
-    return false;
-}
-
 } // namespace pt2lab::app::ui

@@ -23,7 +23,5 @@ void post_set_training(App& app, bool train);
 
 // Whether the module has MinMaxObservers (prepare ran or one was inserted).
 bool has_observers(const Workspace& ws);
-// Whether any observer recorded something (convert needs calibration).
-bool observers_calibrated(const Workspace& ws);
 
 } // namespace pt2lab::app::ui

@@ -138,6 +138,7 @@ HistogramObserver::HistogramObserver(ObserverConfig cfg) : Observer(cfg) {
 void HistogramObserver::reset() {
     Observer::reset();
     range_.reset();
+    search_.reset();
     hist_.clear(); // zeros(bins), made by the next observation
 }
 
@@ -169,8 +170,24 @@ std::vector<float> upscale(const std::vector<float>& hist, float orig_min, float
     return out;
 }
 
-// c10::div_floor_floating
+// _get_norm: density * (end^3 - begin^3) / 3
+float l2_norm(float begin, float end, float density) {
+    return density * ((end * end * end - begin * begin * begin) / 3.0f);
+}
+} // namespace
+
 float div_floor(float a, float b) {
+    // Where a / b (rounded) is no integer and well inside float's integers, no
+    // integer lies between it and the exact quotient, and the steps below (fmod,
+    // which is slow, then rounding) give floor of the exact quotient: so floor(a / b).
+    if (b > 0.0f) {
+        const float q = a / b, f = std::floor(q);
+        if (q != f && std::fabs(q) < 4194304.0f) return f; // 2^22
+    }
+    return div_floor_reference(a, b);
+}
+
+float div_floor_reference(float a, float b) {
     if (b == 0.0f) return a / b;
     float mod = std::fmod(a, b);
     float div = (a - mod) / b;
@@ -180,12 +197,6 @@ float div_floor(float a, float b) {
     if (div - floordiv > 0.5f) floordiv += 1.0f;
     return floordiv;
 }
-
-// _get_norm: density * (end^3 - begin^3) / 3
-float l2_norm(float begin, float end, float density) {
-    return density * ((end * end * end - begin * begin * begin) / 3.0f);
-}
-} // namespace
 
 Status HistogramObserver::observe(const Tensor& x) {
     auto job = observe_job(x);
@@ -197,6 +208,7 @@ Status HistogramObserver::observe(const Tensor& x) {
 Result<std::unique_ptr<KernelJob>> HistogramObserver::observe_job(const Tensor& x_in,
                                                                   uint64_t unit_work) {
     range_.reset();
+    search_.reset();
     ++calls_;
     auto job = std::make_unique<KernelJob>();
     if (x_in.numel() == 0) return job;
@@ -322,50 +334,61 @@ double HistogramObserver::quantization_error(int64_t start_bin, int64_t end_bin)
 }
 
 std::pair<float, float> HistogramObserver::search_range() const {
-    if (!range_) range_ = find_search_range();
+    while (!prepare_qparams(std::chrono::steady_clock::time_point::max())) {
+    }
     return *range_;
 }
 
-std::pair<float, float> HistogramObserver::find_search_range() const {
+bool HistogramObserver::prepare_qparams(std::chrono::steady_clock::time_point deadline) const {
+    if (range_) return true;
     const int64_t bins = cfg_.bins;
-    const float bin_width = (max_ - min_) / static_cast<float>(bins);
-    double total_d = 0.0;
-    std::vector<float> csum(hist_.size());
-    for (size_t k = 0; k < hist_.size(); ++k) {
-        total_d += static_cast<double>(hist_[k]);
-        csum[k] = static_cast<float>(total_d);
+    if (!search_) {
+        Search s;
+        double total_d = 0.0;
+        s.csum.resize(hist_.size());
+        for (size_t k = 0; k < hist_.size(); ++k) {
+            total_d += static_cast<double>(hist_[k]);
+            s.csum[k] = static_cast<float>(total_d);
+        }
+        s.total = static_cast<double>(static_cast<float>(total_d));
+        s.end_bin = bins - 1;
+        search_ = std::move(s);
     }
-    const double total = static_cast<double>(static_cast<float>(total_d));
+    Search& s = *search_;
+    const std::vector<float>& csum = s.csum;
     const double stepsize = 1e-5;
-    double alpha = 0.0, beta = 1.0;
-    int64_t start_bin = 0, end_bin = bins - 1;
-    double norm_min = std::numeric_limits<double>::infinity();
-    while (alpha < beta) {
-        const double next_alpha = alpha + stepsize, next_beta = beta - stepsize;
-        int64_t l = start_bin, r = end_bin;
+    while (s.alpha < s.beta) {
+        const double next_alpha = s.alpha + stepsize, next_beta = s.beta - stepsize;
+        int64_t l = s.start_bin, r = s.end_bin;
         // cSum[l] < next_alpha * total: the Python float meets a float32 tensor
-        while (l < end_bin && csum[static_cast<size_t>(l)] < static_cast<float>(next_alpha * total))
+        while (l < s.end_bin &&
+               csum[static_cast<size_t>(l)] < static_cast<float>(next_alpha * s.total))
             ++l;
-        while (r > start_bin &&
-               csum[static_cast<size_t>(r)] > static_cast<float>(next_beta * total))
+        while (r > s.start_bin &&
+               csum[static_cast<size_t>(r)] > static_cast<float>(next_beta * s.total))
             --r;
-        int64_t next_start = start_bin, next_end = end_bin;
-        if ((l - start_bin) > (end_bin - r)) {
+        int64_t next_start = s.start_bin, next_end = s.end_bin;
+        if ((l - s.start_bin) > (s.end_bin - r)) {
             next_start = l;
-            alpha = next_alpha;
+            s.alpha = next_alpha;
         } else {
             next_end = r;
-            beta = next_beta;
+            s.beta = next_beta;
         }
-        if (next_start == start_bin && next_end == end_bin) continue;
+        if (next_start == s.start_bin && next_end == s.end_bin) continue;
         const double norm = quantization_error(next_start, next_end);
-        if (norm > norm_min) break;
-        norm_min = norm;
-        start_bin = next_start;
-        end_bin = next_end;
+        if (norm > s.norm_min) break;
+        s.norm_min = norm;
+        s.start_bin = next_start;
+        s.end_bin = next_end;
+        // Each quantization error walks every bin (microseconds): the clock after each.
+        if (std::chrono::steady_clock::now() >= deadline) return false;
     }
-    return {min_ + bin_width * static_cast<float>(start_bin),
-            min_ + bin_width * static_cast<float>(end_bin + 1)};
+    const float bin_width = (max_ - min_) / static_cast<float>(bins);
+    range_ = std::make_pair(min_ + bin_width * static_cast<float>(s.start_bin),
+                            min_ + bin_width * static_cast<float>(s.end_bin + 1));
+    search_.reset();
+    return true;
 }
 
 Result<QParams> HistogramObserver::calculate_qparams() const {

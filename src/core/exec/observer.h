@@ -7,6 +7,7 @@
 // Both pass their input through unchanged.
 #pragma once
 
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -39,6 +40,13 @@ public:
     virtual Result<std::unique_ptr<KernelJob>> observe_job(const Tensor& x,
                                                            uint64_t unit_work = kUnitWork);
     virtual Result<QParams> calculate_qparams() const = 0;
+    // The work calculate_qparams() needs, in pieces until `deadline` (at least one);
+    // true once it is done, and calculate_qparams() then only reads it. Nothing by
+    // default; HistogramObserver's search can take 100 ms on one observer.
+    virtual bool prepare_qparams(std::chrono::steady_clock::time_point deadline) const {
+        (void)deadline;
+        return true;
+    }
     virtual std::shared_ptr<Observer> clone() const = 0;
     virtual void reset();
     const ObserverConfig& config() const { return cfg_; }
@@ -78,6 +86,8 @@ public:
                                                    uint64_t unit_work = kUnitWork) override;
     // _non_linear_param_search, then the qparams of the range it picks.
     Result<QParams> calculate_qparams() const override;
+    // The search, a few of its steps at a time.
+    bool prepare_qparams(std::chrono::steady_clock::time_point deadline) const override;
     std::shared_ptr<Observer> clone() const override {
         return std::make_shared<HistogramObserver>(*this);
     }
@@ -92,9 +102,17 @@ public:
     std::pair<float, float> search_range() const;
 
 private:
-    std::pair<float, float> find_search_range() const;
+    // _non_linear_param_search's loop, where it stands (prepare_qparams in pieces).
+    struct Search {
+        std::vector<float> csum;
+        double total = 0.0;
+        double alpha = 0.0, beta = 1.0;
+        int64_t start_bin = 0, end_bin = 0;
+        double norm_min = std::numeric_limits<double>::infinity();
+    };
     std::vector<float> hist_;
     mutable std::optional<std::pair<float, float>> range_; // search_range(), since the last observe
+    mutable std::optional<Search> search_;                 // the search under way, if any
     double quantization_error(int64_t start_bin, int64_t end_bin) const;
 };
 
@@ -103,6 +121,12 @@ std::vector<float> histc(const float* x, int64_t n, int64_t bins, float min, flo
 // Adds x's counts to h [bins] as histc(x, bins, min, max) counts them: histc over
 // a tensor is histc_add over its runs, in order, into one zeroed h.
 void histc_add(const float* x, int64_t n, int64_t bins, float min, float max, float* h);
+// torch.div(a, b, rounding_mode="floor") on float32 (c10::div_floor_floating): the
+// reference follows c10's steps (fmod, then rounding); div_floor gives the same
+// bits, quicker where a / b is no integer (HistogramObserver's search calls it
+// millions of times per observer).
+float div_floor(float a, float b);
+float div_floor_reference(float a, float b);
 // torch.linspace(start, end, steps) for float32.
 std::vector<float> linspace(float start, float end, int64_t steps);
 

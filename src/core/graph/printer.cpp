@@ -159,10 +159,12 @@ public:
     // torch's _lineno_map: for each line of the result, the node that emitted it
     // ("" for the def line, the flatten line and blank lines before the body).
     std::vector<std::string> line_nodes;
+    std::vector<uint32_t> line_ids; // the same lines' node ids (0: none)
 
     // Writes nodes until `deadline` (at least one); true once the code is written
     // (then take() it). A writer stepped to the end is python_code().
     bool step(std::chrono::steady_clock::time_point deadline) {
+        if (phase_ == Phase::Done) return true;
         if (phase_ == Phase::Start) {
             nodes_ = g_.nodes();
             at_ = nodes_.size();
@@ -182,9 +184,11 @@ public:
                 return false;
         }
         if (phase_ == Phase::Body) {
-            finish();
-            phase_ = Phase::Done;
+            phase_ = Phase::Finish; // the lines' map and the indenting: a piece of its own
+            if (std::chrono::steady_clock::now() >= deadline) return false;
         }
+        finish();
+        phase_ = Phase::Done;
         return true;
     }
     bool done() const { return phase_ == Phase::Done; }
@@ -192,6 +196,7 @@ public:
     size_t nodes_done() const {
         return phase_ == Phase::LastUses ? nodes_.size() - at_
                : phase_ == Phase::Body   ? nodes_.size() + at_
+               : phase_ == Phase::Finish ? 2 * nodes_.size() - (nodes_.empty() ? 0 : 1)
                : phase_ == Phase::Done   ? 2 * nodes_.size()
                                          : 0;
     }
@@ -210,7 +215,7 @@ private:
 
     void body_of(Node* n) {
         if (opt_.verbose) stacktrace_summary(*n);
-        marks_.emplace_back(body_.size(), n->name()); // torch's "# COUNTER: i"
+        marks_.emplace_back(body_.size(), n); // torch's "# COUNTER: i"
         emit(*n);
         // delete_unused_values
         if (n->op() == Op::Placeholder) return;
@@ -261,13 +266,15 @@ private:
         size_t head =
             3 + static_cast<size_t>(std::count(prologue.begin(), prologue.end(), '\n')) + 1;
         line_nodes.assign(head, "");
+        line_ids.assign(head, 0);
         size_t mark = 0;
-        std::string current;
+        const Node* current = nullptr;
         for (size_t off = body_start; off <= body_.size();) {
             while (mark < marks_.size() && marks_[mark].first <= off)
                 current = marks_[mark++].second;
-            line_nodes.push_back(off == body_.size() ? std::string()
-                                                     : current); // "    " at the end
+            const Node* n = off == body_.size() ? nullptr : current; // "    " at the end
+            line_nodes.push_back(n ? n->name() : std::string());
+            line_ids.push_back(n ? n->id() : 0);
             size_t nl = body_.find('\n', off);
             if (nl == std::string::npos) break;
             off = nl + 1;
@@ -431,12 +438,12 @@ private:
     std::vector<std::string> free_vars_;
     std::string prev_summary_;
     bool has_prev_summary_ = false;
-    std::vector<std::pair<size_t, std::string>> marks_; // body offset where each node's code starts
+    std::vector<std::pair<size_t, const Node*>> marks_; // body offset where each node's code starts
     std::map<std::string, std::string> globals_;
     Namespace names_; // python_code's namespace: globals and node names
     std::map<const Node*, std::string> code_names_;
     NodeNamer name_of_;
-    enum class Phase { Start, LastUses, Body, Done } phase_ = Phase::Start;
+    enum class Phase { Start, LastUses, Body, Finish, Done } phase_ = Phase::Start;
     std::vector<Node*> nodes_;
     size_t at_ = 0;
     std::unordered_set<const Node*> seen_;
@@ -504,6 +511,7 @@ CodeLines CodeWriting::take() {
     CodeLines out;
     out.src = impl_->w.take();
     out.line_nodes = std::move(impl_->w.line_nodes);
+    out.line_ids = std::move(impl_->w.line_ids);
     return out;
 }
 

@@ -35,6 +35,7 @@ std::string python_code(const Graph& g, const CodegenOptions& opt = {});
 struct CodeLines {
     std::string src;
     std::vector<std::string> line_nodes;
+    std::vector<uint32_t> line_ids; // the same nodes' ids (0: none)
 };
 CodeLines python_code_lines(const Graph& g, const CodegenOptions& opt = {});
 

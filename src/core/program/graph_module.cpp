@@ -24,12 +24,7 @@ void GraphModule::Compiled::write() const {
 
 void GraphModule::Compiled::adopt(CodeLines lines) const {
     src = std::move(lines.src);
-    line_nodes.clear();
-    line_nodes.reserve(lines.line_nodes.size());
-    for (const std::string& name : lines.line_nodes) {
-        const Node* n = name.empty() ? nullptr : graph->find(name);
-        line_nodes.push_back(n ? n->id() : 0);
-    }
+    line_nodes = std::move(lines.line_ids);
     written = true;
 }
 

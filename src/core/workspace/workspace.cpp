@@ -57,6 +57,7 @@ struct Workspace::Cache {
     std::optional<std::string> readable[2];
     std::optional<std::string> program_str;
     std::optional<IrLevel> level;
+    std::optional<bool> calibrated;
 };
 
 Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
@@ -313,6 +314,16 @@ IrLevel Workspace::level() const {
     return *cache_->level;
 }
 
+bool Workspace::observers_calibrated() const {
+    if (!cache_->calibrated) {
+        bool any = false;
+        for (const auto& [name, obs] : state().observers)
+            if ((any = obs->calls() > 0)) break;
+        cache_->calibrated = any;
+    }
+    return *cache_->calibrated;
+}
+
 const Node* Workspace::node(GraphView v, uint32_t id) const {
     if (v == GraphView::Program && !has_program()) return nullptr;
     return graph(v).find_id(id);
@@ -352,11 +363,7 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
         }
         CodeLines lines = w.code->take();
         cv.text = std::move(lines.src);
-        cv.line_nodes.reserve(lines.line_nodes.size());
-        for (const std::string& name : lines.line_nodes) {
-            const Node* n = name.empty() ? nullptr : g.find(name);
-            cv.line_nodes.push_back(n ? n->id() : 0);
-        }
+        cv.line_nodes = std::move(lines.line_ids);
     } else {
         // The last recompile's code (shared by the states that have the same
         // recompile), then, if the graph moved on, its own code to compare.
@@ -370,8 +377,8 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
                 return false;
             }
             gm.adopt_code(w.code->take());
-            if (!glance && Clock::now() >= deadline) { // the graph's own code is next
-                report(g.size() * 2, steps * g.size() * 2);
+            if (Clock::now() >= deadline) { // the graph's own code, or the copies, are next
+                report(g.size() * 2, steps * g.size() * 2 + 1);
                 return false;
             }
         }

@@ -250,6 +250,8 @@ public:
     const std::string& program_str() const;
     // The live executor state (parameters, buffers, observers) that runs update.
     const ModuleState& state() const;
+    // Whether any observer has seen data (cached per version; thousands at 10k nodes).
+    bool observers_calibrated() const;
     // The last run's report (RunReport::version says which version it ran at).
     const std::optional<RunReport>& last_run() const;
     // What the last apply / undo / redo did (diff, summary); empty right after opening.

@@ -229,10 +229,11 @@ bool Workspace::advance(double seconds) {
         if (Clock::now() >= deadline) return false;
     }
 
-    // Each observer's scale and zero_point, one observer per step (a HistogramObserver's
-    // search takes milliseconds to a second): cached in the observer until it next
-    // observes, so the summary below and convert_pt2e reuse them.
+    // Each observer's scale and zero_point (a HistogramObserver's search takes
+    // milliseconds to over 100 ms, so it runs in pieces too): cached in the observer
+    // until it next observes, so the summary below and convert_pt2e reuse them.
     while (calibrate && p.qparams_done < p.observers.size()) {
+        if (!p.observers[p.qparams_done]->prepare_qparams(deadline)) return false;
         (void)p.observers[p.qparams_done]->calculate_qparams();
         ++p.qparams_done;
         if (p.qparams_done < p.observers.size() && Clock::now() >= deadline) return false;
