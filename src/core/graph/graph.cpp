@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "graph/op_table.h"
 #include "util/check.h"
@@ -298,7 +299,8 @@ bool Graph::force_name(Node* n, const std::string& name) {
 }
 
 Status Graph::lint() const {
-    std::set<const Node*> seen_values; // names are unique by construction (by_name_)
+    std::unordered_set<const Node*> seen_values; // names are unique by construction (by_name_)
+    seen_values.reserve(nodes_.size());
     for (const auto& owned : nodes_) {
         const Node* node = owned.get();
         if (node->graph_ != this)

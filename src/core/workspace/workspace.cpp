@@ -58,6 +58,7 @@ struct Workspace::Cache {
     std::optional<std::string> program_str;
     std::optional<IrLevel> level;
     std::optional<bool> calibrated;
+    std::optional<std::vector<UnsupportedOp>> unsupported[2];
 };
 
 Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
@@ -427,8 +428,10 @@ const std::optional<RunReport>& Workspace::last_run() const {
     return state_->last_run;
 }
 
-std::vector<Workspace::UnsupportedOp> Workspace::unsupported_ops(GraphView v) const {
-    std::vector<UnsupportedOp> out;
+const std::vector<Workspace::UnsupportedOp>& Workspace::unsupported_ops(GraphView v) const {
+    auto& slot = cache_->unsupported[v == GraphView::Program ? 0 : 1];
+    if (slot) return *slot;
+    std::vector<UnsupportedOp>& out = slot.emplace();
     if (v == GraphView::Program && !has_program()) return out;
     for (const Node* n : graph(v).nodes()) {
         if (n->op() != Op::CallFunction) continue;

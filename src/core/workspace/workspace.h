@@ -261,7 +261,7 @@ public:
         std::string target;
         std::vector<uint32_t> nodes;
     };
-    std::vector<UnsupportedOp> unsupported_ops(GraphView v) const;
+    const std::vector<UnsupportedOp>& unsupported_ops(GraphView v) const; // cached per version
     // Lint of the view's graph now: torch's message, or "" when it passes.
     std::string lint_message(GraphView v) const;
     // Whether running the module now may change its state (observers record,
