@@ -33,8 +33,11 @@ void draw_observers_tab(App& app) {
     expose(app, "observers:calibrate");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(44));
-    ImGui::InputInt("batches", &batches, 0);
+    ImGui::InputInt("##batches", &batches, 0);
+    expose(app, "observers:batches"); // the field alone, so a click at its middle lands in it
     batches = std::clamp(batches, 1, 64);
+    ImGui::SameLine(0, px(4));
+    ImGui::TextUnformatted("batches");
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(!ws.observers_calibrated());
