@@ -12,7 +12,7 @@ const os = require("os");
 const path = require("path");
 const { ROOT, state, waitState } = require("./lib");
 const cli = require("./cli");
-const { openPage, clickWidget, noErrors } = require("./page_tests");
+const { openPage, clickWidget, typeInWidget, noErrors } = require("./page_tests");
 
 // The zoo (PT2LAB_ZOO: another folder of the same layout).
 const ZOO = process.env.PT2LAB_ZOO || path.join(ROOT, "build/zoo");
@@ -143,10 +143,7 @@ test("cancel a reference-kernel calibration of MobileNet v2: frames keep coming,
   // The Observers tab's batches, at their most (64): the calibration must outlast
   // the hover, the zoom and the screenshot below on any machine.
   await clickWidget(page, "tab:Observers");
-  await clickWidget(page, "observers:batches");
-  await page.keyboard.press("Control+a");
-  await page.keyboard.type("64");
-  await page.keyboard.press("Enter");
+  await typeInWidget(page, "observers:batches", "64");
   await clickWidget(page, "observers:calibrate");
   const t0 = await pageNow(page);
   s = await waitGently(page, (st) => st.busy && st.busy.kind === "calibrate" && st.busy.done > 0 && st.widgets.cancel,

@@ -68,6 +68,14 @@ async function clickWidget(page, name) {
   await clickAt(page, r.x + r.w / 2, r.y + r.h / 2);
 }
 
+// Types `text` into the input field the app exposed as `name`, replacing what it held.
+async function typeInWidget(page, name, text) {
+  await clickWidget(page, name);
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type(text);
+  await page.keyboard.press("Enter");
+}
+
 async function shot(ctx, page, file, panel) {
   const opts = { path: path.join(ctx.shots, file) };
   await page.mouse.move(2, (page.viewportSize() || { height: 900 }).height - 2); // no tooltip in the way
@@ -422,10 +430,7 @@ test("run: outputs equal the CLI's, parity against PyTorch eager", async (ctx) =
   await shot(ctx, page, "panel-run.png", "dock");
   // Seeded inputs: SeededRng(3).normal(), the same as `pt2lab run --seed 3`.
   await clickWidget(page, "run tab:seeded");
-  await clickWidget(page, "run tab:seed");
-  await page.keyboard.press("Control+a");
-  await page.keyboard.type("3");
-  await page.keyboard.press("Enter");
+  await typeInWidget(page, "run tab:seed", "3");
   await clickWidget(page, "run tab:run");
   const seeded = await waitState(page, (st) => st.run && /SeededRng\(3\)/.test(st.run.inputs), "a seeded run");
   assert.deepEqual(seeded.run.outputs[0].first, cli.runOutputs(file, 3)[0].data.slice(0, 8), "seed 3");
@@ -508,4 +513,4 @@ test("the folder works under any sub-path", async (ctx) => {
   }
 });
 
-module.exports = { list, openPage, clickAt, clickWidget, noErrors };
+module.exports = { list, openPage, clickAt, clickWidget, typeInWidget, noErrors };

@@ -242,8 +242,8 @@ private:
         size_t first = body_.find_first_not_of('\n');
         map_lines(prologue, first == std::string::npos ? body_.size() : first);
         std::string& out = code_;
-        out.reserve(body_.size() + body_.size() / 8 + prologue.size() + 8);
         out = "\n\n\n" + prologue + "\n";
+        out.reserve(out.size() + body_.size() + body_.size() / 8 + 8);
         if (first == std::string::npos) {
             out += "    ";
             return;

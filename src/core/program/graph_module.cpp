@@ -75,8 +75,11 @@ bool same_arg(const Argument& a, const Argument& b) {
         for (size_t k = 0; k < a.items.size(); ++k)
             if (!same_arg(a.items[k], b.items[k])) return false;
         return true;
-    default: return a.s == b.s; // String, Device, Repr, SymInt ...
+    case ArgKind::String:
+    case ArgKind::Device:
+    case ArgKind::Repr: return a.s == b.s;
     }
+    return false;
 }
 
 // Everything python_code reads of a node (its meta only when verbose, which code() is not).

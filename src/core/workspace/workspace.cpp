@@ -368,25 +368,27 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
     } else {
         // The last recompile's code (shared by the states that have the same
         // recompile), then, if the graph moved on, its own code to compare.
+        // How far: nodes walked by both writers, and one for the copies below.
         if (!w.glance) w.glance = gm.stale_at_a_glance();
         const std::optional<bool> glance = *w.glance;
-        const size_t steps = glance ? 1 : 2;
+        const size_t first = 2 * gm.forward_graph().size();
+        const size_t all = first + (glance ? 0 : 2 * g.size()) + 1;
         if (!gm.code_written()) {
             if (!w.code) w.code.emplace(gm.code_writing());
             if (!w.code->step(deadline)) {
-                report(w.code->nodes_done(), steps * w.code->nodes_total());
+                report(w.code->nodes_done(), all);
                 return false;
             }
             gm.adopt_code(w.code->take());
             if (Clock::now() >= deadline) { // the graph's own code, or the copies, are next
-                report(g.size() * 2, steps * g.size() * 2 + 1);
+                report(first, all);
                 return false;
             }
         }
         if (!glance) {
             if (!w.current) w.current.emplace(g, gm.codegen);
             if (!w.current->step(deadline)) {
-                report(g.size() * 2 + w.current->nodes_done(), 4 * g.size());
+                report(first + w.current->nodes_done(), all);
                 return false;
             }
             cv.stale = w.current->take().src != gm.code();
