@@ -209,6 +209,33 @@ void App::set_scene_metrics(SceneMetrics m) {
 }
 
 const Scene& App::scene(GraphView v) const {
+    return scene_for(v, true);
+}
+
+bool App::scene_current(GraphView v) const {
+    const SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
+    return c.valid && c.shown == shown_serial_ && c.epoch == graph_epoch_;
+}
+
+uint64_t App::scene_epoch(GraphView v) const {
+    scene(v);
+    return scenes_[v == GraphView::Program ? 0 : 1].epoch;
+}
+
+void App::begin_frame() {
+    frame_t0_ = platform::now_seconds();
+    frame_began_ = true;
+    derived_in_frame_ = false;
+    derive_waited_ = false;
+}
+
+bool App::may_derive() const {
+    if (!derived_in_frame_ || platform::now_seconds() - frame_t0_ < derive_allowance_) return true;
+    derive_waited_ = true;
+    return false;
+}
+
+const Scene& App::scene_for(GraphView v, bool wait) const {
     const Workspace* ws = workspace();
     SceneCache& c = scenes_[v == GraphView::Program ? 0 : 1];
     const std::optional<ActionOutcome>& out = last_change_;
@@ -216,10 +243,20 @@ const Scene& App::scene(GraphView v) const {
     if (c.valid && c.shown == shown_serial_ && c.epoch == graph_epoch_ && c.diff == diff &&
         c.modules_rev == modules_rev_)
         return c.scene;
-    if (!c.valid || c.shown != shown_serial_ || c.epoch != graph_epoch_)
+    // A new version: its tree, then its scene, each a piece of a frame. Meanwhile
+    // the last version's scene shows, or none (a view or file not drawn before:
+    // the graph view says it is laying the graph out).
+    if (c.shown != shown_serial_ && !c.scene.nodes.empty()) c.scene = Scene{}; // another file's
+    if (c.tree_shown != shown_serial_ || c.tree_epoch != graph_epoch_) {
+        if (wait && !may_derive()) return c.scene;
         c.tree = build_module_tree(ws->graph(v), v == GraphView::Program && ws->has_program()
                                                      ? &ws->program().signature
                                                      : nullptr);
+        c.tree_shown = shown_serial_;
+        c.tree_epoch = graph_epoch_;
+        derived();
+    }
+    if (wait && !may_derive()) return c.scene;
     size_t vi = v == GraphView::Program ? 0 : 1;
     ExpandedSet all;
     if (view_.expand_all[vi]) all = c.tree.all_paths();
@@ -247,6 +284,7 @@ const Scene& App::scene(GraphView v) const {
     c.diff = diff;
     c.modules_rev = modules_rev_;
     c.valid = true;
+    derived();
     return c.scene;
 }
 
@@ -291,7 +329,7 @@ const std::vector<uint8_t>& App::search_marks() const {
 }
 
 const ModuleTree& App::modules(GraphView v) const {
-    scene(v);
+    scene(v); // the tree of the shown scene (the last version's while the new one waits)
     return scenes_[v == GraphView::Program ? 0 : 1].tree;
 }
 
@@ -312,6 +350,7 @@ void App::apply_module(const ModuleRequest& r) {
     const Workspace* ws = workspace();
     if (!ws) return;
     size_t vi = view_.graph == GraphView::Program ? 0 : 1;
+    scene_for(view_.graph, false); // a request acts on the current version's tree
     const ModuleTree& tree = modules(view_.graph);
     ExpandedSet& ex = view_.expanded[vi];
     if (view_.expand_all[vi] && r.kind != ModuleRequest::Kind::All) {
@@ -563,6 +602,9 @@ void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t
         pending_id_.clear();
         platform::set_text_view("");
     }
+    // The file replaced goes over the next frames (Workspace::shed): a 20k-node
+    // history freed at once held a frame for 190 ms.
+    if (ws_) retired_.push_back(std::move(ws_));
     ws_ = std::move(ws);
     file_name_ = base_name(name);
     // Everything shown of a file starts afresh; settings and the log stay.
@@ -635,12 +677,28 @@ bool App::end_frame() {
             did = true;
         }
     }
-    did |= work(slice_seconds_);
+    // The job's slice is what the frame has left of kFrameTarget after drawing (a
+    // frame that drew a big graph's new scene moves the job less), at least a fifth.
+    double slice = slice_seconds_;
+    if (frame_began_)
+        slice = std::clamp(kFrameTarget - (platform::now_seconds() - frame_t0_),
+                           slice_seconds_ * 0.2, slice_seconds_);
+    did |= work(slice);
+    // Workspaces of files replaced: freed in what is left of the frame's target.
+    while (!retired_.empty()) {
+        double left = frame_began_ ? kFrameTarget - (platform::now_seconds() - frame_t0_) : 0.0;
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(std::max(left, 0.001)));
+        if (!retired_.front()->shed(deadline)) break;
+        retired_.erase(retired_.begin());
+    }
+    frame_began_ = false;
     std::vector<ModuleRequest> mods;
     mods.swap(module_requests_);
     for (const ModuleRequest& r : mods) apply_module(r);
     save_settings();
-    return did || !mods.empty() || busy();
+    return did || !mods.empty() || busy() || !retired_.empty();
 }
 
 bool App::work(double budget) {

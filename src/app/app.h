@@ -101,7 +101,9 @@ struct ShownKey {
     bool operator!=(const ShownKey& o) const { return !(*this == o); }
 };
 struct PanelCaches {
-    struct Code { // code_panel: print(gm.graph) and the shown text split into lines
+    struct Code {             // code_panel: print(gm.graph) and the shown text split into lines
+        ShownKey writing_key; // how far Workspace::write_code was, for a frame that waits
+        size_t writing_done = 0, writing_total = 0;
         ShownKey printed_key;
         std::string printed;
         ShownKey lines_key;
@@ -112,11 +114,12 @@ struct PanelCaches {
     } code;
     struct Facts { // file_panel: op counts, lint, unsupported ops, inputs
         ShownKey key;
+        int pieces = 0; // of kFactPieces done (Facts next: the version being counted)
         std::map<Op, int> kinds;
         std::vector<std::pair<std::string, int>> calls;
         std::vector<Workspace::UnsupportedOp> unsupported;
         std::string lint, inputs;
-    } facts;
+    } facts, facts_next;
     struct Toolbar { // graph_toolbar: call count, the selection's module
         ShownKey calls_key;
         int calls = 0;
@@ -275,7 +278,30 @@ public:
     // Which file is open ("conv_relu.pt2"), "" before the first.
     const std::string& file_name() const { return file_name_; }
     // The scene of a view (rebuilt when the workspace changes). Requires a workspace.
+    // A new version's scene waits for a frame with allowance left (may_derive): until
+    // then this is the last version's, and scene_current(v) is false.
     const Scene& scene(GraphView v) const;
+    bool scene_current(GraphView v) const;
+    // The graph epoch the shown scene was built for (the camera refits on a new one).
+    uint64_t scene_epoch(GraphView v) const;
+
+    // --- a frame's allowance for derived views ---------------------------------
+    // What the panels derive from a new version (its module tree, its scene, the
+    // file's facts, a slice of its code) takes a piece per frame: the first piece
+    // of a frame always runs, a later one waits for the next frame once the frame
+    // has spent kDeriveAllowance. A 20k-node version then appears over a few
+    // frames instead of one that pays for all of it. draw_frame begins the clock.
+    static constexpr double kDeriveAllowance = 0.008;
+    void set_derive_allowance(double seconds) { derive_allowance_ = seconds; }
+    // What a frame aims at, drawing and the job's slice together (end_frame).
+    static constexpr double kFrameTarget = 0.020;
+    void begin_frame();
+    // Whether a piece may run now; false also asks for another frame.
+    bool may_derive() const;
+    // A piece ran (the frame's allowance is now in use).
+    void derived() const { derived_in_frame_ = true; }
+    // A piece waited this frame: the page draws another.
+    bool derive_waiting() const { return derive_waited_; }
     void set_scene_metrics(SceneMetrics m);
     // The node selected in the current view, or null.
     const Node* selected_node() const;
@@ -432,6 +458,7 @@ private:
         uint64_t epoch = 0;
         uint64_t modules_rev = 0;
         ModuleTree tree;
+        uint64_t tree_shown = ~uint64_t(0), tree_epoch = 0; // what `tree` was built for
         bool diff = false;
         bool valid = false;
         Scene scene;
@@ -508,7 +535,16 @@ private:
     mutable SearchCache search_;
     void update_search() const;
     mutable SceneCache scenes_[2];
-    mutable double scene_ms_ = 0; // how long the last scene (labels + layout) took
+    // Workspaces of the files replaced, freed over frames by end_frame (Workspace::shed).
+    std::vector<std::unique_ptr<Workspace>> retired_;
+    // The scene of a view, built now if `wait` is false or the frame has allowance.
+    const Scene& scene_for(GraphView v, bool wait) const;
+    double frame_t0_ = 0;      // begin_frame(): platform::now_seconds()
+    bool frame_began_ = false; // begin_frame() ran since the last end_frame()
+    double derive_allowance_ = kDeriveAllowance;
+    mutable bool derived_in_frame_ = false; // a derived piece ran in this frame
+    mutable bool derive_waited_ = false;    // a derived piece waited for a later frame
+    mutable double scene_ms_ = 0;           // how long the last scene (labels + layout) took
     SceneMetrics metrics_;
     double diff_since_ = -1; // when the current diff appeared (its ghosts fade)
     std::string saved_settings_;

@@ -256,20 +256,25 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     std::unordered_map<const Node*, std::vector<std::pair<const Node*, std::string>>> inside;
     std::unordered_set<const Node*> folded;
     if (ctx.weights_inside) {
-        std::unordered_map<const Node*, size_t> pos;
-        for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]] = i;
+        // Graph positions by node id (dense per graph).
+        uint32_t max_id = 0;
+        for (const Node* n : nodes) max_id = std::max(max_id, n->id());
+        std::vector<int> pos(size_t{max_id} + 1, -1);
+        for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]->id()] = static_cast<int>(i);
         for (size_t i = 0; i < nodes.size(); ++i) {
             const Node& n = *nodes[i];
-            bool weight = n.op() == Op::GetAttr;
-            std::string path = n.target();
+            if (n.op() != Op::GetAttr && n.op() != Op::Placeholder) continue;
+            if (shown_as[i] >= 0 || n.users().size() > 1) continue;
+            const std::string* path = &n.target();
             if (n.op() == Op::Placeholder) {
                 auto it = spec_index.find(n.name());
-                weight = it != spec_index.end() && (it->second->kind == InputKind::Parameter ||
-                                                    it->second->kind == InputKind::Buffer ||
-                                                    it->second->kind == InputKind::ConstantTensor);
-                if (weight) path = it->second->target;
+                bool weight =
+                    it != spec_index.end() && (it->second->kind == InputKind::Parameter ||
+                                               it->second->kind == InputKind::Buffer ||
+                                               it->second->kind == InputKind::ConstantTensor);
+                if (!weight) continue;
+                path = &it->second->target;
             }
-            if (!weight || shown_as[i] >= 0 || n.users().size() > 1) continue;
             if (added.count(n.name()) || rewired.count(n.name()) || changed.count(n.name()))
                 continue;
             if (n.users().empty()) { // read by nothing (an eval-mode num_batches_tracked)
@@ -278,10 +283,10 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
                 continue;
             }
             const Node* reader = n.users().front();
-            auto at = pos.find(reader);
-            if (at == pos.end() || shown_as[at->second] >= 0 || reader->op() == Op::Output)
+            int at = reader->graph() == &g && reader->id() <= max_id ? pos[reader->id()] : -1;
+            if (at < 0 || shown_as[static_cast<size_t>(at)] >= 0 || reader->op() == Op::Output)
                 continue;
-            inside[reader].emplace_back(&n, std::move(path));
+            inside[reader].emplace_back(&n, *path);
             folded.insert(&n);
         }
     }
@@ -342,14 +347,16 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     sc.weights_inside = static_cast<int>(folded.size() - sc.unused_weights.size());
     // Edges of live nodes (one per pair of boxes: a module's inner edges go
     // away), then a ghost's old edges to whatever is still here.
-    std::set<std::pair<int, int>> seen;
+    std::unordered_set<uint64_t> seen; // (src, dst) pairs
+    if (tree) seen.reserve(nodes.size() * 2);
     for (const Node* n : nodes) {
         int dst = sc.find_shown(n->id());
         for (const Node* in : n->input_nodes()) {
             int src = sc.find_shown(in->id());
             if (src < 0 || (src == dst && sc.nodes[static_cast<size_t>(src)].group >= 0)) continue;
             if (folded.count(in)) continue; // drawn inside its reader
-            if (tree && !seen.insert({src, dst}).second) continue;
+            const uint64_t pair = uint64_t(uint32_t(src)) << 32 | uint32_t(dst);
+            if (tree && !seen.insert(pair).second) continue;
             sc.edges.push_back({src, dst});
         }
     }

@@ -75,8 +75,15 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
     std::unordered_map<std::string, const InputSpec*> specs;
     if (sig)
         for (const InputSpec& s : sig->inputs) specs.emplace(s.arg, &s);
-    std::unordered_map<const Node*, size_t> index;
-    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
+    // Graph position by node id (ids are dense per graph): no hash map of 20k pointers.
+    uint32_t max_id = 0;
+    for (const Node* n : nodes) max_id = std::max(max_id, n->id());
+    constexpr size_t kNone = static_cast<size_t>(-1);
+    std::vector<size_t> index(size_t{max_id} + 1, kNone);
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]->id()] = i;
+    auto position = [&](const Node* n) {
+        return n->graph() == &g && n->id() <= max_id ? index[n->id()] : kNone;
+    };
 
     auto group_of = [&](const std::string& path, const std::string& type, int parent) {
         auto it = t.by_path.find(path);
@@ -106,17 +113,25 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
         if (inserted_by_quantization(n)) {
             t.absorbed[i] = 1;
             const std::vector<Node*> ins = n.input_nodes();
-            auto it = ins.empty() ? index.end() : index.find(ins.front());
-            if (it != index.end() && (!t.absorbed[it->second] || with_input[it->second])) {
-                t.node_group[i] = t.node_group[it->second];
+            size_t in = ins.empty() ? kNone : position(ins.front());
+            if (in != kNone && (!t.absorbed[in] || with_input[in])) {
+                t.node_group[i] = t.node_group[in];
                 with_input[i] = 1;
             }
             continue;
         }
+        // Most nodes share their innermost module with a node before them: one lookup.
+        const auto& stack = n.meta.nn_module_stack;
         int at = 0;
-        for (const ModuleStackEntry& e : n.meta.nn_module_stack) {
-            if (e.path.empty()) continue; // the root module
-            at = group_of(e.path, e.type, at);
+        auto known = stack.empty() || stack.back().path.empty() ? t.by_path.end()
+                                                                : t.by_path.find(stack.back().path);
+        if (known != t.by_path.end()) {
+            at = known->second;
+        } else {
+            for (const ModuleStackEntry& e : stack) {
+                if (e.path.empty()) continue; // the root module
+                at = group_of(e.path, e.type, at);
+            }
         }
         t.node_group[i] = at;
     }
@@ -137,9 +152,9 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
         if (!t.absorbed[i] || with_input[i]) continue;
         int at = -1;
         for (const Node* u : nodes[i]->users()) {
-            auto it = index.find(u);
-            if (it == index.end()) continue;
-            int ug = t.node_group[it->second];
+            size_t ui = position(u);
+            if (ui == kNone) continue;
+            int ug = t.node_group[ui];
             at = at < 0 ? ug : common(at, ug);
         }
         if (at < 0) t.absorbed[i] = 0; // an unused weight stays where it is (the root)

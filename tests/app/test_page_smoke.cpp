@@ -826,3 +826,58 @@ TEST_CASE("weights inside their readers for one's own files; W toggles", "[page]
     h.open_asset("conv_bn_relu_eval.pt2");
     CHECK(h.state()["weights_inside"] == false);
 }
+
+// What the panels derive from a new version takes a piece of a frame each
+// (App::may_derive): with no allowance every piece after a frame's first waits,
+// so the module tree, the scene and the file's facts (two pieces) come in frames
+// of their own, the last version's shown meanwhile, and the page asks for the
+// frames. The file a new open replaces is freed over frames (Workspace::shed).
+TEST_CASE("a new version's views arrive a piece per frame; a replaced file goes over frames",
+          "[page]") {
+    Harness& h = harness();
+    h.open_asset("resnet_style.pt2");
+    h.frames(3);
+    h.app->set_derive_allowance(0);
+    const GraphView v = h.app->view().graph;
+    REQUIRE(h.app->scene_current(v));
+    const size_t shown_before = h.app->scene(v).nodes.size();
+    ImGuiIO& io = ImGui::GetIO();
+    io.AddKeyEvent(ImGuiKey_D, true); // run_decompositions: a new version
+    h.frame();
+    io.AddKeyEvent(ImGuiKey_D, false);
+    for (int n = 0; !h.app->idle() && n < 100000; ++n) h.frame();
+    REQUIRE(h.app->idle());
+    const ShownKey key = h.app->shown_key();
+    // Frames until the scene and the facts are the new version's: each piece waits
+    // for a frame of its own, and every frame in between asks for another.
+    std::vector<std::string> order;
+    bool tree_then_scene = false;
+    for (int n = 0; n < 20; ++n) {
+        const bool scene_was = h.app->scene_current(v);
+        const bool facts_were = h.app->view().caches.facts.key == key;
+        if (scene_was && facts_were) break;
+        h.frame();
+        if (!scene_was && h.app->scene_current(v)) order.push_back("scene");
+        if (!facts_were && h.app->view().caches.facts.key == key) order.push_back("facts");
+        if (!h.app->scene_current(v) || h.app->view().caches.facts.key != key)
+            CHECK(h.app->ui().wants_frames);
+        if (!h.app->scene_current(v)) {
+            // Meanwhile the last version's scene shows.
+            CHECK(h.app->scene(v).nodes.size() == shown_before);
+            tree_then_scene = true;
+        }
+    }
+    CHECK(tree_then_scene); // the tree took the first frame, the scene another
+    CHECK(order == std::vector<std::string>{"scene", "facts"});
+    CHECK(h.app->scene_current(v));
+    CHECK(h.app->scene(v).nodes.size() != shown_before); // decomposed: batch norm -> more ops
+
+    // Another file replaces this one (with history): it opens, then the old
+    // workspace is freed over the frames after, and the page keeps drawing.
+    h.app->set_derive_allowance(App::kDeriveAllowance);
+    h.open_asset("conv_relu.pt2");
+    h.frames(20);
+    CHECK(h.app->file_name() == "conv_relu.pt2");
+    CHECK(h.app->idle());
+    CHECK(h.state()["error"] == "");
+}

@@ -1,6 +1,7 @@
 // Graph invariants: users mirror args, erase refuses used nodes, fx naming,
 // insert points (including fx's reverse-order quirk), lint, clone.
 #include <algorithm>
+#include <chrono>
 
 #include <catch2/catch.hpp>
 
@@ -264,4 +265,42 @@ TEST_CASE("lint reports a node from another graph used as an argument", "[graph]
     a.relu->set_args({N(a.conv)}); // users stay consistent on both sides
     CHECK(b.conv->users().size() == 1);
     CHECK(a.g.lint().ok());
+}
+
+TEST_CASE("shed frees a graph from its last node back, a batch per call", "[graph]") {
+    Graph g;
+    Node* prev = g.placeholder("x");
+    for (int i = 0; i < 1000; ++i) prev = g.call_function("torch.relu", {N(prev)});
+    g.output(N(prev));
+    REQUIRE(g.size() == 1002);
+    // A deadline already past: each call frees one batch (64 nodes) and says more is left.
+    const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    int calls = 1;
+    while (!g.shed(past)) {
+        ++calls;
+        REQUIRE(calls < 100);
+    }
+    CHECK(calls == 1002 / 64 + 1);
+    CHECK(g.size() == 0);
+    CHECK(g.shed(past)); // nothing left
+}
+
+TEST_CASE("lint finds a use before the definition in a graph with erased nodes", "[graph]") {
+    // Ids are dense per graph and outlive erased nodes: lint indexes by them.
+    Graph g;
+    Node* x = g.placeholder("x");
+    Node* a = g.call_function("torch.relu", {N(x)});
+    Node* b = g.call_function("torch.neg", {N(a)});
+    Node* c = g.call_function("torch.abs", {N(b)});
+    g.output(N(c));
+    c->set_args({N(a)});
+    REQUIRE(g.erase_node(b).ok());
+    CHECK(g.lint().ok());
+    Node* late = g.call_function("torch.exp", {N(x)}); // appended after the output
+    c->set_args({N(late)});
+    Status s = g.lint();
+    REQUIRE_FALSE(s.ok());
+    INFO(s.error().message);
+    CHECK(s.error().message.find("Argument 'exp' of Node '" + c->name() +
+                                 "' was used before it has been defined") != std::string::npos);
 }

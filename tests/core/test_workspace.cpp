@@ -445,3 +445,22 @@ TEST_CASE("M00-4 storyline as Workspace actions on conv_relu, with parity at eve
     CHECK(run().bit_identical());
     (void)conv;
 }
+
+TEST_CASE("shed frees a workspace with history in pieces", "[workspace]") {
+    // A page retires the workspace of a file it replaced over frames: its history's
+    // states, the current one and the file as loaded, big graphs node by node.
+    auto ws = open_workspace("style_modules");
+    apply_ok(*ws, R"({"kind": "prepare"})");
+    apply_ok(*ws, R"({"kind": "calibrate"})");
+    apply_ok(*ws, R"({"kind": "convert"})");
+    REQUIRE(ws->undo().ok()); // a redo entry too
+    const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    int calls = 1;
+    while (!ws->shed(past)) {
+        ++calls;
+        REQUIRE(calls < 10000);
+    }
+    CHECK(calls > 3); // one piece per call: several states and graphs
+    CHECK(ws->shed(past));
+    ws.reset(); // and what is left goes cleanly (ASan checks the frees)
+}

@@ -102,6 +102,13 @@ std::string start_file() {
 void open_file_picker() {
 }
 
+void null_platform_pick(const std::string& name, std::vector<uint8_t> bytes) {
+    OpenedFile f;
+    f.name = name;
+    f.bytes = std::move(bytes);
+    st().arrived.push_back(std::move(f));
+}
+
 void fetch_file(const std::string& url, const std::string& name) {
     OpenedFile f;
     f.name = name;

@@ -2,7 +2,9 @@
 // from and what the app did with the clipboard, the URL hash and the screen.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "platform/platform.h"
 
@@ -17,6 +19,8 @@ void null_platform_set_start(const std::string& name);
 void null_platform_set_option(const std::string& name, const std::string& value);
 const std::string& null_platform_clipboard();
 const std::string& null_platform_hash();
+// The learner picks (or drops) a file: it arrives through take_opened().
+void null_platform_pick(const std::string& name, std::vector<uint8_t> bytes);
 // The learner changes the URL hash (a hashchange event).
 void null_platform_change_hash(const std::string& hash);
 // What the app last gave the text view, and whether it is shown.

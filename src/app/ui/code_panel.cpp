@@ -52,12 +52,24 @@ void draw_code_tab(App& app) {
     const ShownKey key = app.shown_key();
     const bool program = fv.graph == GraphView::Program;
     if (!ws.code_ready(fv.graph)) {
-        // A big graph's code (1 MB at 10k nodes) is written over frames, a slice each.
+        // A big graph's code (1 MB at 10k nodes) is written over frames, a slice each
+        // (a node's worth where the frame's allowance went to the graph or the facts).
         size_t done = 0, total = 0;
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(app.slice_seconds()));
-        if (!ws.write_code(fv.graph, deadline, &done, &total)) {
+        bool written = false;
+        if (app.may_derive()) {
+            auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(app.slice_seconds()));
+            written = ws.write_code(fv.graph, deadline, &done, &total);
+            app.derived();
+            cache.writing_done = done;
+            cache.writing_total = total;
+        } else if (cache.writing_key == key) { // how far it was (the frame had no room)
+            done = cache.writing_done;
+            total = cache.writing_total;
+        }
+        cache.writing_key = key;
+        if (!written) {
             app.ui().wants_frames = true;
             const float f = total ? float(done) / float(total) : 0.0f;
             ImGui::TextDisabled("Writing %s for %zu nodes: %d %%",

@@ -15,24 +15,40 @@ namespace pt2lab::app::ui {
 namespace {
 
 // What the facts derive from the whole graph (op counts, lint, unsupported ops,
-// inputs): computed once per shown version (10k-node graphs), kept in the file's view.
+// inputs): computed once per shown version, kept in the file's view. A 20k-node
+// graph's take two pieces of the frames' allowance (App::may_derive); the last
+// version's facts show until the new ones are complete.
 const PanelCaches::Facts& graph_facts(App& app) {
-    PanelCaches::Facts& f = app.view().caches.facts;
+    PanelCaches& caches = app.view().caches;
+    PanelCaches::Facts& f = caches.facts;
+    PanelCaches::Facts& next = caches.facts_next;
     const ShownKey key = app.shown_key();
     if (f.key == key) return f;
-    const Workspace& ws = *app.workspace();
-    f = PanelCaches::Facts();
-    f.key = key;
-    const Graph& g = ws.graph(key.view);
-    for (const Node* n : g.nodes()) ++f.kinds[n->op()];
-    f.calls = op_counts(g);
-    f.unsupported = ws.unsupported_ops(key.view);
-    f.lint = ws.lint_message(key.view);
-    if (ws.has_program()) {
-        const ExportedProgram& ep = ws.original();
-        for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
-            f.inputs += (f.inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
+    if (next.key != key) {
+        next = PanelCaches::Facts();
+        next.key = key;
     }
+    const Workspace& ws = *app.workspace();
+    const Graph& g = ws.graph(key.view);
+    while (next.pieces < 2) {
+        if (!app.may_derive()) return f;
+        if (next.pieces == 0) {
+            for (const Node* n : g.nodes()) ++next.kinds[n->op()];
+            next.calls = op_counts(g);
+            next.unsupported = ws.unsupported_ops(key.view);
+        } else {
+            next.lint = ws.lint_message(key.view);
+            if (ws.has_program()) {
+                const ExportedProgram& ep = ws.original();
+                for (const auto& [name, meta] : user_input_specs(*ep.graph, &ep.signature))
+                    next.inputs += (next.inputs.empty() ? "" : ", ") + name + " " + meta.type_str();
+            }
+        }
+        ++next.pieces;
+        app.derived();
+    }
+    f = std::move(next);
+    next = PanelCaches::Facts();
     return f;
 }
 
@@ -82,6 +98,8 @@ void file_facts(App& app) {
 
     section("Ops");
     const PanelCaches::Facts& facts = graph_facts(app);
+    if (facts.key == ShownKey{}) // the first version's, a frame or two after it opened
+        ImGui::TextDisabled("Counting the ops of %zu nodes...", ws.graph(app.view().graph).size());
     for (const auto& [op, count] : facts.kinds) {
         ImGui::TextColored(to_vec4(op_color(op)), "%s", op_label(op));
         ImGui::SameLine(px(120));

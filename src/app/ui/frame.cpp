@@ -243,6 +243,10 @@ void draw_frame(App& app) {
     ui.hovered = 0;
     ui.widgets.clear();
     ui.wants_frames = false;
+    app.begin_frame();
+    // The graph's scene takes the frame's allowance first (the file's facts and the
+    // code wait a frame if it needs it all).
+    if (app.workspace()) app.scene(app.view().graph);
     keyboard_focus_begin(app);
     ImVec2 display = ImGui::GetIO().DisplaySize;
     float top = opt.hide_top ? 0 : top_bar_height();
@@ -336,6 +340,7 @@ void draw_frame(App& app) {
 
     shortcuts(app);
     help_overlay(app, display);
+    if (app.derive_waiting()) ui.wants_frames = true;
 }
 
 } // namespace pt2lab::app::ui

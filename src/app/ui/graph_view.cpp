@@ -232,6 +232,12 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         return;
     }
     const Scene& sc = app.scene(fv.graph);
+    if (sc.nodes.empty() && !app.scene_current(fv.graph)) { // its first scene, a frame later
+        ImGui::SetCursorPos(ImVec2(px(16), px(16)));
+        ImGui::TextDisabled("Laying out %zu nodes...", ws->graph(fv.graph).size());
+        ImGui::End();
+        return;
+    }
     Camera& cam = fv.camera[fv.graph == GraphView::Program ? 0 : 1];
     draw_graph_toolbar(app, sc);
 
@@ -242,9 +248,10 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     ui.canvas = {cpos.x, cpos.y, csize.x, csize.y, fonts().scale};
     bool resized = cam.fit_w != ui.canvas.w || cam.fit_h != ui.canvas.h ||
                    cam.fit_lw != sc.layout.width || cam.fit_lh != sc.layout.height;
-    if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != app.graph_epoch())))
+    const uint64_t epoch = app.scene_epoch(fv.graph); // the shown scene's (a new one may wait)
+    if (!cam.fitted || (cam.follow_fit && (resized || cam.epoch != epoch)))
         fit_camera(cam, sc, ui.canvas);
-    cam.epoch = app.graph_epoch();
+    cam.epoch = epoch;
     if (fv.reveal) { // a search hit or breadcrumb target, now that its modules are expanded
         reveal_node(cam, sc, ui.canvas, sc.find_shown(fv.reveal));
         fv.reveal = 0;

@@ -116,15 +116,20 @@ public:
         // A node's value is dropped as soon as its last user has run, so a run holds
         // only the live values (peak memory of a forward) and the values it keeps.
         {
-            std::map<const Node*, size_t> order;
-            for (Node* n : nodes_) order.emplace(n, order.size());
-            release_.resize(order.size());
-            for (Node* n : nodes_) {
+            // Positions by node id (dense per graph): 20k nodes without a tree of pointers.
+            uint32_t max_id = 0;
+            for (const Node* n : nodes_) max_id = std::max(max_id, n->id());
+            constexpr size_t kNone = static_cast<size_t>(-1);
+            std::vector<size_t> order(size_t{max_id} + 1, kNone);
+            for (size_t i = 0; i < nodes_.size(); ++i) order[nodes_[i]->id()] = i;
+            release_.resize(nodes_.size());
+            for (size_t i = 0; i < nodes_.size(); ++i) {
+                Node* n = nodes_[i];
                 if (n->op() == Op::Output) continue;
-                size_t last = order[n];
+                size_t last = i;
                 for (const Node* u : n->users()) {
-                    auto it = order.find(u);
-                    if (it != order.end()) last = std::max(last, it->second);
+                    if (u->graph() != &g_ || u->id() > max_id) continue;
+                    if (size_t at = order[u->id()]; at != kNone) last = std::max(last, at);
                 }
                 release_[last].push_back(n);
             }
@@ -699,9 +704,15 @@ Result<std::vector<Tensor>> seeded_inputs(const Graph& g, const GraphSignature* 
 std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
                                                                  const GraphSignature* sig) {
     std::vector<std::pair<std::string, TensorMeta>> out;
+    size_t k = 0;
     for (Node* n : g.placeholders()) {
         if (sig) {
-            const InputSpec* is = sig->input_for(n->name());
+            // The specs follow the placeholders' order (torch.export's rule): the k-th
+            // first, a search only where a graph broke the rule (10k placeholders).
+            const InputSpec* is = k < sig->inputs.size() && sig->inputs[k].arg == n->name()
+                                      ? &sig->inputs[k]
+                                      : sig->input_for(n->name());
+            ++k;
             if (is && is->kind != InputKind::UserInput) continue;
         }
         out.emplace_back(n->name(), n->meta.val.is_tensor() ? n->meta.val.tensor : TensorMeta{});

@@ -299,8 +299,9 @@ bool Graph::force_name(Node* n, const std::string& name) {
 }
 
 Status Graph::lint() const {
-    std::unordered_set<const Node*> seen_values; // names are unique by construction (by_name_)
-    seen_values.reserve(nodes_.size());
+    // Defined so far, by node id (ids are dense per graph, below next_id_); names are
+    // unique by construction (by_name_).
+    std::vector<char> defined(next_id_, 0);
     for (const auto& owned : nodes_) {
         const Node* node = owned.get();
         if (node->graph_ != this)
@@ -316,7 +317,7 @@ Status Graph::lint() const {
                         "' does not belong to this Graph, but was used as an argument! If "
                         "you are copying nodes from another graph, make sure to use "
                         "``arg_transform`` on node_copy() to remap values");
-            } else if (!seen_values.count(arg)) {
+            } else if (arg->id_ >= defined.size() || !defined[arg->id_]) {
                 err =
                     make_error("%" + node->name(),
                                "Argument '" + arg->name() + "' of Node '" + node->name() +
@@ -327,9 +328,21 @@ Status Graph::lint() const {
         for (const Argument& a : node->args()) for_each_node(a, check_arg);
         for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
         if (err) return *err;
-        seen_values.insert(node);
+        if (node->id_ < defined.size()) defined[node->id_] = 1;
     }
     return {};
+}
+
+bool Graph::shed(std::chrono::steady_clock::time_point deadline) {
+    // Users before their inputs; the name and id maps point at freed nodes meanwhile,
+    // and nothing reads them (the graph is on its way out).
+    for (size_t n = 1; !nodes_.empty(); ++n) {
+        nodes_.pop_back();
+        if (n % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    by_name_.clear();
+    by_id_.clear();
+    return true;
 }
 
 bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_module) {

@@ -3,6 +3,7 @@
 // fx-style identifiers) and offers fx's editing vocabulary.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <list>
 #include <memory>
@@ -99,6 +100,11 @@ public:
     // `lint_first` false: the caller linted the graph just before (a pass in pieces).
     Result<bool> eliminate_dead_code(const std::function<bool(const Node&)>& impure_module = {},
                                      bool lint_first = true);
+
+    // Frees the nodes from the last one back until `deadline` (a clock reading);
+    // true once none are left. For an owner about to drop a big graph over several
+    // frames of a page; the graph is empty and unusable after.
+    bool shed(std::chrono::steady_clock::time_point deadline);
 
     // The namespace used for node names (exposed for passes that need fx's naming).
     const Namespace& names() const { return names_; }

@@ -18,6 +18,16 @@ void GraphModule::recompile_with(std::unique_ptr<Graph> copy_of_graph) {
     compiled_ = std::move(c);
 }
 
+bool GraphModule::shed(std::chrono::steady_clock::time_point deadline) {
+    if (graph && !graph->shed(deadline)) return false;
+    // The last recompile's graph, when this module is its only holder (copies of
+    // the module share it).
+    if (compiled_ && compiled_.use_count() == 1 && compiled_->graph.use_count() == 1 &&
+        !const_cast<Graph&>(*compiled_->graph).shed(deadline))
+        return false;
+    return true;
+}
+
 void GraphModule::Compiled::write() const {
     if (!written) adopt(python_code_lines(*graph, codegen));
 }

@@ -72,6 +72,10 @@ struct GraphModule : GraphModuleFields {
     void recompile();
     // recompile() with a copy of the graph made already (GraphCloning, in pieces).
     void recompile_with(std::unique_ptr<Graph> copy_of_graph);
+    // Frees the graph's nodes and, when nothing else holds it, the last recompile's,
+    // until `deadline`; true once they are gone (Graph::shed). The module is
+    // unusable after: for an owner about to drop it.
+    bool shed(std::chrono::steady_clock::time_point deadline);
     // The graph forward() runs: the graph as of the last recompile(). In torch a
     // GraphModule runs its generated code, which graph edits leave alone until
     // recompile(); a module never compiled runs its graph.

@@ -65,6 +65,41 @@ Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
 }
 Workspace::~Workspace() = default;
 
+bool Workspace::shed(std::chrono::steady_clock::time_point deadline) {
+    using Clock = std::chrono::steady_clock;
+    pending_.reset();
+    cache_ = std::make_unique<Cache>();
+    baselines_.clear();
+    last_outcome_.reset();
+    // Drops a module or a program, its graphs in pieces when nothing else holds it;
+    // true once it is gone.
+    auto module = [&](std::shared_ptr<const GraphModule>& gm) {
+        if (gm && gm.use_count() == 1 && !const_cast<GraphModule&>(*gm).shed(deadline))
+            return false;
+        gm.reset();
+        return true;
+    };
+    auto program = [&](std::shared_ptr<const ExportedProgram>& ep) {
+        if (ep && ep.use_count() == 1 && ep->graph.get() &&
+            !const_cast<Graph&>(*ep->graph).shed(deadline))
+            return false;
+        ep.reset();
+        return true;
+    };
+    auto state = [&](std::shared_ptr<State>& st) {
+        if (st && st.use_count() == 1 && (!module(st->gm) || !program(st->ep))) return false;
+        st.reset();
+        return true;
+    };
+    for (std::vector<Step>* list : {&redo_, &undo_})
+        while (!list->empty()) {
+            if (!state(list->back().state)) return false;
+            list->pop_back();
+            if (Clock::now() >= deadline) return false;
+        }
+    return state(state_) && module(original_module_) && program(original_);
+}
+
 struct Opening::Impl {
     using Clock = std::chrono::steady_clock;
     enum class Stage { Start, Load, Module, Done };

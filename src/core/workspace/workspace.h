@@ -215,6 +215,13 @@ public:
                                                   uint64_t file_size = 0,
                                                   const OpenOptions& opt = {});
     ~Workspace();
+    // Frees what this workspace holds a piece at a time until `deadline` (its
+    // history's states, then the current one and the file as loaded, each big
+    // graph node by node): true once all is gone. For a page retiring the
+    // workspace of the file it replaced over frames (40k nodes freed at once took
+    // 190 ms); the workspace is unusable after the first call, except to be shed
+    // further or destroyed.
+    bool shed(std::chrono::steady_clock::time_point deadline);
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
 
