@@ -264,6 +264,9 @@ std::string App::state_json() const {
         j["busy"] = nullptr;
     }
     j["waiting"] = requests_.size() + to_open_.size();
+    // The shown graph's scene is its version's (false for the frame or two a new
+    // version's tree and layout take: the nodes below are still the last version's).
+    j["views_current"] = !workspace() || scene_current(view_.graph);
     j["fast_kernels"] = view_.fast_kernels;
     j["panels"] = json::array();
     if (!options_.hide_top) j["panels"].push_back("top bar");

@@ -56,8 +56,17 @@ async function launch(extraArgs = []) {
 }
 
 // The page's state hook (null until the app runs).
-function state(page) {
-  return page.evaluate(() => (window.pt2lab && window.pt2lab.state ? window.pt2lab.state() : null));
+// The page's state hook. A new version's scene is laid out a frame or two after
+// the change (App::may_derive): until then the hook says views_current false and
+// lists the last version's boxes, so this waits (up to 3 s) for the current ones.
+async function state(page) {
+  const read = () => page.evaluate(() => (window.pt2lab && window.pt2lab.state ? window.pt2lab.state() : null));
+  let s = await read();
+  for (let t0 = Date.now(); s && s.views_current === false && Date.now() - t0 < 3000;) {
+    await page.waitForTimeout(16);
+    s = await read();
+  }
+  return s;
 }
 
 // Polls the state hook until pred(state) holds; returns that state.
