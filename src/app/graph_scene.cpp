@@ -256,11 +256,7 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
     std::unordered_map<const Node*, std::vector<std::pair<const Node*, std::string>>> inside;
     std::unordered_set<const Node*> folded;
     if (ctx.weights_inside) {
-        // Graph positions by node id (dense per graph).
-        uint32_t max_id = 0;
-        for (const Node* n : nodes) max_id = std::max(max_id, n->id());
-        std::vector<int> pos(size_t{max_id} + 1, -1);
-        for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]->id()] = static_cast<int>(i);
+        const NodePositions pos(g, nodes);
         for (size_t i = 0; i < nodes.size(); ++i) {
             const Node& n = *nodes[i];
             if (n.op() != Op::GetAttr && n.op() != Op::Placeholder) continue;
@@ -283,8 +279,8 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
                 continue;
             }
             const Node* reader = n.users().front();
-            int at = reader->graph() == &g && reader->id() <= max_id ? pos[reader->id()] : -1;
-            if (at < 0 || shown_as[static_cast<size_t>(at)] >= 0 || reader->op() == Op::Output)
+            const size_t at = pos.of(reader);
+            if (at == NodePositions::npos || shown_as[at] >= 0 || reader->op() == Op::Output)
                 continue;
             inside[reader].emplace_back(&n, *path);
             folded.insert(&n);

@@ -75,15 +75,9 @@ ModuleTree build_module_tree(const Graph& g, const GraphSignature* sig) {
     std::unordered_map<std::string, const InputSpec*> specs;
     if (sig)
         for (const InputSpec& s : sig->inputs) specs.emplace(s.arg, &s);
-    // Graph position by node id (ids are dense per graph): no hash map of 20k pointers.
-    uint32_t max_id = 0;
-    for (const Node* n : nodes) max_id = std::max(max_id, n->id());
-    constexpr size_t kNone = static_cast<size_t>(-1);
-    std::vector<size_t> index(size_t{max_id} + 1, kNone);
-    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]->id()] = i;
-    auto position = [&](const Node* n) {
-        return n->graph() == &g && n->id() <= max_id ? index[n->id()] : kNone;
-    };
+    const NodePositions index(g, nodes);
+    constexpr size_t kNone = NodePositions::npos;
+    auto position = [&](const Node* n) { return index.of(n); };
 
     auto group_of = [&](const std::string& path, const std::string& type, int parent) {
         auto it = t.by_path.find(path);

@@ -116,21 +116,15 @@ public:
         // A node's value is dropped as soon as its last user has run, so a run holds
         // only the live values (peak memory of a forward) and the values it keeps.
         {
-            // Positions by node id (dense per graph): 20k nodes without a tree of pointers.
-            uint32_t max_id = 0;
-            for (const Node* n : nodes_) max_id = std::max(max_id, n->id());
-            constexpr size_t kNone = static_cast<size_t>(-1);
-            std::vector<size_t> order(size_t{max_id} + 1, kNone);
-            for (size_t i = 0; i < nodes_.size(); ++i) order[nodes_[i]->id()] = i;
+            const NodePositions order(g_, nodes_);
             release_.resize(nodes_.size());
             for (size_t i = 0; i < nodes_.size(); ++i) {
                 Node* n = nodes_[i];
                 if (n->op() == Op::Output) continue;
                 size_t last = i;
-                for (const Node* u : n->users()) {
-                    if (u->graph() != &g_ || u->id() > max_id) continue;
-                    if (size_t at = order[u->id()]; at != kNone) last = std::max(last, at);
-                }
+                for (const Node* u : n->users())
+                    if (size_t at = order.of(u); at != NodePositions::npos)
+                        last = std::max(last, at);
                 release_[last].push_back(n);
             }
         }

@@ -333,6 +333,13 @@ Status Graph::lint() const {
     return {};
 }
 
+NodePositions::NodePositions(const Graph& g, const std::vector<Node*>& order) : g_(&g) {
+    uint32_t max_id = 0;
+    for (const Node* n : order) max_id = std::max(max_id, n->id());
+    at_.assign(size_t{max_id} + 1, npos);
+    for (size_t i = 0; i < order.size(); ++i) at_[order[i]->id()] = i;
+}
+
 bool Graph::shed(std::chrono::steady_clock::time_point deadline) {
     // Users before their inputs; the name and id maps point at freed nodes meanwhile,
     // and nothing reads them (the graph is on its way out).

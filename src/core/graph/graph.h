@@ -120,6 +120,23 @@ private:
     InsertState insert_;
 };
 
+// Each node's position in an order of a graph's nodes (g.nodes()), by node id:
+// ids are dense per graph, so a table, not a hash map of pointers (a pass over a
+// 20k-node graph looks positions up for every edge). of() is npos for a node
+// of another graph or not in the order.
+class NodePositions {
+public:
+    static constexpr size_t npos = static_cast<size_t>(-1);
+    NodePositions(const Graph& g, const std::vector<Node*>& order);
+    size_t of(const Node* n) const {
+        return n->graph() == g_ && n->id() < at_.size() ? at_[n->id()] : npos;
+    }
+
+private:
+    const Graph* g_;
+    std::vector<size_t> at_;
+};
+
 // Graph::clone in pieces, for a caller that must keep doing other things (the
 // page opens a 10k-node graph over frames): step(n) copies about n more nodes
 // and says whether the copy is whole; then take() gives it. The source must not
