@@ -18,6 +18,7 @@
 #include "exec/kernels.h"
 #include "exec/observer.h"
 #include "program/exported_program.h"
+#include "util/check.h"
 
 namespace pt2lab {
 
@@ -70,10 +71,39 @@ struct RunOptions {
     std::vector<NodeTime>* node_times = nullptr;
 };
 
+// Node name -> value, shared by the copies of a result until one is written
+// (copy on write): a run's report is kept by the state, the action's outcome and
+// the workspace's last outcome, and 20k values copied thrice took 40 ms of a frame.
+class ValueMap {
+public:
+    using Map = std::map<std::string, Value>;
+    Map::const_iterator find(const std::string& name) const { return map().find(name); }
+    Map::const_iterator begin() const { return map().begin(); }
+    Map::const_iterator end() const { return map().end(); }
+    size_t count(const std::string& name) const { return map().count(name); }
+    const Value& at(const std::string& name) const { // a name the run kept (checked)
+        auto it = map().find(name);
+        PT2LAB_CHECK(it != map().end());
+        return it->second;
+    }
+    size_t size() const { return p_ ? p_->size() : 0; }
+    bool empty() const { return size() == 0; }
+    Value& operator[](const std::string& name) {
+        if (!p_) p_ = std::make_shared<Map>();
+        else if (p_.use_count() > 1) p_ = std::make_shared<Map>(*p_);
+        return (*p_)[name];
+    }
+
+private:
+    const Map& map() const { return p_ ? *p_ : empty_; }
+    std::shared_ptr<Map> p_;
+    static inline const Map empty_{};
+};
+
 struct RunResult {
     std::vector<Value> outputs;            // the user outputs, flattened, in order
     std::vector<std::string> output_names; // the graph values they came from
-    std::map<std::string, Value> values;   // node name -> value (when keep_values)
+    ValueMap values;                       // node name -> value (when keep_values)
     size_t values_not_kept = 0;            // values past keep_values_bytes
     uint64_t values_kept_bytes = 0;
 };
