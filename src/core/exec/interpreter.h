@@ -89,8 +89,10 @@ public:
     size_t size() const { return p_ ? p_->size() : 0; }
     bool empty() const { return size() == 0; }
     Value& operator[](const std::string& name) {
-        if (!p_) p_ = std::make_shared<Map>();
-        else if (p_.use_count() > 1) p_ = std::make_shared<Map>(*p_);
+        if (!p_)
+            p_ = std::make_shared<Map>();
+        else if (p_.use_count() > 1)
+            p_ = std::make_shared<Map>(*p_);
         return (*p_)[name];
     }
 
