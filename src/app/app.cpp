@@ -148,6 +148,7 @@ App::App() : lesson_files_(read_lesson_index()) {
     };
     load_settings();
     load_lessons();
+    platform::set_between_frames([this] { return work_between_frames(); });
 }
 
 const Workspace* App::workspace() const {
@@ -202,7 +203,9 @@ void App::save_settings() {
     platform::save_setting("layout", text);
 }
 
-App::~App() = default;
+App::~App() {
+    platform::set_between_frames(nullptr);
+}
 
 void App::set_scene_metrics(SceneMetrics m) {
     metrics_ = std::move(m);
@@ -686,20 +689,42 @@ bool App::end_frame() {
                            slice_seconds_ * 0.2, slice_seconds_);
     did |= work(slice);
     // Workspaces of files replaced: freed in what is left of the frame's target.
-    while (!retired_.empty()) {
-        double left = frame_began_ ? kFrameTarget - (platform::now_seconds() - frame_t0_) : 0.0;
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(std::max(left, 0.001)));
-        if (!retired_.front()->shed(deadline)) break;
-        retired_.erase(retired_.begin());
-    }
+    shed_retired(frame_began_ ? kFrameTarget - (platform::now_seconds() - frame_t0_) : 0.0);
     frame_began_ = false;
     std::vector<ModuleRequest> mods;
     mods.swap(module_requests_);
     for (const ModuleRequest& r : mods) apply_module(r);
     save_settings();
     return did || !mods.empty() || busy() || !retired_.empty();
+}
+
+void App::shed_retired(double seconds) {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(std::max(seconds, 0.001)));
+    while (!retired_.empty()) {
+        if (!retired_.front()->shed(deadline)) break;
+        retired_.erase(retired_.begin());
+    }
+}
+
+bool App::work_between_frames() {
+    // A cancel waits for the frame that asked for it (end_frame applies it first).
+    if (cancel_requested_) return false;
+    const double t0 = platform::now_seconds();
+    const double budget = std::min(kTaskSeconds, slice_seconds_); // tests make both tiny
+    bool did = work(budget);
+    const double left = budget - (platform::now_seconds() - t0);
+    if (!retired_.empty() && left > 0) shed_retired(left);
+    changed_between_frames_ |= did;
+    const float ms = static_cast<float>((platform::now_seconds() - t0) * 1000);
+    bench_.max_task_ms = std::max(bench_.max_task_ms, ms);
+    if (!bench_.jobs.empty() && (!bench_.jobs.back().ended || did)) {
+        JobRecord& j = bench_.jobs.back();
+        j.max_task_ms = std::max(j.max_task_ms, ms);
+        ++j.tasks;
+    }
+    return work_left();
 }
 
 bool App::work(double budget) {

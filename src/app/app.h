@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -227,6 +228,8 @@ struct JobRecord {
     float max_loop_ms = 0, max_gap_ms = 0;
     float next_loop_ms = -1, next_gap_ms = -1;
     double t_shown = 0;
+    float max_task_ms = 0; // the longest task between frames that worked on it
+    int tasks = 0;         // how many
 };
 
 // Frame and open timings the benchmark mode reports (window.pt2lab.bench()).
@@ -237,7 +240,8 @@ struct BenchLog {
     double t_arrived = 0, t_opened = 0, t_drawn = 0; // seconds: bytes taken, opened, drawn
     double t_open_call = 0; // seconds: App::open called (t_opened - this: the open itself)
     bool awaiting_draw = false;
-    double t_loop = 0; // the last main-loop call's start (seconds)
+    double t_loop = 0;     // the last main-loop call's start (seconds)
+    float max_task_ms = 0; // the longest task between frames so far
     // The last kKeepJobs jobs, oldest first; jobs_done counts every one that ended.
     static constexpr size_t kKeepJobs = 32;
     std::deque<JobRecord> jobs;
@@ -335,6 +339,17 @@ public:
     // Work per frame: about 10 ms, so a frame stays well under 50 ms (a slice
     // overruns by at most one node). Tests set it smaller to catch a job mid-way.
     static constexpr double kSliceSeconds = 0.010;
+    // Work between frames (platform::set_between_frames): the job also moves in the
+    // browser's own tasks of about kTaskSeconds each, so it uses the time the page
+    // would otherwise wait for the next frame (headless SwiftShader leaves 60-130 ms
+    // between frames) while input and drawing still run between two tasks. Returns
+    // whether there is more to do. The main loop draws a frame after work done here
+    // (take_changed_between_frames).
+    static constexpr double kTaskSeconds = 0.008;
+    bool work_between_frames();
+    bool take_changed_between_frames() { return std::exchange(changed_between_frames_, false); }
+    // A job, a file opening, a request waiting, or a replaced file still being freed.
+    bool work_left() const { return !idle() || !retired_.empty(); }
     double slice_seconds() const { return slice_seconds_; }
     void set_slice_seconds(double s) { slice_seconds_ = s; }
 
@@ -539,8 +554,10 @@ private:
     std::vector<std::unique_ptr<Workspace>> retired_;
     // The scene of a view, built now if `wait` is false or the frame has allowance.
     const Scene& scene_for(GraphView v, bool wait) const;
-    double frame_t0_ = 0;      // begin_frame(): platform::now_seconds()
-    bool frame_began_ = false; // begin_frame() ran since the last end_frame()
+    bool changed_between_frames_ = false; // work_between_frames did something since the last frame
+    void shed_retired(double seconds);    // frees replaced files' workspaces for up to `seconds`
+    double frame_t0_ = 0;                 // begin_frame(): platform::now_seconds()
+    bool frame_began_ = false;            // begin_frame() ran since the last end_frame()
     double derive_allowance_ = kDeriveAllowance;
     mutable bool derived_in_frame_ = false; // a derived piece ran in this frame
     mutable bool derive_waited_ = false;    // a derived piece waited for a later frame

@@ -108,6 +108,8 @@ int main() {
             // An action in flight advances a slice per frame (App::end_frame), and the
             // requests waiting behind it start there: frames keep coming until all is done.
             if (!app.idle()) frames_left = 3;
+            // A job that ended between frames (App::work_between_frames) is drawn now.
+            if (app.take_changed_between_frames()) frames_left = 3;
             if (frames_left == 0 && app.ui().frames > 0 && warm_up_left > 0) {
                 // Idle after the first frame: the kernel warm-up (exec/warm_up.h), one run
                 // of its small graph per idle callback so the page stays responsive, until
@@ -136,6 +138,8 @@ int main() {
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
             // A request (an action, a view switch) changes what the next frames show.
             if (app.end_frame()) frames_left = 3;
+            // Work left: it goes on in the browser's tasks until the next frame.
+            if (app.work_left()) platform::wake_between_frames();
             app.record_frame(build_ms, (platform::now_seconds() - t_loop) * 1000);
             if (++app.ui().frames == 1) {
                 app.ui().t_first_frame = platform::now_seconds();

@@ -127,6 +127,8 @@ std::string App::bench_json() const {
                         {"max_gap_ms", r.max_gap_ms},
                         {"next_loop_ms", r.next_loop_ms},
                         {"next_gap_ms", r.next_gap_ms},
+                        {"max_task_ms", r.max_task_ms},
+                        {"tasks", r.tasks},
                         {"t_shown", r.next_loop_ms >= 0 ? json(r.t_shown * 1000) : json(nullptr)}});
     j["jobs"] = jobs;
     const Workspace* ws = workspace();

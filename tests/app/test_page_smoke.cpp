@@ -100,6 +100,7 @@ struct Harness {
         ImGui::Render();
         REQUIRE(ImGui::GetDrawData()->Valid);
         app->end_frame();
+        if (app->work_left()) platform::wake_between_frames(); // as main.cpp does
     }
     void frames(int n) {
         for (int i = 0; i < n; ++i) frame();
@@ -415,6 +416,55 @@ TEST_CASE("a sliced calibration shows its progress; Cancel and Esc leave the sta
     const nlohmann::json done =
         h.state(); // a named copy: ranging over a temporary's member dangles
     for (const auto& o : done["observers"]) CHECK(o["calls"] == 9);
+    h.app->set_slice_seconds(App::kSliceSeconds);
+}
+
+// Between two frames the browser runs the page's own short tasks
+// (App::work_between_frames): a job moves there too, and the next frame draws what
+// it did. A cancel waits for its frame.
+TEST_CASE("a job moves between frames; the frame after draws its result", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    ui::post_prepare(*h.app);
+    h.settle();
+    const uint64_t version = h.app->workspace()->version();
+    h.app->set_slice_seconds(1e-9); // one node per frame and per task
+    ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+    h.frame();
+    REQUIRE(h.app->busy());
+    const uint64_t done0 = h.state()["busy"]["done"].get<uint64_t>();
+    // A few tasks: the job moves a node per task, with no frame drawn.
+    CHECK(platform::null_platform_between_frames(5) == 5);
+    REQUIRE(h.app->busy());
+    CHECK(h.state()["busy"]["done"].get<uint64_t>() >= done0 + 5);
+    // Cancel is asked for in a frame and applied at its end: no task moves the job first.
+    h.app->cancel_job();
+    CHECK(platform::null_platform_between_frames(5) == 1); // it ran, did nothing, asked for no more
+    h.frame();
+    CHECK_FALSE(h.app->busy());
+    CHECK(h.app->workspace()->version() == version);
+    // Again, to the end between frames: the tasks stop once nothing is left, the main
+    // loop is told to draw, and the result is the same as a calibration in frames.
+    ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+    h.frame();
+    REQUIRE(h.app->busy());
+    int tasks = platform::null_platform_between_frames(1000000);
+    CHECK(tasks > 9);
+    CHECK(tasks < 1000000);
+    CHECK(h.app->idle());
+    CHECK(h.app->take_changed_between_frames());
+    CHECK_FALSE(h.app->take_changed_between_frames());
+    h.frame();
+    CHECK(h.app->workspace()->observers_calibrated());
+    CHECK(h.app->workspace()->undo_history().back().label == "calibrate on 9 batches");
+    const nlohmann::json done = h.state();
+    for (const auto& o : done["observers"]) CHECK(o["calls"] == 9);
+    int calibrate_tasks = 0;
+    const nlohmann::json bench = nlohmann::json::parse(h.app->bench_json());
+    for (const auto& j : bench["jobs"])
+        if (j["kind"] == "calibrate" && j["ok"] == true) calibrate_tasks = j["tasks"].get<int>();
+    CHECK(calibrate_tasks > 9);
+    CHECK(platform::null_platform_between_frames(5) == 0); // nothing armed
     h.app->set_slice_seconds(App::kSliceSeconds);
 }
 

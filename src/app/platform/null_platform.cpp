@@ -25,6 +25,8 @@ struct NullState {
     std::map<std::string, std::string> options; // URL options
     std::function<std::string()> state;
     bool first_frame = false;
+    std::function<bool()> between; // set_between_frames
+    bool between_armed = false;
 };
 
 NullState& st() {
@@ -191,6 +193,24 @@ void save_setting(const std::string& key, const std::string& value) {
 
 void run_main_loop(std::function<void()> frame) {
     frame(); // headless: one frame; tests call the frame function themselves
+}
+
+void set_between_frames(std::function<bool()> task) {
+    st().between = std::move(task);
+}
+
+void wake_between_frames() {
+    st().between_armed = true;
+}
+
+int null_platform_between_frames(int max_tasks) {
+    int n = 0;
+    while (st().between_armed && n < max_tasks) {
+        st().between_armed = false;
+        ++n;
+        if (st().between && st().between()) st().between_armed = true;
+    }
+    return n;
 }
 
 void set_state_provider(std::function<std::string()> provider) {

@@ -32,6 +32,9 @@ void null_platform_text_view_command(TextViewCommand c);
 int null_platform_hash_entries();
 const std::string& null_platform_fatal();
 bool null_platform_first_frame();
+// The browser's tasks between frames: while armed (wake_between_frames, or the last
+// task asked for another), runs the task, at most max_tasks times; returns how many ran.
+int null_platform_between_frames(int max_tasks);
 // What the app's state provider returns now.
 std::string null_platform_state();
 

@@ -89,6 +89,12 @@ void focus_page(int dir);
 // --- main loop (web_main_loop.cpp) -------------------------------------------
 // Calls frame() once per display refresh, forever; returns only in native builds.
 void run_main_loop(std::function<void()> frame);
+// Work between frames: task() runs in the browser's own short tasks (a
+// MessageChannel message, so no timer clamp) for as long as it returns true; input,
+// drawing and every other task run between two calls. The main loop arms it after a
+// frame that left work; arming it while it runs does nothing. A no-op in native builds.
+void set_between_frames(std::function<bool()> task);
+void wake_between_frames();
 
 // --- test hook and loader (web_state_hook.cpp) -------------------------------
 // What window.pt2lab.state() returns (JSON text), computed when asked.
