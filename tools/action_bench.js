@@ -33,7 +33,9 @@
 // finish, frames / loop / gap = the open's job record (from the frame that began it
 // to the one that adopted the file), next = the frame that drew the new file.
 //
-//   node tools/action_bench.js [dist] [--models a,b,...] [--json]
+//   node tools/action_bench.js [dist] [--models a,b,...] [--fast-only] [--opens N] [--json]
+// --fast-only leaves out the reference-kernel steps (minutes on the bigger models);
+// --opens N only opens each file, N times.
 // Models (a name, or a path to a .pt2 / .json):
 //   resnet18, mobilenet_v2   build/modelbench/<name>/model.pt2 (224x224; tools/onnx_models.py)
 //   densenet121, efficientnet_b0
@@ -54,13 +56,15 @@ const ACTION_TIMEOUT_MS = 15 * 60 * 1000;
 const AWAY = [2, 898]; // the mouse's rest: over nothing that reacts
 
 function usage() {
-  return "usage: node tools/action_bench.js [dist] [--models a,b,...] [--json]";
+  return "usage: node tools/action_bench.js [dist] [--models a,b,...] [--fast-only] [--opens N] [--json]";
 }
 
 function parseArgs(argv) {
-  const a = { dist: path.join(ROOT, "dist"), models: DEFAULT_MODELS, json: false };
+  const a = { dist: path.join(ROOT, "dist"), models: DEFAULT_MODELS, json: false, fast: false, opens: 1 };
   for (let k = 0; k < argv.length; k++) {
     if (argv[k] === "--models") a.models = argv[++k].split(",").filter(Boolean);
+    else if (argv[k] === "--fast-only") a.fast = true;
+    else if (argv[k] === "--opens") a.opens = Math.max(1, parseInt(argv[++k], 10) || 1);
     else if (argv[k] === "--json") a.json = true;
     else if (argv[k].startsWith("--")) throw new Error(usage());
     else a.dist = path.resolve(argv[k]);
@@ -283,7 +287,10 @@ async function main() {
       const rows = [];
       const add = (rs) => { for (const r of rs) { rows.push(r); if (!args.json) printRow(r); } };
       const loadBefore = load();
-      for (const [kind, what, label, opts] of SCRIPT) {
+      // --opens N: only opens, N times (the open's figures); --fast-only: no reference-kernel steps.
+      const script = args.opens > 1 ? Array.from({ length: args.opens }, (_, i) => ["open", i ? "open again" : "open"])
+        : args.fast ? SCRIPT.slice(0, SCRIPT.findIndex((s) => s[0] === "reference")) : SCRIPT;
+      for (const [kind, what, label, opts] of script) {
         if (kind === "open") add(await openModel(page, name, file, what));
         else if (kind === "reference") await referenceKernels(page);
         else add(await press(page, name, what, label, opts));

@@ -14,14 +14,10 @@
 
   function app() { return window.Module; }
 
-  // Hands bytes (or an error) to the app; it opens them on its next frame.
-  function deliver(name, bytes, error) {
+  // Hands a filled buffer (from _pt2lab_file_buffer, or 0) or an error to the app; it
+  // opens the file on its next frame.
+  function arrive(name, data, n, error) {
     var M = app();
-    if (!M || !M._pt2lab_file_arrived) return;
-    var n = bytes ? bytes.length : 0;
-    // A buffer the app takes over without a copy (a copy would hold a big file twice).
-    var data = n ? (M._pt2lab_file_buffer ? M._pt2lab_file_buffer(n) : M._malloc(n)) : 0;
-    if (n) M.HEAPU8.set(bytes, data);
     var nameLen = M.lengthBytesUTF8(name) + 1, namePtr = M._malloc(nameLen);
     M.stringToUTF8(name, namePtr, nameLen);
     var err = error || "", errLen = M.lengthBytesUTF8(err) + 1, errPtr = M._malloc(errLen);
@@ -31,12 +27,55 @@
     M._free(errPtr);
   }
 
-  function readFile(file) {
-    var reader = new FileReader();
-    reader.onload = function () { deliver(file.name, new Uint8Array(reader.result), ""); };
-    reader.onerror = function () { deliver(file.name, null, "the browser could not read the file"); };
-    reader.readAsArrayBuffer(file);
+  // Hands bytes (or an error) to the app.
+  function deliver(name, bytes, error) {
+    var M = app();
+    if (!M || !M._pt2lab_file_arrived) return;
+    var n = bytes ? bytes.length : 0;
+    // A buffer the app takes over without a copy (a copy would hold a big file twice).
+    var data = n ? M._pt2lab_file_buffer(n) : 0;
+    if (n) M.HEAPU8.set(bytes, data);
+    arrive(name, data, n, error);
   }
+
+  // A picked or dropped file comes into the app's buffer a piece at a time, each piece
+  // its own task: no task copies the whole file, the file is never held twice, and the
+  // app shows how far the reading is (pt2lab.reads) and can cancel it.
+  var READ_PIECE = 4 << 20;
+  pt2lab.reads = [];
+  function readFile(file) {
+    var M = app();
+    if (!M || !M._pt2lab_file_arrived) return;
+    var n = file.size, data = n ? M._pt2lab_file_buffer(n) : 0;
+    var r = { name: file.name, done: 0, total: n, cancelled: false };
+    pt2lab.reads.push(r);
+    function end() {
+      pt2lab.reads.splice(pt2lab.reads.indexOf(r), 1);
+      if (r.cancelled && data) M._pt2lab_file_release(data);
+    }
+    function next() {
+      if (r.cancelled) return end();
+      if (r.done >= n) { end(); arrive(file.name, data, n, ""); return; }
+      var stop = Math.min(n, r.done + READ_PIECE);
+      file.slice(r.done, stop).arrayBuffer().then(function (b) {
+        if (!r.cancelled) {
+          M.HEAPU8.set(new Uint8Array(b), data + r.done); // HEAPU8 anew: the heap may have grown
+          r.done = stop;
+        }
+        next();
+      }, function (e) {
+        r.cancelled = true;
+        end();
+        arrive(file.name, 0, 0, "the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : ""));
+      });
+    }
+    next();
+  }
+  // What window.pt2lab.reads holds, for the app (web_files.cpp), and its Cancel.
+  pt2lab.readsJson = function () {
+    return JSON.stringify(pt2lab.reads.map(function (r) { return { name: r.name, done: r.done, total: r.total }; }));
+  };
+  pt2lab.cancelReads = function () { pt2lab.reads.forEach(function (r) { r.cancelled = true; }); };
 
   pt2lab.openPicker = function () { document.getElementById("file-input").click(); };
   document.getElementById("file-input").addEventListener("change", function (e) {

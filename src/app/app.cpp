@@ -447,18 +447,38 @@ ActionProgress App::job_progress() const {
 }
 
 void App::cancel_job() {
-    if (busy() || opening_) cancel_requested_ = true;
+    if (busy() || opening_file()) cancel_requested_ = true;
 }
 
+namespace {
+std::string megabytes(uint64_t bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f MB", static_cast<double>(bytes) / 1e6);
+    return s;
+}
+} // namespace
+
 std::string App::opening() const {
-    if (!opening_) return "";
-    char size[32];
-    std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(opening_->file_size()) / 1e6);
-    return base_name(opening_->file()) + " (" + size + ")";
+    if (opening_)
+        return base_name(opening_->file()) + " (" + megabytes(opening_->file_size()) + ")";
+    if (!reads_.empty())
+        return base_name(reads_.back().name) + " (" + megabytes(reads_.back().total) + ")";
+    return "";
 }
 
 OpenProgress App::open_progress() const {
-    return opening_ ? opening_->progress() : OpenProgress{};
+    if (opening_) return opening_->progress();
+    OpenProgress p;
+    if (reads_.empty()) return p;
+    // The browser reads the file in: the first part of its open.
+    const platform::FileRead& r = reads_.back();
+    char done[32];
+    std::snprintf(done, sizeof done, "%.1f", static_cast<double>(r.done) / 1e6);
+    p.what = std::string("reading the file: ") + done + " of " + megabytes(r.total);
+    p.done = r.total ? r.done * 1000 / r.total : 0;
+    p.total = 1000;
+    p.seconds = platform::now_seconds() - t_read_;
+    return p;
 }
 
 void App::post(Action a) {
@@ -521,6 +541,9 @@ void App::show_tab(Tab t) {
 }
 
 bool App::take_files() {
+    const size_t reading = reads_.size();
+    reads_ = platform::file_reads();
+    if (reading == 0 && !reads_.empty()) t_read_ = platform::now_seconds();
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
@@ -539,7 +562,7 @@ bool App::take_files() {
     if (lesson_files) start_pending_lesson();
     std::string hash = platform::take_hash_change();
     if (!hash.empty()) follow_hash(hash);
-    return !files.empty() || !hash.empty();
+    return !files.empty() || !hash.empty() || reading != reads_.size();
 }
 
 void App::begin_open() {
@@ -660,11 +683,20 @@ bool App::end_frame() {
     bool did = false;
     if (cancel_requested_) {
         cancel_requested_ = false;
-        if (opening_) {
+        if (!reads_.empty() && !opening_) {
+            platform::cancel_file_reads();
+            log(LogLine::Kind::Info, "opening " + base_name(reads_.back().name) + " cancelled (" +
+                                         open_progress().what + "); " +
+                                         (ws_ ? file_name_ + " stays open" : "no file is open"));
+            reads_.clear();
+            did = true;
+        } else if (opening_) {
             OpenProgress p = opening_->progress();
             char secs[32];
             std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
             drop_opening(std::string("cancelled after ") + secs + " (" + p.what + ")");
+            if (!reads_.empty()) platform::cancel_file_reads(); // the files behind it go too
+            reads_.clear();
             did = true;
         } else if (busy()) {
             ActionProgress p = ws_->progress();

@@ -23,6 +23,7 @@
 #include "lesson/catalog.h"
 #include "lesson/markdown.h"
 #include "lesson/runner.h"
+#include "platform/platform.h"
 #include "tensor_summary.h"
 #include "workspace/workspace.h"
 
@@ -334,7 +335,8 @@ public:
     size_t waiting() const { return requests_.size(); }
     // Nothing in flight and nothing waiting.
     bool idle() const {
-        return !busy() && !opening_ && to_open_.empty() && requests_.empty() && !cancel_requested_;
+        return !busy() && !opening_ && reads_.empty() && to_open_.empty() && requests_.empty() &&
+               !cancel_requested_;
     }
     // Work per frame: about 10 ms, so a frame stays well under 50 ms (a slice
     // overruns by at most one node). Tests set it smaller to catch a job mid-way.
@@ -427,7 +429,8 @@ public:
     bool take_files();
     // The file being opened: "resnet50.pt2 (103.6 MB)" while it opens, else "".
     std::string opening() const;
-    bool opening_file() const { return opening_ != nullptr; }
+    // A file is opening: being read in by the browser (platform::file_reads) or opened.
+    bool opening_file() const { return opening_ != nullptr || !reads_.empty(); }
     OpenProgress open_progress() const; // of opening(); zeros when none
     // Files that arrived and wait for the one being opened.
     size_t files_waiting() const { return to_open_.size(); }
@@ -554,6 +557,8 @@ private:
     std::vector<std::unique_ptr<Workspace>> retired_;
     // The scene of a view, built now if `wait` is false or the frame has allowance.
     const Scene& scene_for(GraphView v, bool wait) const;
+    std::vector<platform::FileRead> reads_; // files the browser is reading (take_files)
+    double t_read_ = 0;                     // when the browser began reading them
     bool changed_between_frames_ = false; // work_between_frames did something since the last frame
     void shed_retired(double seconds);    // frees replaced files' workspaces for up to `seconds`
     double frame_t0_ = 0;                 // begin_frame(): platform::now_seconds()

@@ -96,7 +96,7 @@ std::string App::bench_json() const {
     j["t_drawn"] = bench_.t_drawn * 1000;
     j["gap_ms"] = bench_.gap_ms;
     // The job in flight and the last jobs (times in ms, performance.now): light, no graph.
-    if (opening_) {
+    if (opening_file()) {
         OpenProgress p = open_progress();
         j["busy"] = {{"kind", "open"}, {"what", p.what}, {"done", p.done}, {"total", p.total}};
     } else if (const Action* a = job_action()) {
@@ -250,7 +250,7 @@ std::string App::state_json() const {
     j["opening"] = opening();
     // The action in flight (App::busy), or the file being opened: what it does and
     // how far it is; the panels below still show the state as it was before it began.
-    if (opening_) {
+    if (opening_file()) {
         OpenProgress p = open_progress();
         j["busy"] = {{"kind", "open"},   {"what", p.what},       {"done", p.done},
                      {"total", p.total}, {"seconds", p.seconds}, {"fast_kernels", false}};

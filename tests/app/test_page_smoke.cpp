@@ -596,6 +596,48 @@ TEST_CASE("a file opens over frames with progress, and Cancel keeps the file sho
     CHECK(s["opening"] == "");
 }
 
+// A picked file the browser is still reading in (web/bridge.js reads it a piece per
+// task): the job strip shows the bytes read, and Cancel stops the read.
+TEST_CASE("a file being read in shows the bytes read; Cancel stops the read", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    const uint64_t version = h.app->workspace()->version();
+    platform::null_platform_set_reads({{"dir/model.pt2", 12000000, 47600000}});
+    h.frames(2);
+    REQUIRE(h.app->opening_file());
+    CHECK_FALSE(h.app->idle()); // frames keep coming while it reads
+    nlohmann::json s = h.state();
+    CHECK(s["opening"] == "model.pt2 (47.6 MB)");
+    CHECK(s["busy"]["kind"] == "open");
+    CHECK(s["busy"]["what"] == "reading the file: 12.0 of 47.6 MB");
+    CHECK(s["busy"]["done"] == 252);
+    CHECK(s["busy"]["total"] == 1000);
+    CHECK(s["widgets"].contains("cancel"));
+    CHECK(s["file"] == "conv_relu.pt2");
+    const int cancelled = platform::null_platform_reads_cancelled();
+    h.click_widget("cancel");
+    CHECK(platform::null_platform_reads_cancelled() == cancelled + 1);
+    s = h.state();
+    CHECK_FALSE(h.app->opening_file());
+    CHECK(s["busy"].is_null());
+    CHECK(s["file"] == "conv_relu.pt2");
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(s["log"].back() ==
+          "opening model.pt2 cancelled (reading the file: 12.0 of 47.6 MB); conv_relu.pt2 stays "
+          "open");
+    // A read that ends hands over the file like any pick: it opens.
+    platform::null_platform_set_reads({{"resnet_style.pt2", 1, 2}});
+    h.frame();
+    REQUIRE(h.app->opening_file());
+    platform::null_platform_set_reads({});
+    auto bytes = read_file_bytes(kSite + "/assets/graphs/resnet_style.pt2");
+    REQUIRE(bytes.ok());
+    platform::null_platform_pick("resnet_style.pt2", bytes.take());
+    h.frame();
+    h.settle();
+    CHECK(h.state()["file"] == "resnet_style.pt2");
+}
+
 // Module grouping in the whole UI: a real export with modules opens expanded
 // (small), collapse all / expand all, a click on a module box expands it, and
 // a search for a hidden node expands its modules and selects it.

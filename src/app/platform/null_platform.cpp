@@ -26,6 +26,8 @@ struct NullState {
     std::function<std::string()> state;
     bool first_frame = false;
     std::function<bool()> between; // set_between_frames
+    std::vector<FileRead> reads;   // null_platform_set_reads
+    int reads_cancelled = 0;
     bool between_armed = false;
 };
 
@@ -193,6 +195,23 @@ void save_setting(const std::string& key, const std::string& value) {
 
 void run_main_loop(std::function<void()> frame) {
     frame(); // headless: one frame; tests call the frame function themselves
+}
+
+std::vector<FileRead> file_reads() {
+    return st().reads;
+}
+
+void cancel_file_reads() {
+    if (!st().reads.empty()) ++st().reads_cancelled;
+    st().reads.clear();
+}
+
+void null_platform_set_reads(std::vector<FileRead> reads) {
+    st().reads = std::move(reads);
+}
+
+int null_platform_reads_cancelled() {
+    return st().reads_cancelled;
 }
 
 void set_between_frames(std::function<bool()> task) {

@@ -32,6 +32,10 @@ void null_platform_text_view_command(TextViewCommand c);
 int null_platform_hash_entries();
 const std::string& null_platform_fatal();
 bool null_platform_first_frame();
+// Files the browser is reading (file_reads() returns them until cancelled or replaced),
+// and how many times cancel_file_reads() found some to cancel.
+void null_platform_set_reads(std::vector<FileRead> reads);
+int null_platform_reads_cancelled();
 // The browser's tasks between frames: while armed (wake_between_frames, or the last
 // task asked for another), runs the task, at most max_tasks times; returns how many ran.
 int null_platform_between_frames(int max_tasks);

@@ -41,6 +41,15 @@ void open_file_picker();
 void fetch_file(const std::string& url, const std::string& name);
 // Files that arrived (picked, dropped, fetched) since the last call, in order.
 std::vector<OpenedFile> take_opened();
+// A picked or dropped file the browser is still reading into the page (it arrives
+// through take_opened() when whole): its name and bytes read of its size.
+struct FileRead {
+    std::string name;
+    uint64_t done = 0, total = 0;
+};
+std::vector<FileRead> file_reads();
+// Stops every read in flight; their files never arrive.
+void cancel_file_reads();
 
 // --- clipboard (web_clipboard.cpp) -------------------------------------------
 void set_clipboard(const std::string& text);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "platform/platform.h"
 
 namespace {
@@ -49,6 +51,23 @@ extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived(const char* name, uint8
     arrived().push_back(std::move(f));
 }
 
+// Called by web/bridge.js: a buffer from pt2lab_file_buffer whose read was cancelled.
+extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_release(uint8_t* data) {
+    auto& b = buffers();
+    b.erase(std::remove_if(b.begin(), b.end(), [&](const auto& v) { return v.data() == data; }),
+            b.end());
+}
+
+EM_JS(char*, js_file_reads, (), {
+    var s = window.pt2lab && window.pt2lab.reads.length ? window.pt2lab.readsJson() : "";
+    if (!s) return 0;
+    var n = lengthBytesUTF8(s) + 1;
+    var p = _malloc(n);
+    stringToUTF8(s, p, n);
+    return p;
+});
+EM_JS(void, js_cancel_file_reads, (), { window.pt2lab.cancelReads(); });
+
 EM_JS(int, js_preloaded_size, (const char* name), {
     var f = window.pt2lab && window.pt2lab.preloaded[UTF8ToString(name)];
     return f ? f.length : -1;
@@ -89,6 +108,24 @@ void open_file_picker() {
 
 void fetch_file(const std::string& url, const std::string& name) {
     js_fetch_file(url.c_str(), name.c_str());
+}
+
+std::vector<FileRead> file_reads() {
+    char* p = js_file_reads();
+    if (!p) return {};
+    std::vector<FileRead> out;
+    nlohmann::json j = nlohmann::json::parse(p, nullptr, false);
+    std::free(p);
+    if (j.is_array())
+        for (const auto& r : j)
+            if (r.is_object())
+                out.push_back({r.value("name", std::string()), r.value("done", uint64_t{0}),
+                               r.value("total", uint64_t{0})});
+    return out;
+}
+
+void cancel_file_reads() {
+    js_cancel_file_reads();
 }
 
 std::vector<OpenedFile> take_opened() {
