@@ -72,7 +72,7 @@ ${snippet(doc, "nginx")}
       fs.writeFileSync(path.join(WWW, PREFIX, ".htaccess"), snippet(doc, "apache"));
       const mods = ["mpm_event", "authz_core", "mime", "dir", "rewrite", "headers", "filter", "deflate", "env"];
       const m = path.join(SYS, "usr/lib/apache2/modules");
-      // Debian's defaults that matter here: mime.types, mime.conf's .gz type, deflate.conf.
+      // Debian's defaults that matter here: mime.types, mime.conf's .gz type, deflate.conf's types.
       fs.writeFileSync(path.join(dir, "httpd.conf"), `
 ServerRoot ${dir}
 ServerName 127.0.0.1
@@ -84,7 +84,9 @@ User nobody
 Group nogroup
 TypesConfig /etc/mime.types
 AddType application/x-gzip .gz .tgz
-AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javascript application/javascript application/json
+AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/javascript
+AddOutputFilterByType DEFLATE application/x-javascript application/javascript application/ecmascript
+AddOutputFilterByType DEFLATE application/rss+xml application/wasm application/xml
 DirectoryIndex index.html
 DocumentRoot ${WWW}
 <Directory />
