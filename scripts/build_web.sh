@@ -2,7 +2,9 @@
 # Builds the page into a self-contained dist/ (or $PT2LAB_DIST): index.html and
 # its scripts from web/, app.js + app.wasm from the `wasm` preset (src/app),
 # the fonts subset to the page's text (tools/subset_fonts.py), the lesson
-# graphs with their index, the lessons (assets/lessons) and their fx graphs.
+# graphs with their index, the lessons (assets/lessons) and their fx graphs,
+# the service worker, then NAME.br / NAME.gz beside every file that compresses
+# (tools/precompress.js) for hosts that serve them (docs/EMBEDDING.md).
 # Every URL in it is relative: copy it anywhere.
 # Needs the packages of scripts/deps.sh; fetches the Dear ImGui source if missing.
 set -euo pipefail
@@ -51,6 +53,9 @@ files, digest = [], hashlib.sha256()
 for d, _, names in sorted(os.walk(root)):
     for n in sorted(names):
         rel = os.path.relpath(os.path.join(d, n), root)
+        # Precompressed siblings are the host's business: the page never asks for them.
+        if rel.endswith((".br", ".gz")) and os.path.exists(os.path.join(root, rel[:-3])):
+            continue
         files.append(rel)
         with open(os.path.join(d, n), "rb") as f:
             digest.update(rel.encode() + b"\0" + f.read())
@@ -59,6 +64,8 @@ text = open(src).read().replace("__PT2LAB_VERSION__", digest.hexdigest()[:16])
 with open(os.path.join(root, "sw.js"), "w") as f:
     f.write(text.replace("__PT2LAB_FILES__", json.dumps(files)))
 PY
+# Last, so that sw.js is compressed too and its list and version stay those of the plain files.
+node tools/precompress.js "$tmp"
 rm -rf "$OUT"
 mv "$tmp" "$OUT"
-echo "[web] wrote $OUT/: $(du -sh "$OUT" | cut -f1), app.wasm $(stat -c %s "$OUT/app.wasm") bytes"
+echo "[web] wrote $OUT/: $(du -sh --exclude='*.br' --exclude='*.gz' "$OUT" | cut -f1) plain, $(du -sh "$OUT" | cut -f1) with the siblings, app.wasm $(stat -c %s "$OUT/app.wasm") bytes"

@@ -28,15 +28,20 @@
     var loaded = {}, total = {};
     function update() {
       var l = 0, t = 0;
-      items.forEach(function (it) { l += loaded[it.url] || 0; t += total[it.url] || it.guess; });
+      items.forEach(function (it) {
+        l += loaded[it.url] || 0;
+        t += Math.max(total[it.url] || it.guess, loaded[it.url] || 0);
+      });
       fill.style.width = Math.min(100, (100 * l) / Math.max(t, 1)).toFixed(1) + "%";
       label.textContent = "Loading " + (l / 1048576).toFixed(2) + " MB of " + (t / 1048576).toFixed(2) + " MB";
     }
     return Promise.all(items.map(function (it) {
       return fetch(it.url).then(function (res) {
         if (!res.ok) throw new Error(it.url + ": the server answered " + res.status + " " + res.statusText);
+        // A compressed answer's Content-Length counts the bytes on the wire; the
+        // body read below is the decoded bytes, so only a plain one gives the total.
         var n = Number(res.headers.get("Content-Length")) || 0;
-        if (n) total[it.url] = n;
+        if (n && !res.headers.get("Content-Encoding")) total[it.url] = n;
         if (!res.body || !res.body.getReader) return res.arrayBuffer().then(function (b) { return new Uint8Array(b); });
         var reader = res.body.getReader(), chunks = [], got = 0;
         function pump() {

@@ -8,31 +8,10 @@ const { execFileSync } = require("child_process");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { ROOT, serve, state, waitState, boxInView, pointInView } = require("./lib");
+const { ROOT, serve, state, waitState, boxInView, pointInView, watchedPage, clickWidget, reloadOffline } = require("./lib");
 
 const list = [];
 const test = (name, run) => list.push({ name, run });
-
-// Every request, every CSP violation and console error of a fresh context.
-async function watchedPage(ctx, url, opts = {}) {
-  const context = await ctx.browser.newContext({ viewport: opts.viewport || { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  ctx.pages.push(page);
-  page.requests = [];
-  page.errors = [];
-  context.on("request", (r) => page.requests.push(r.url()));
-  page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
-  page.on("pageerror", (e) => page.errors.push(e.message));
-  await context.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener("securitypolicyviolation", (e) => {
-      window.__csp.push(e.violatedDirective + " " + e.blockedURI);
-    });
-  });
-  await page.goto(url);
-  await waitState(page, (s) => s.ready && s.frames > 1 && s.widgets["panel:graph"], "the first frame");
-  return page;
-}
 
 const violations = (page) => page.evaluate(() => window.__csp);
 
@@ -40,14 +19,6 @@ async function shot(ctx, page, file) {
   await page.mouse.move(2, (page.viewportSize() || { height: 900 }).height - 2);
   await page.waitForTimeout(150);
   await page.screenshot({ path: path.join(ctx.shots, file) });
-}
-
-async function clickWidget(page, name) {
-  const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
-  const r = s.widgets[name];
-  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await page.waitForTimeout(30);
-  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
 }
 
 // A synthetic 1k-node export (tools/make_big_graph.py), handed over like a dropped file.
@@ -144,7 +115,6 @@ test("nothing but the site's own files; strict CSP with no violations", async (c
 
 test("offline: once loaded, a reload with the server gone still works; a web manifest", async (ctx) => {
   const srv = await serve(ctx.dist);
-  let closed = false;
   try {
     const page = await watchedPage(ctx, srv.url + "?file=conv_relu.pt2");
     const manifest = await page.evaluate(async () => {
@@ -153,20 +123,14 @@ test("offline: once loaded, a reload with the server gone still works; a web man
     });
     assert.equal(manifest.short_name, "pt2lab");
     assert.equal(manifest.start_url, "./");
-    await page.waitForFunction(() => window.pt2lab.serviceWorker === "ready", null, { timeout: 20000 });
-    await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 10000 });
-    srv.close();
-    closed = true;
-    await page.waitForTimeout(300);
-    await page.reload();
-    const s = await waitState(page, (st) => st.ready && st.frames > 1, "the page after a reload offline", 30000);
+    const s = await reloadOffline(page, srv);
     assert.equal(s.file, "conv_relu.pt2");
     // A lesson graph not opened before comes from the cache too.
     await clickWidget(page, "lesson:style_modules.pt2");
     await waitState(page, (st) => st.file === "style_modules.pt2", "a graph opened offline");
     await shot(ctx, page, "offline-reload.png");
   } finally {
-    if (!closed) srv.close();
+    srv.close(); // again if the test failed before reloadOffline closed it
   }
 });
 

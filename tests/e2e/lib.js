@@ -114,4 +114,49 @@ async function boxInView(page, name, pred = (n) => n.id) {
   return r.point;
 }
 
-module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView };
+// A fresh context's page at `url`, once its first frame is drawn, recording every
+// request (page.requests), console error and page error (page.errors) and CSP
+// violation (window.__csp). opts: viewport, init (a script run before the page's own).
+async function watchedPage(ctx, url, opts = {}) {
+  const context = await ctx.browser.newContext({ viewport: opts.viewport || { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  ctx.pages.push(page);
+  page.requests = [];
+  page.errors = [];
+  context.on("request", (r) => page.requests.push(r.url()));
+  page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
+  page.on("pageerror", (e) => page.errors.push(e.message));
+  await context.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener("securitypolicyviolation", (e) => {
+      window.__csp.push(e.violatedDirective + " " + e.blockedURI);
+    });
+  });
+  if (opts.init) await context.addInitScript(opts.init);
+  await page.goto(url);
+  await waitState(page, (s) => s.ready && s.frames > 1 && s.widgets["panel:graph"], "the first frame");
+  return page;
+}
+
+// Clicks a widget the app exposed in the state hook (waits for it to be drawn).
+async function clickWidget(page, name) {
+  const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
+  const r = s.widgets[name];
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await page.waitForTimeout(30);
+  await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
+}
+
+// Once the service worker controls the page: stops `server` (its close()) and
+// reloads, so everything the page asks for must come from the worker's cache.
+// Resolves to the state of the page's first frame after the reload.
+async function reloadOffline(page, server) {
+  await page.waitForFunction(() => window.pt2lab.serviceWorker === "ready", null, { timeout: 20000 });
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 10000 });
+  server.close();
+  await page.waitForTimeout(300);
+  await page.reload();
+  return waitState(page, (st) => st.ready && st.frames > 1, "the page after a reload offline", 30000);
+}
+
+module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView, watchedPage, clickWidget, reloadOffline };
