@@ -38,38 +38,39 @@
     arrive(name, data, n, error);
   }
 
-  // A picked or dropped file comes into the app's buffer a piece at a time, each piece
-  // its own task: no task copies the whole file, the file is never held twice, and the
-  // app shows how far the reading is (pt2lab.reads) and can cancel it.
-  var READ_PIECE = 4 << 20;
+  // A picked or dropped file streams into the app's buffer as the browser reads it
+  // (File.stream(): pieces of up to a few MB, each copied in its own task): no task
+  // copies the whole file, the file is never held twice, and the app shows how far
+  // the reading is (pt2lab.reads) and can cancel it.
   pt2lab.reads = [];
   function readFile(file) {
     var M = app();
     if (!M || !M._pt2lab_file_arrived) return;
     var n = file.size, data = n ? M._pt2lab_file_buffer(n) : 0;
     var r = { name: file.name, done: 0, total: n, cancelled: false };
+    var reader = file.stream().getReader();
     pt2lab.reads.push(r);
-    function end() {
-      pt2lab.reads.splice(pt2lab.reads.indexOf(r), 1);
-      if (r.cancelled && data) M._pt2lab_file_release(data);
+    function end() { pt2lab.reads.splice(pt2lab.reads.indexOf(r), 1); }
+    function fail(message) {
+      end();
+      if (data) M._pt2lab_file_release(data);
+      if (message) arrive(file.name, 0, 0, message);
     }
-    function next() {
-      if (r.cancelled) return end();
-      if (r.done >= n) { end(); arrive(file.name, data, n, ""); return; }
-      var stop = Math.min(n, r.done + READ_PIECE);
-      file.slice(r.done, stop).arrayBuffer().then(function (b) {
-        if (!r.cancelled) {
-          M.HEAPU8.set(new Uint8Array(b), data + r.done); // HEAPU8 anew: the heap may have grown
-          r.done = stop;
-        }
-        next();
-      }, function (e) {
-        r.cancelled = true;
+    function next(chunk) {
+      if (r.cancelled) { reader.cancel(); return fail(""); }
+      if (chunk.done) {
+        if (r.done !== n) return fail("the browser read " + r.done + " of the file's " + n + " bytes");
         end();
-        arrive(file.name, 0, 0, "the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : ""));
-      });
+        return arrive(file.name, data, n, "");
+      }
+      var v = chunk.value;
+      if (r.done + v.length > n) { reader.cancel(); return fail("the file grew while it was read"); }
+      M.HEAPU8.set(v, data + r.done); // HEAPU8 anew each time: the heap may have grown
+      r.done += v.length;
+      reader.read().then(next, failed);
     }
-    next();
+    function failed(e) { fail("the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : "")); }
+    reader.read().then(next, failed);
   }
   // What window.pt2lab.reads holds, for the app (web_files.cpp), and its Cancel.
   pt2lab.readsJson = function () {
