@@ -221,7 +221,7 @@ test("open a 10k-node graph through the picker: frames keep coming, progress sho
   assert.equal(s.file, before.file, "the file shown stays until the new one is open");
   assert.equal(s.opening, `pt2lab-big-10000.json (${(fs.statSync(big).size / 1e6).toFixed(1)} MB)`);
   assert.ok(s.busy.done < s.busy.total, `done ${s.busy.done} < total ${s.busy.total}`);
-  assert.match(s.busy.what, /^(reading the graph|making stand-in weights|building ep\.module\(\))/);
+  assert.match(s.busy.what, /^(reading the file|reading the graph|making stand-in weights|building ep\.module\(\))/);
   assert.ok(s.widgets.job, "the job strip is drawn");
   await page.mouse.move(2, 898);
   await shot(ctx, page, "job-opening.png");
