@@ -685,8 +685,11 @@ bool App::end_frame() {
         cancel_requested_ = false;
         if (!reads_.empty() && !opening_) {
             platform::cancel_file_reads();
-            log(LogLine::Kind::Info, "opening " + base_name(reads_.back().name) + " cancelled (" +
-                                         open_progress().what + "); " +
+            OpenProgress p = open_progress();
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
+            log(LogLine::Kind::Info, "opening " + base_name(reads_.back().name) +
+                                         " cancelled after " + secs + " (" + p.what + "); " +
                                          (ws_ ? file_name_ + " stays open" : "no file is open"));
             reads_.clear();
             did = true;
