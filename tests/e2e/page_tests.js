@@ -15,8 +15,11 @@ const asset = (name) => path.join(GRAPHS, name);
 
 // --- helpers ---------------------------------------------------------------------
 
+// A fresh context on the page. Its browser speaks zh-TW unless opts.locale says
+// otherwise: the page starts in the browser's language, and the course's is zh-TW.
 async function openPage(ctx, opts = {}) {
   const context = await ctx.browser.newContext({
+    locale: opts.locale || "zh-TW",
     viewport: opts.viewport || { width: 1440, height: 900 },
     deviceScaleFactor: opts.dpr || 1,
     permissions: opts.permissions || [],

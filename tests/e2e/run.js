@@ -15,6 +15,7 @@ const tests = {
     ...require("./a11y_tests").list,
     ...require("./harden_tests").list,
     ...require("./job_tests").list,
+    ...require("./i18n_tests").list,
   ],
 };
 
