@@ -1,5 +1,6 @@
 """Subsets the page's two fonts from Debian's font packages to the glyphs it
-can show: every character of the app's sources (its UI strings) and of the
+can show: every character of the app's sources (its UI strings, among them
+the page's word table src/app/page_strings.inc in both languages) and of the
 lesson texts (assets/lessons/*.md), plus printable ASCII.
 
   /usr/bin/python3 tools/subset_fonts.py --out dist/fonts
@@ -25,7 +26,7 @@ CJK_FACE = 3  # Noto Sans CJK TC
 MONO_TTF = "/usr/share/fonts/truetype/jetbrains-mono/JetBrainsMono-Regular.ttf"
 
 # Where the page's visible text comes from.
-TEXT_GLOBS = ["src/app/**/*.cpp", "src/app/**/*.h", "assets/lessons/*.md"]
+TEXT_GLOBS = ["src/app/**/*.cpp", "src/app/**/*.h", "src/app/**/*.inc", "assets/lessons/*.md"]
 
 
 def wanted_characters() -> str:

@@ -220,6 +220,24 @@
     try { localStorage.setItem("pt2lab." + key, value); } catch (e) { /* storage disabled: keep defaults */ }
   };
 
+  // The page's language and the words of its own HTML, from the app's one table
+  // (src/app/page_strings.inc; platform::set_page_language at start and on every language
+  // change): the document's lang and title and index.html's own elements. The text
+  // view reads pt2lab.words too. Before the app starts, index.html's English stands.
+  pt2lab.lang = "";
+  pt2lab.words = null;
+  pt2lab.setLanguage = function (lang, words) {
+    pt2lab.lang = lang;
+    pt2lab.words = words;
+    document.documentElement.lang = lang;
+    document.title = words.web_title;
+    var text = { "text-view-toggle": words.web_toggle, "text-view-close": words.web_close,
+                 "drop-hint": words.web_drop, "history-note": words.web_history };
+    Object.keys(text).forEach(function (id) { document.getElementById(id).textContent = text[id]; });
+    document.getElementById("canvas").setAttribute("aria-label", words.web_canvas);
+    if (pt2lab.textView) pt2lab.textView.language();
+  };
+
   pt2lab.firstFrame = function () {
     pt2lab.firstFrameMs = performance.now();
     document.getElementById("loader").hidden = true;

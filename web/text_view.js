@@ -17,46 +17,14 @@
   var closeButton = document.getElementById("text-view-close");
   var last = null;
 
-  // The view's words in the page's two languages (the lesson's prose is the lesson's).
-  var WORDS = {
-    en: {
-      step: function (k, n) { return "Step " + k + " of " + n; },
-      action: "The step's action", done: "Done: ", results: "What it did",
-      torch: function (t, m) { return "torch raises " + (t || "an error") + (m ? ": " + m : ""); },
-      parity: function (v, d, n) {
-        return "outputs vs the file as loaded: " + v + " (max |diff| " + d + (n > 1 ? ", " + n + " outputs" : "") + ")";
-      },
-      changed: "changed", unchanged: "nothing changed",
-      diff: "What changed in the graph: ", added: "added ", removed: "removed ", rewired: "rewired ", edited: "changed ",
-      nodiff: "The shown graph did not change.",
-      graph: "The graph", view: { "ExportedProgram": "the ExportedProgram (ep.graph)", "ep.module()": "ep.module()" },
-      nodes: function (key, v, n) { return "Graph " + key + ", shown as " + v + ": " + n + " nodes"; },
-      ops: "Calls, in graph order: ", highlight: "Highlighted: ", lint: "lint: ", lintok: "lint passes.",
-      check: "Check", quiz: "Chapter-map question", answer: "Check my answer", choose: "Choose an option first.",
-      right: "Right. ", wrong: "Not quite. ", answered: function (l) { return "Your answer: " + l + ". "; },
-      prev: "Previous step", next: "Next step", last: "This is the lesson's last step.",
-      link: "Link to this step: ", none: "No lesson is open.", close: "Close"
-    },
-    "zh-TW": {
-      step: function (k, n) { return "第 " + k + " 步，共 " + n + " 步"; },
-      action: "這一步的動作", done: "已執行：", results: "執行結果",
-      torch: function (t, m) { return "torch 拋出 " + (t || "錯誤") + (m ? "：" + m : ""); },
-      parity: function (v, d, n) {
-        return "輸出與原檔相比：" + v + "（最大 |diff| " + d + (n > 1 ? "，" + n + " 個輸出" : "") + "）";
-      },
-      changed: "有改變", unchanged: "沒有改變",
-      diff: "圖的變化：", added: "新增 ", removed: "移除 ", rewired: "重新接線 ", edited: "修改 ",
-      nodiff: "顯示的圖沒有改變。",
-      graph: "這張圖", view: { "ExportedProgram": "ExportedProgram（ep.graph）", "ep.module()": "ep.module()" },
-      nodes: function (key, v, n) { return "圖 " + key + "，以 " + v + " 顯示：共 " + n + " 個節點"; },
-      ops: "依圖中順序的呼叫：", highlight: "標示的節點：", lint: "lint：", lintok: "lint 通過。",
-      check: "小測驗", quiz: "章節地圖問題", answer: "送出答案", choose: "請先選一個選項。",
-      right: "答對了。", wrong: "再想想。", answered: function (l) { return "你的答案：" + l + "。"; },
-      prev: "上一步", next: "下一步", last: "這是本課的最後一步。",
-      link: "這一步的連結：", none: "目前沒有開啟課程。", close: "關閉"
-    }
-  };
-  function words(s) { return WORDS[s && s.lang === "en" ? "en" : "zh-TW"]; }
+  // The view's words: the page's, in its language, from the app's one table
+  // (src/app/page_strings.inc, sent with platform::set_page_language into pt2lab.words).
+  // The lesson's prose is the lesson's. fmt fills in the table's printf conversions.
+  function words() { return pt2lab.words || {}; }
+  function fmt(f) {
+    var args = Array.prototype.slice.call(arguments, 1), i = 0;
+    return String(f || "").replace(/%(\.\d+)?[sdg]/g, function () { return String(args[i++]); });
+  }
 
   function command(kind, number) {
     var M = window.Module;
@@ -208,11 +176,15 @@
   function resultsText(s, w) {
     var out = [];
     (s.results || []).forEach(function (a) {
-      var line = a.graph + ": " + a.kind + ": ";
-      if (a.torch_error_type || a.torch_error) line += w.torch(a.torch_error_type, a.torch_error);
-      else if (a.parity) line += w.parity(a.parity.verdict, a.parity.max_abs.toPrecision(3), a.parity.outputs);
-      else line += a.changed ? w.changed : w.unchanged;
-      out.push({ line: line, summary: a.summary });
+      var what;
+      if (a.torch_error) what = fmt(w.torch_raises, a.torch_error_type || w.an_error, a.torch_error);
+      else if (a.torch_error_type) what = fmt(w.torch_raises_type, a.torch_error_type);
+      else if (a.parity) {
+        var d = a.parity.max_abs.toPrecision(3);
+        what = a.parity.outputs > 1 ? fmt(w.web_parity_n, a.parity.verdict, d, a.parity.outputs)
+                                    : fmt(w.web_parity, a.parity.verdict, d);
+      } else what = a.changed ? w.res_changed : w.res_unchanged;
+      out.push({ line: fmt(w.res_line, a.graph, fmt(w.res_line, a.kind, what)), summary: a.summary });
     });
     return out;
   }
@@ -220,18 +192,16 @@
   function diffText(d, w) {
     if (!d) return "";
     var parts = [];
-    if (d.added.length) parts.push(w.added + d.added.join(", "));
-    if (d.removed.length) parts.push(w.removed + d.removed.join(", "));
-    if (d.rewired.length) parts.push(w.rewired + d.rewired.join(", "));
-    if (d.changed.length) parts.push(w.edited + d.changed.join(", "));
-    return parts.length ? w.diff + parts.join("; ") + "." : w.nodiff;
+    [["added", w.diff_added], ["removed", w.diff_removed], ["rewired", w.diff_rewired], ["changed", w.diff_changed]]
+      .forEach(function (k) { if (d[k[0]].length) parts.push(k[1] + " " + d[k[0]].join(w.web_list_sep)); });
+    return parts.length ? w.web_diff + parts.join(w.web_part_sep) + w.web_end : w.web_no_diff;
   }
 
   function renderResults(s, w) {
     var r = parts.results;
     r.textContent = "";
     if (!s.performed || !s.results) return;
-    r.appendChild(plain("h4", w.results));
+    r.appendChild(plain("h4", w.web_results));
     var ul = document.createElement("ul");
     resultsText(s, w).forEach(function (x) {
       var li = plain("li", x.line);
@@ -246,13 +216,14 @@
     var g = s.graph, sec = parts.graph;
     sec.textContent = "";
     if (!g) return;
-    sec.appendChild(plain("h4", w.graph));
-    var kinds = Object.keys(g.kinds).map(function (k) { return g.kinds[k] + " " + k; }).join(", ");
-    sec.appendChild(plain("p", w.nodes(g.key, w.view[g.view] || g.view, g.nodes) + " (" + kinds + ")."));
+    sec.appendChild(plain("h4", w.web_graph));
+    var kinds = Object.keys(g.kinds).map(function (k) { return g.kinds[k] + " " + k; }).join(w.web_list_sep);
+    var view = g.view === "ExportedProgram" ? w.web_view_program : g.view;
+    sec.appendChild(plain("p", fmt(w.web_nodes, g.key, view, g.nodes, kinds)));
     if (g.ops.length)
-      sec.appendChild(plain("p", w.ops + g.ops.map(function (o) { return o.op + (o.count > 1 ? " ×" + o.count : ""); }).join(", ") + "."));
-    if (g.highlight.length) sec.appendChild(plain("p", w.highlight + g.highlight.join(", ") + "."));
-    sec.appendChild(plain("p", g.lint ? w.lint + g.lint : w.lintok));
+      sec.appendChild(plain("p", w.web_ops + g.ops.map(function (o) { return o.op + (o.count > 1 ? " ×" + o.count : ""); }).join(w.web_list_sep) + w.web_end));
+    if (g.highlight.length) sec.appendChild(plain("p", w.web_highlight + g.highlight.join(w.web_list_sep) + w.web_end));
+    sec.appendChild(plain("p", g.lint ? w.web_lint + g.lint : w.web_lint_ok));
   }
 
   function renderCheck(s, w, fresh) {
@@ -264,7 +235,7 @@
     }
     if (fresh) {
       sec.textContent = "";
-      sec.appendChild(plain("h4", s.quiz ? w.quiz : w.check));
+      sec.appendChild(plain("h4", s.quiz ? w.lesson_quiz : w.lesson_check));
       var fs = document.createElement("fieldset");
       var legend = el("legend", s.check.question);
       fs.appendChild(legend);
@@ -280,12 +251,12 @@
         inline(label, o);
         fs.appendChild(label);
       });
-      var submit = plain("button", w.answer);
+      var submit = plain("button", w.web_answer);
       submit.type = "button";
       submit.id = "text-view-answer";
       submit.addEventListener("click", function () {
         var on = sec.querySelector("input[name=text-view-option]:checked");
-        if (!on) { parts.feedback.textContent = w.choose; return; }
+        if (!on) { parts.feedback.textContent = w.web_choose; return; }
         command(2, Number(on.value));
       });
       fs.appendChild(submit);
@@ -300,7 +271,7 @@
       if (fresh || !sec.querySelector("input:checked")) input.checked = true;
       parts.feedback.textContent = "";
       parts.feedback.appendChild(document.createTextNode(
-        w.answered(String.fromCharCode(65 + chosen)) + (s.check.correct ? w.right : w.wrong)));
+        fmt(w.web_answered, String.fromCharCode(65 + chosen), s.check.correct ? w.lesson_right : w.lesson_wrong)));
       inline(parts.feedback, s.check.feedback);
       parts.feedback.className = "feedback " + (s.check.correct ? "right" : "wrong");
     } else if (fresh) {
@@ -311,15 +282,14 @@
 
   var shownKey = "";
   function render(s) {
-    var w = words(s);
-    closeButton.textContent = w.close;
+    var w = words();
     notice.hidden = !(s && s.notice);
     notice.textContent = s && s.notice ? s.notice : "";
     if (!s || !s.lesson) {
       parts = null;
       shownKey = "";
       body.textContent = "";
-      body.appendChild(plain("p", w.none));
+      body.appendChild(plain("p", w.web_none));
       document.getElementById("text-view-title").textContent = "pt2lab";
       return;
     }
@@ -330,7 +300,7 @@
     shownKey = key;
     document.getElementById("text-view-title").textContent = s.title;
     body.lang = s.lang;
-    parts.counter.textContent = w.step(s.step, s.steps);
+    parts.counter.textContent = fmt(w.web_step, s.step, s.steps);
     if (fresh) {
       parts.title.textContent = "";
       inline(parts.title, s.step_title);
@@ -340,8 +310,8 @@
     }
     parts.action.hidden = !s.button;
     if (s.button) {
-      parts.actionHeading.textContent = w.action;
-      parts.perform.textContent = (s.performed ? w.done : "") + s.button;
+      parts.actionHeading.textContent = w.web_action;
+      parts.perform.textContent = (s.performed ? w.lesson_done : "") + s.button;
       setDisabled(parts.perform, s.performed);
     }
     renderResults(s, w);
@@ -349,12 +319,12 @@
     if (s.after) blocks(parts.after, s.after);
     renderGraph(s, w);
     renderCheck(s, w, fresh);
-    parts.prev.textContent = w.prev;
-    parts.next.textContent = s.step >= s.steps ? w.last : w.next;
+    parts.prev.textContent = w.web_prev;
+    parts.next.textContent = s.step >= s.steps ? w.web_last : w.web_next;
     setDisabled(parts.prev, s.step <= 1);
     setDisabled(parts.next, s.step >= s.steps);
     parts.link.href = s.link;
-    parts.link.textContent = w.link + s.link;
+    parts.link.textContent = w.web_link + s.link;
     // A new step while the learner works in the view: its heading takes focus, so
     // a screen reader reads the new step from the top.
     if (fresh && focusInside && document.activeElement !== parts.title) parts.title.focus();
@@ -377,6 +347,8 @@
       if (!view.hidden) render(last);
     },
     toggle: function () { show(view.hidden); },
+    // The page's language changed (pt2lab.setLanguage): the view's own words again.
+    language: function () { if (!view.hidden) render(last); },
     shown: function () { return !view.hidden; },
     current: function () { return last; }
   };

@@ -23,6 +23,17 @@ const char* tab_name(Tab t) {
     return "";
 }
 
+Str tab_label(Tab t) {
+    switch (t) {
+    case Tab::Code: return Str::tab_code;
+    case Tab::Run: return Str::tab_run;
+    case Tab::Observers: return Str::tab_observers;
+    case Tab::Program: return Str::tab_program;
+    case Tab::Log: return Str::tab_log;
+    }
+    return Str::tab_code;
+}
+
 LayoutPoint world_to_screen(const Camera& c, const CanvasRect& r, LayoutPoint p) {
     float k = c.zoom * r.scale;
     return {r.x + r.w * 0.5f + (p.x - c.cx) * k, r.y + r.h * 0.5f + (p.y - c.cy) * k};
@@ -807,8 +818,7 @@ void App::apply(const Request& r) {
     }
     if (lesson_) {
         // The lesson's graphs change only through its steps, so they stay the engine's.
-        view_.error = "In a lesson the step's button changes the graph. To edit it yourself, "
-                      "leave the lesson (\"Leave lesson\" in the lesson panel).";
+        view_.error = text(Str::err_lesson_edit, lang_);
         log(LogLine::Kind::Warning, view_.error);
         return;
     }
@@ -854,8 +864,9 @@ void App::finish_job() {
     if (!o.torch_error.empty()) {
         // What torch raises for this (train() on ep.module(), erasing a used node): shown
         // in the banner like an error, since the action did not do what was asked.
-        std::string type = o.torch_exception.empty() ? "an error" : o.torch_exception;
-        view_.error = "torch raises " + type + ": " + o.torch_error;
+        std::string type =
+            o.torch_exception.empty() ? text(Str::an_error, lang_) : o.torch_exception;
+        view_.error = strf(text(Str::torch_raises, lang_), type.c_str(), o.torch_error.c_str());
         log(LogLine::Kind::Warning, view_.error);
     }
     if (o.run) return; // a run changes no graph

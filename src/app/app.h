@@ -24,13 +24,17 @@
 #include "lesson/markdown.h"
 #include "lesson/runner.h"
 #include "platform/platform.h"
+#include "page_strings.h"
 #include "tensor_summary.h"
 #include "workspace/workspace.h"
 
 namespace pt2lab::app {
 
 enum class Tab { Code, Run, Observers, Program, Log };
-const char* tab_name(Tab t); // "Code", "Run & parity", ...
+// The tab's stable name ("Code", "Run & parity", ...: the state hook, the tests'
+// widget names) and its label on screen in the page's language (page_strings.inc).
+const char* tab_name(Tab t);
+Str tab_label(Tab t);
 
 // Which text the code view shows.
 enum class CodeForm { Code, Readable, Printed }; // gm.code, print_readable, str(ep) / str(graph)
@@ -390,7 +394,9 @@ public:
     void dismiss_link_notice();
     // The step's graph in words (the text view): nodes by kind, ops, highlights, lint.
     nlohmann::json graph_description_json() const;
-    const std::string& lesson_lang() const { return lang_; } // "zh-TW" | "en"
+    // "zh-TW" | "en": the lesson's language, which is the page's (page_strings.h): the
+    // learner's last choice, else the browser's (page_language).
+    const std::string& lesson_lang() const { return lang_; }
     // The lesson being followed, or null (a file of one's own, or still loading).
     const LessonRunner* lesson() const { return lesson_.get(); }
     // A lesson waiting for its graphs to download ("" when none).

@@ -63,8 +63,10 @@ bool LessonProgress::is_done(int step) const {
 }
 
 void App::load_lessons() {
-    lang_ = platform::load_setting("lesson_lang");
+    // The page's language: the last choice, else the browser's (page_strings.h page_language).
+    lang_ = page_language(platform::load_setting("lesson_lang"), platform::browser_language());
     if (!known_lang(lang_)) lang_ = kLessonLangs[0];
+    platform::set_page_language(lang_, web_words_json(lang_));
     json p = json::parse(platform::load_setting("lesson_progress"), nullptr, false);
     if (p.is_object())
         for (const auto& [id, v] : p.items()) {
@@ -135,7 +137,7 @@ void App::follow_hash(const std::string& raw) {
     std::string hash = raw.rfind('#', 0) == 0 ? raw.substr(1) : raw;
     std::string id;
     int step = 0;
-    bool en = lang_ == "en";
+    auto t = [this](Str s) { return text(s, lang_); };
     auto notice = [&](const std::string& text) {
         link_notice_ = text;
         link_notice_keep_ = false;
@@ -155,14 +157,9 @@ void App::follow_hash(const std::string& raw) {
         size_t slash = hash.rfind('/');
         std::string lesson = slash == std::string::npos ? hash : hash.substr(0, slash);
         if (catalog_.find(lesson, lang_))
-            notice(en ? "The link #" + hash + " names no step of " + lesson +
-                            ": steps are numbered from 1 (#" + lesson + "/1)."
-                      : "連結 #" + hash + " 沒有指向 " + lesson + " 的任何一步：步驟從 1 開始（#" +
-                            lesson + "/1）。");
+            notice(strf(t(Str::link_no_step), hash.c_str(), lesson.c_str(), lesson.c_str()));
         else
-            notice(en ? "The link #" + hash +
-                            " is not a lesson step (a lesson step looks like #m00-4/3)."
-                      : "連結 #" + hash + " 不是課程的一步（課程步驟的連結像 #m00-4/3）。");
+            notice(strf(t(Str::link_not_step), hash.c_str()));
         return;
     }
     const Lesson* l = catalog_.find(id, lang_);
@@ -170,17 +167,13 @@ void App::follow_hash(const std::string& raw) {
         std::string ids;
         for (const LessonCatalog::Entry& e : catalog_.entries)
             ids += (ids.empty() ? "" : ", ") + e.id;
-        notice(en ? "The link #" + hash + " names no lesson: the course has " + ids + "."
-                  : "連結 #" + hash + " 指向不存在的課程：本課程有 " + ids + "。");
+        notice(strf(t(Str::link_no_lesson), hash.c_str(), ids.c_str()));
         return;
     }
     link_notice_.clear();
     int steps = static_cast<int>(l->steps.size());
     if (step > steps) {
-        link_notice_ = en ? id + " has " + std::to_string(steps) + " steps: the link #" + hash +
-                                " opened step " + std::to_string(steps) + "."
-                          : id + " 共 " + std::to_string(steps) + " 步：連結 #" + hash +
-                                " 開啟了第 " + std::to_string(steps) + " 步。";
+        link_notice_ = strf(t(Str::link_past_end), id.c_str(), steps, hash.c_str(), steps);
         link_notice_keep_ = true;
         log(LogLine::Kind::Warning, link_notice_);
     }
@@ -297,6 +290,7 @@ void App::apply_lesson(const Request& r) {
         if (!known_lang(r.text) || r.text == lang_) return;
         lang_ = r.text;
         platform::save_setting("lesson_lang", lang_);
+        platform::set_page_language(lang_, web_words_json(lang_));
         if (lesson_) {
             const Lesson* l = catalog_.find(lesson_->lesson().id, lang_);
             if (l) {
@@ -409,9 +403,10 @@ void App::after_perform(const LessonStepReport& rep) {
         while (!s.empty() && s.back() == '\n') s.pop_back();
         log(LogLine::Kind::Action, a.graph + ": " + a.kind + ": " + s);
         if (!a.torch_error.empty())
-            torch = "torch raises " +
-                    (a.torch_error_type.empty() ? "an error" : a.torch_error_type) + ": " +
-                    a.torch_error;
+            torch = strf(text(Str::torch_raises, lang_),
+                         a.torch_error_type.empty() ? text(Str::an_error, lang_)
+                                                    : a.torch_error_type.c_str(),
+                         a.torch_error.c_str());
     }
     enter_step(false); // the same workspaces, moved by the step: the diff's ghosts stay
     if (!torch.empty()) {
@@ -536,7 +531,7 @@ std::string App::text_view_json() const {
                       {"torch_error_type", a.torch_error_type},
                       {"torch_error", a.torch_error}};
             if (a.run && !a.run->parity.outputs.empty())
-                o["parity"] = {{"verdict", ui::parity_word(a.run->parity)},
+                o["parity"] = {{"verdict", ui::parity_word(a.run->parity, lang_)},
                                {"max_abs", a.run->parity.max_abs()},
                                {"outputs", a.run->parity.outputs.size()}};
             results.push_back(o);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "app.h"
 #include "io/program_loader.h"
@@ -237,16 +238,67 @@ TEST_CASE("every lesson graph in every panel", "[page]") {
     Harness& h = harness();
     REQUIRE(h.fonts_ok);
     REQUIRE(h.app->lesson_files().size() >= 5);
-    for (const std::string& f : h.app->lesson_files()) {
-        INFO(f);
-        h.open_asset(f);
-        visit_everything(h);
-        nlohmann::json s = h.state();
-        CHECK(s["file"] == f);
-        CHECK(s["nodes"].size() == h.app->workspace()->graph(h.app->view().graph).size());
-        CHECK(s["error"] == "");
+    for (const char* lang : {"en", "zh-TW"}) { // the panels' words in both languages
+        h.app->set_lesson_lang(lang);
+        for (const std::string& f : h.app->lesson_files()) {
+            INFO(lang << " " << f);
+            h.open_asset(f);
+            REQUIRE(h.app->lesson_lang() == lang);
+            visit_everything(h);
+            nlohmann::json s = h.state();
+            CHECK(s["file"] == f);
+            CHECK(s["nodes"].size() == h.app->workspace()->graph(h.app->view().graph).size());
+            CHECK(s["error"] == "");
+        }
     }
     CHECK(platform::null_platform_fatal().empty());
+}
+
+// The page's words follow the lesson language (with no lesson open too): the HTML
+// gets its words, the panels their labels; widget names (the state hook's, the
+// tests') and ImGui ids stay, so the tab shown stays selected.
+TEST_CASE("the page's language: labels change, widget names and ids stay", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_relu.pt2");
+    h.app->set_lesson_lang("zh-TW");
+    h.frames(2);
+    REQUIRE_FALSE(h.app->lesson());
+    CHECK(platform::null_platform_page_language() == "zh-TW");
+    nlohmann::json words = nlohmann::json::parse(platform::null_platform_page_words());
+    CHECK(words["web_toggle"] == "以文字閱讀課程");
+    h.click_widget("tab:Observers");
+    CHECK(h.app->settings().tab == Tab::Observers);
+    std::set<std::string> zh_widgets;
+    for (const auto& [name, rect] : h.app->ui().widgets) zh_widgets.insert(name);
+    // The switch in the lesson list (the file panel): the page follows it.
+    h.click_widget("lesson:lang:en");
+    h.frames(2);
+    CHECK(h.app->lesson_lang() == "en");
+    CHECK(platform::load_setting("lesson_lang") == "en");
+    CHECK(platform::null_platform_page_language() == "en");
+    words = nlohmann::json::parse(platform::null_platform_page_words());
+    CHECK(words["web_toggle"] == "Lesson as text");
+    CHECK(words["web_step"] == "Step %d of %d");
+    CHECK(h.app->settings().tab == Tab::Observers); // "###tab_observers": the same tab
+    std::set<std::string> en_widgets;
+    for (const auto& [name, rect] : h.app->ui().widgets) en_widgets.insert(name);
+    CHECK(en_widgets == zh_widgets);
+    for (const char* name :
+         {"tab:Code", "tab:Run & parity", "tab:Observers", "tab:Signature & weights", "tab:Log",
+          "open", "prepare", "run", "observers:prepare"})
+        CHECK(en_widgets.count(name) == 1);
+    // The state hook's tab stays English too.
+    CHECK(h.state()["tab"] == "Observers");
+    // And the other way, from another tab.
+    h.app->set_lesson_lang("zh-TW");
+    h.frames(2);
+    h.click_widget("tab:Run & parity");
+    CHECK(h.app->settings().tab == Tab::Run);
+    h.app->set_lesson_lang("en");
+    h.frames(2);
+    CHECK(h.app->settings().tab == Tab::Run);
+    h.app->set_lesson_lang("zh-TW");
+    h.frames(2);
 }
 
 TEST_CASE("clicking a node on the canvas selects it", "[page]") {

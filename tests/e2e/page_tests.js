@@ -15,8 +15,11 @@ const asset = (name) => path.join(GRAPHS, name);
 
 // --- helpers ---------------------------------------------------------------------
 
+// A fresh context on the page. Its browser speaks zh-TW unless opts.locale says
+// otherwise: the page starts in the browser's language, and the course's is zh-TW.
 async function openPage(ctx, opts = {}) {
   const context = await ctx.browser.newContext({
+    locale: opts.locale || "zh-TW",
     viewport: opts.viewport || { width: 1440, height: 900 },
     deviceScaleFactor: opts.dpr || 1,
     permissions: opts.permissions || [],
@@ -382,7 +385,8 @@ test("module.train() on ep.module() shows what torch raises and changes nothing"
   await clickWidget(page, "more");
   await clickWidget(page, "more:train");
   const s = await waitState(page, (st) => st.error !== "", "the refusal");
-  assert.equal(s.error, "torch raises NotImplementedError: Calling train() is not supported yet.");
+  // The banner in the page's language (zh-TW here), torch's own message as torch says it.
+  assert.equal(s.error, "torch 拋出 NotImplementedError：Calling train() is not supported yet.");
   assert.deepEqual(s.undo, [], "no history entry");
   assert.deepEqual(names(s), names(before));
   noErrors(page);

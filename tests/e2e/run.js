@@ -16,6 +16,7 @@ const tests = {
     ...require("./harden_tests").list,
     ...require("./job_tests").list,
     ...require("./static_host_tests").list,
+    ...require("./i18n_tests").list,
   ],
 };
 

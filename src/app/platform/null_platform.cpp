@@ -18,6 +18,7 @@ struct NullState {
     std::vector<OpenedFile> arrived;
     std::string clipboard, hash, fatal;
     std::string hash_change, text_view;
+    std::string browser_lang, page_lang, page_words; // browser_language(); set_page_language()
     bool text_view_shown = false;
     std::vector<TextViewCommand> text_view_commands;
     int hash_entries = 0; // set_url_hash calls that added a history entry
@@ -62,6 +63,15 @@ const std::string& null_platform_hash() {
 void null_platform_change_hash(const std::string& hash) {
     st().hash = hash;
     st().hash_change = hash;
+}
+void null_platform_set_browser_language(const std::string& lang) {
+    st().browser_lang = lang;
+}
+const std::string& null_platform_page_language() {
+    return st().page_lang;
+}
+const std::string& null_platform_page_words() {
+    return st().page_words;
 }
 const std::string& null_platform_text_view() {
     return st().text_view;
@@ -144,6 +154,15 @@ std::string take_hash_change() {
     std::string h;
     h.swap(st().hash_change);
     return h;
+}
+
+std::string browser_language() {
+    return st().browser_lang;
+}
+
+void set_page_language(const std::string& lang, const std::string& words_json) {
+    st().page_lang = lang;
+    st().page_words = words_json;
 }
 
 void set_text_view(const std::string& json) {

@@ -23,6 +23,11 @@ const std::string& null_platform_hash();
 void null_platform_pick(const std::string& name, std::vector<uint8_t> bytes);
 // The learner changes the URL hash (a hashchange event).
 void null_platform_change_hash(const std::string& hash);
+// navigator.language as browser_language() returns it ("" until set: unknown).
+void null_platform_set_browser_language(const std::string& lang);
+// What the app last gave set_page_language: the language and the HTML's words (JSON).
+const std::string& null_platform_page_language();
+const std::string& null_platform_page_words();
 // What the app last gave the text view, and whether it is shown.
 const std::string& null_platform_text_view();
 bool null_platform_text_view_shown();

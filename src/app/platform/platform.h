@@ -69,6 +69,14 @@ std::string url_option(const std::string& name);
 std::string load_setting(const std::string& key);
 void save_setting(const std::string& key, const std::string& value);
 
+// --- the page's language (web_language.cpp) -----------------------------------
+// The browser's preferred language (navigator.language, "zh-TW", "en-US"), "" when unknown.
+std::string browser_language();
+// The page's language changed (or was chosen at start): `lang` ("zh-TW", "en") and
+// the words its HTML shows (page_strings.h web_words_json). Sets the document's lang,
+// title and index.html's own controls; the text view takes its words from them.
+void set_page_language(const std::string& lang, const std::string& words_json);
+
 // --- lesson text view (web_text_view.cpp) ------------------------------------
 // The current lesson step as real HTML text beside the canvas (web/text_view.js),
 // for screen readers, find and copy: `json` is the step (title, blocks, check,

@@ -72,7 +72,7 @@ void draw_code_tab(App& app) {
         if (!written) {
             app.ui().wants_frames = true;
             const float f = total ? float(done) / float(total) : 0.0f;
-            ImGui::TextDisabled("Writing %s for %zu nodes: %d %%",
+            ImGui::TextDisabled(tr(app, Str::code_writing),
                                 program ? "ep.graph_module.code" : "gm.code",
                                 ws.graph(fv.graph).size(), int(f * 100));
             ImGui::ProgressBar(f, ImVec2(px(240), 0), "");
@@ -106,14 +106,15 @@ void draw_code_tab(App& app) {
         }
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton("Copy")) app.copy(*text, forms[static_cast<int>(form)]);
+    if (ImGui::SmallButton(label(app, Str::copy).c_str()))
+        app.copy(*text, forms[static_cast<int>(form)]);
     expose(app, "copy code");
     if (form == CodeForm::Code && cv.stale) {
         ImGui::SameLine();
-        badge("gm.code is stale: the graph changed since the last recompile", colors::warn);
+        badge(tr(app, Str::code_stale), colors::warn);
         ImGui::SameLine();
         ImGui::BeginDisabled(app.busy());
-        if (ImGui::SmallButton("Recompile")) {
+        if (ImGui::SmallButton(label(app, Str::recompile).c_str())) {
             EditAction e;
             e.kind = EditAction::Kind::Recompile;
             app.post(Action::of(e));
@@ -123,7 +124,7 @@ void draw_code_tab(App& app) {
     const bool linked = form == CodeForm::Code && !cv.stale;
     if (form == CodeForm::Code && !linked) {
         ImGui::SameLine();
-        ImGui::TextDisabled("(lines link to nodes again after Recompile)");
+        ImGui::TextDisabled("%s", tr(app, Str::code_relink));
     }
 
     // The text: line numbers, a node-kind mark per line, coloured tokens.

@@ -60,46 +60,53 @@ void file_facts(App& app) {
     if (!begin_facts("facts")) return;
     if (ws.has_program()) {
         const ExportedProgram& ep = ws.original();
-        fact("format", ep.format);
+        fact(tr(app, Str::file_format), ep.format);
         const Provenance& p = ep.provenance;
         if (p.present) {
-            fact("made by",
+            fact(tr(app, Str::file_made_by),
                  p.made_by + (p.torch_version.empty() ? "" : " (torch " + p.torch_version + ")"));
             if (!p.model_class.empty())
-                fact("model", p.model_class + (p.mode.empty() ? "" : ", " + p.mode + " mode"));
+                fact(tr(app, Str::file_model),
+                     p.mode.empty()
+                         ? p.model_class
+                         : strf(tr(app, Str::file_mode), p.model_class.c_str(), p.mode.c_str()));
         }
-        fact("torch", ep.torch_version.empty() ? "(not recorded)" : ep.torch_version);
-        fact("schema", std::to_string(ep.schema_major) + "." + std::to_string(ep.schema_minor));
+        fact("torch",
+             ep.torch_version.empty() ? tr(app, Str::file_not_recorded) : ep.torch_version);
+        fact(tr(app, Str::file_schema),
+             std::to_string(ep.schema_major) + "." + std::to_string(ep.schema_minor));
         int params = 0, buffers = 0, user = 0;
         for (const InputSpec& s : ep.signature.inputs) {
             params += s.kind == InputKind::Parameter;
             buffers += s.kind == InputKind::Buffer;
             user += s.kind == InputKind::UserInput;
         }
-        fact("signature", std::to_string(params) + " parameters, " + std::to_string(buffers) +
-                              " buffers, " + std::to_string(user) + " user inputs");
+        fact(tr(app, Str::file_signature),
+             strf(tr(app, Str::file_signature_counts), params, buffers, user));
         const std::string& inputs = graph_facts(app).inputs;
-        if (!inputs.empty()) fact("inputs", inputs);
-        fact("sample inputs", ep.example_inputs.empty() ? "none (runs use seeded inputs)"
-                                                        : std::to_string(ep.example_inputs.size()) +
-                                                              " (data/sample_inputs/model.pt)");
+        if (!inputs.empty()) fact(tr(app, Str::file_inputs), inputs);
+        fact(tr(app, Str::file_sample_inputs),
+             ep.example_inputs.empty()
+                 ? std::string(tr(app, Str::file_no_samples))
+                 : strf(tr(app, Str::file_samples), ep.example_inputs.size()));
         if (!ep.reference_outputs.empty())
-            fact("reference", "PyTorch eager outputs (extra/pt2lab)");
-        for (const std::string& w : ep.warnings) fact("warning", w, colors::warn);
+            fact(tr(app, Str::file_reference), tr(app, Str::file_reference_value));
+        for (const std::string& w : ep.warnings) fact(tr(app, Str::file_warning), w, colors::warn);
     } else {
-        fact("format", "symbolic_trace graph (torch.fx), no ExportedProgram");
+        fact(tr(app, Str::file_format), tr(app, Str::file_symbolic));
     }
     end_facts();
     if (ws.has_program() && ws.original().provenance.present &&
-        !ws.original().provenance.note.empty() && ImGui::TreeNode("how this file was made")) {
+        !ws.original().provenance.note.empty() &&
+        ImGui::TreeNode(label(app, Str::file_how_made).c_str())) {
         text_wrapped(ws.original().provenance.note, colors::text_dim);
         ImGui::TreePop();
     }
 
-    section("Ops");
+    section(tr(app, Str::file_ops));
     const PanelCaches::Facts& facts = graph_facts(app);
     if (facts.key == ShownKey{}) // the first version's, a frame or two after it opened
-        ImGui::TextDisabled("Counting the ops of %zu nodes...", ws.graph(app.view().graph).size());
+        ImGui::TextDisabled(tr(app, Str::file_counting), ws.graph(app.view().graph).size());
     for (const auto& [op, count] : facts.kinds) {
         ImGui::TextColored(to_vec4(op_color(op)), "%s", op_label(op));
         ImGui::SameLine(px(120));
@@ -107,8 +114,8 @@ void file_facts(App& app) {
     }
     ImGui::Spacing();
     if (ImGui::BeginTable("calls", 2, ImGuiTableFlags_SizingFixedFit)) {
-        ImGui::TableSetupColumn("count", ImGuiTableColumnFlags_WidthFixed);
-        ImGui::TableSetupColumn("op", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("##count", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("##op", ImGuiTableColumnFlags_WidthStretch);
         for (const auto& [target, count] : facts.calls) {
             std::string t = target;
             if (t.rfind("torch.ops.", 0) == 0) t = t.substr(10);
@@ -123,32 +130,30 @@ void file_facts(App& app) {
     const auto& unsupported = facts.unsupported;
     if (!unsupported.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(to_vec4(colors::bad), "The executor cannot run:");
+        ImGui::TextColored(to_vec4(colors::bad), "%s", tr(app, Str::file_cannot_run));
         for (const auto& u : unsupported) {
-            ImGui::BulletText("%s (%zu nodes)", u.target.c_str(), u.nodes.size());
+            ImGui::BulletText(tr(app, Str::file_op_nodes), u.target.c_str(), u.nodes.size());
             if (ImGui::IsItemClicked() && !u.nodes.empty()) app.select(u.nodes.front());
         }
     }
     const std::string& lint = facts.lint;
     if (!lint.empty()) {
         ImGui::Spacing();
-        ImGui::TextColored(to_vec4(colors::bad), "graph.lint() fails:");
+        ImGui::TextColored(to_vec4(colors::bad), "%s", tr(app, Str::file_lint_fails));
         text_wrapped(lint, colors::bad);
     }
 }
 
 void lesson_graphs(App& app) {
-    section("Lesson graphs");
+    section(tr(app, Str::file_lesson_graphs));
     for (const std::string& f : app.lesson_files()) {
         bool open = f == app.file_name();
         if (ImGui::Selectable(f.c_str(), open) && !open) app.open_asset(f);
         expose(app, "lesson:" + f);
     }
     ImGui::Spacing();
-    text_wrapped("Or open your own torch.export file (.pt2 or .json): drop it on the page or use "
-                 "Open file. It is read in the browser and never uploaded.",
-                 colors::text_dim);
-    if (ImGui::Button("Open file...")) app.open_picker();
+    text_wrapped(tr(app, Str::file_own), colors::text_dim);
+    if (ImGui::Button(label(app, Str::top_open).c_str())) app.open_picker();
     expose(app, "file:open");
 }
 
@@ -157,15 +162,17 @@ void history(App& app) {
     auto undo = ws.undo_history();
     auto redo = ws.redo_history();
     if (undo.empty() && redo.empty()) return;
-    section("History");
-    ImGui::TextDisabled("as loaded");
+    section(tr(app, Str::file_history));
+    ImGui::TextDisabled("%s", tr(app, Str::file_as_loaded));
     for (size_t i = 0; i < undo.size(); ++i) {
-        bool last = i + 1 == undo.size();
-        ImGui::BulletText("%s%s", undo[i].label.c_str(), last ? "  (now)" : "");
+        if (i + 1 == undo.size())
+            ImGui::BulletText(tr(app, Str::file_now), undo[i].label.c_str());
+        else
+            ImGui::BulletText("%s", undo[i].label.c_str());
     }
     for (const HistoryEntry& h : redo) {
         ImGui::PushStyleColor(ImGuiCol_Text, to_vec4(colors::text_dim));
-        ImGui::BulletText("%s  (undone)", h.label.c_str());
+        ImGui::BulletText(tr(app, Str::file_undone), h.label.c_str());
         ImGui::PopStyleColor();
     }
 }
@@ -175,7 +182,7 @@ void history(App& app) {
 void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::SetNextWindowPos(pos);
     ImGui::SetNextWindowSize(size);
-    ImGui::Begin("File", nullptr,
+    ImGui::Begin(label(app, Str::panel_file).c_str(), nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
     if (app.workspace()) {

@@ -63,7 +63,9 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
             Tab& shown = app.settings().tab;
             ImGuiTabItemFlags flags =
                 ui.tab_requested && shown == t ? ImGuiTabItemFlags_SetSelected : 0;
-            bool open = ImGui::BeginTabItem(tab_name(t), nullptr, flags);
+            // The label in the page's language; the id ("###tab_code") stays, so the
+            // tab shown stays selected when the language changes.
+            bool open = ImGui::BeginTabItem(label(app, tab_label(t)).c_str(), nullptr, flags);
             expose(app, std::string("tab:") + tab_name(t));
             if (open) {
                 if (!ui.tab_requested) shown = t;
@@ -100,33 +102,21 @@ void select_step(App& app, int delta) {
 }
 
 struct Shortcut {
-    const char* keys;
-    const char* what;
+    Str keys, what;
 };
 constexpr Shortcut kShortcuts[] = {
-    {"F", "fit the graph"},
-    {"+ / -", "zoom in / out (also the mouse wheel, pinch)"},
-    {"0", "zoom to 100%"},
-    {"drag", "pan the graph"},
-    {"/", "search nodes by name or op"},
-    {"N / P", "select the next / previous node in graph order"},
-    {"Esc", "clear the selection"},
-    {"1 / 2", "show the ExportedProgram / ep.module()"},
-    {"E / C", "expand / collapse every module (click a module box or frame for one)"},
-    {"W", "weights inside the node that reads them, or as boxes of their own"},
-    {"R", "run the graph and check parity"},
-    {"D / Shift+D", "decompose to the inference IR / Core ATen"},
-    {"Q", "prepare (prepare_pt2e)"},
-    {"K", "calibrate the observers"},
-    {"V", "convert (convert_pt2e)"},
-    {"O", "open a file"},
-    {"Tab / Shift+Tab", "the next / previous control of the left panel, then the page"},
-    {"Space, Enter", "press the focused control (an option answers the check)"},
-    {"Enter", "the lesson step's button (when no control has focus)"},
-    {"Ctrl+Z", "undo"},
-    {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
-    {"Left / Right", "previous / next lesson step"},
-    {"?", "this list"},
+    {Str::keys_f, Str::keys_f_what},         {Str::keys_zoom, Str::keys_zoom_what},
+    {Str::keys_0, Str::keys_0_what},         {Str::keys_drag, Str::keys_drag_what},
+    {Str::keys_slash, Str::keys_slash_what}, {Str::keys_np, Str::keys_np_what},
+    {Str::keys_esc, Str::keys_esc_what},     {Str::keys_12, Str::keys_12_what},
+    {Str::keys_ec, Str::keys_ec_what},       {Str::keys_w, Str::keys_w_what},
+    {Str::keys_r, Str::keys_r_what},         {Str::keys_d, Str::keys_d_what},
+    {Str::keys_q, Str::keys_q_what},         {Str::keys_k, Str::keys_k_what},
+    {Str::keys_v, Str::keys_v_what},         {Str::keys_o, Str::keys_o_what},
+    {Str::keys_tab, Str::keys_tab_what},     {Str::keys_space, Str::keys_space_what},
+    {Str::keys_enter, Str::keys_enter_what}, {Str::keys_undo, Str::keys_undo_what},
+    {Str::keys_redo, Str::keys_redo_what},   {Str::keys_arrows, Str::keys_arrows_what},
+    {Str::keys_help, Str::keys_help_what},
 };
 
 void shortcuts(App& app) {
@@ -210,26 +200,29 @@ void help_overlay(App& app, ImVec2 display) {
     if (!ui.show_help) return;
     ImGui::SetNextWindowPos(ImVec2(display.x * 0.5f, display.y * 0.4f), ImGuiCond_Always,
                             ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(px(440), 0));
+    ImGui::SetNextWindowSize(ImVec2(px(520), 0));
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(18), px(14)));
     ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 1);
-    ImGui::Begin("Keyboard shortcuts", &ui.show_help,
+    ImGui::Begin(label(app, Str::keys_title).c_str(), &ui.show_help,
                  ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize);
     ImGui::PopStyleVar(2);
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+        // What a key does wraps in its column (a long line would be cut at the window's edge).
+        ImGui::TableSetupColumn("##keys", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("##what", ImGuiTableColumnFlags_WidthStretch);
         for (const Shortcut& s : kShortcuts) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             ImGui::PushFont(fonts().mono);
-            ImGui::TextColored(to_vec4(colors::code_target), "%s", s.keys);
+            ImGui::TextColored(to_vec4(colors::code_target), "%s", tr(app, s.keys));
             ImGui::PopFont();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(s.what);
+            text_wrapped(tr(app, s.what));
         }
         ImGui::EndTable();
     }
     ImGui::Spacing();
-    text_wrapped("Drop a .pt2 or .json file anywhere on the page to open it.", colors::text_dim);
+    text_wrapped(tr(app, Str::keys_drop), colors::text_dim);
     ImGui::End();
 }
 

@@ -39,13 +39,14 @@ void draw_module_bar(App& app) {
     bool any = false;
     for (const ModuleGroup& m : tree.groups) any |= m.collapsible;
     if (!any) return;
-    if (ImGui::SmallButton("Expand all (E)")) app.expand_all_modules(true);
+    if (ImGui::SmallButton(label(app, Str::tool_expand_all).c_str())) app.expand_all_modules(true);
     expose(app, "modules:expand all");
     ImGui::SameLine(0, px(2));
-    if (ImGui::SmallButton("Collapse all (C)")) app.expand_all_modules(false);
+    if (ImGui::SmallButton(label(app, Str::tool_collapse_all).c_str()))
+        app.expand_all_modules(false);
     expose(app, "modules:collapse all");
     ImGui::SameLine();
-    ImGui::TextDisabled("module:");
+    ImGui::TextDisabled("%s", tr(app, Str::tool_module));
     ImGui::SameLine();
     // The selection's module, looked up when the selection or the shown graph changes.
     PanelCaches::Toolbar& c = fv.caches.toolbar;
@@ -62,7 +63,7 @@ void draw_module_bar(App& app) {
         }
     }
     const int at = c.crumb_group;
-    if (ImGui::SmallButton("model")) app.expand_all_modules(false);
+    if (ImGui::SmallButton(label(app, Str::tool_model).c_str())) app.expand_all_modules(false);
     expose(app, "crumb:model");
     for (int g : tree.chain(at)) {
         const ModuleGroup& m = tree.groups[static_cast<size_t>(g)];
@@ -77,8 +78,9 @@ void draw_module_bar(App& app) {
         if (!m.collapsible) ImGui::EndDisabled();
         expose(app, "crumb:" + m.path);
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("%s (%s, %d nodes)%s", m.path.c_str(), m.type.c_str(), m.nodes,
-                              m.collapsible ? ": click to collapse" : "");
+            ImGui::SetTooltip(
+                tr(app, m.collapsible ? Str::tool_crumb_collapse : Str::tool_crumb_tip),
+                m.path.c_str(), m.type.c_str(), m.nodes);
     }
     if (const Node* n = app.selected_node()) {
         ImGui::SameLine(0, px(3));
@@ -100,21 +102,22 @@ void draw_parity_badge(App& app) {
     const Workspace& ws = *app.workspace();
     const auto& run = ws.last_run();
     if (!run) {
-        badge("not run yet", colors::text_dim);
+        badge(tr(app, Str::tool_not_run), colors::text_dim);
     } else if (run->version != ws.version()) {
-        badge("graph changed since the last run", colors::warn);
+        badge(tr(app, Str::tool_changed_since), colors::warn);
     } else {
         const ParityReport& p = run->parity;
-        badge("parity: " + parity_word(p) +
-                  (parity_plain(p) ? ", max |diff| " + diff_text(p.max_abs()) : ""),
-              parity_color(p));
+        std::string word = parity_word(app, p);
+        if (parity_plain(p))
+            word = strf(tr(app, Str::tool_max_diff), word.c_str(), diff_text(p.max_abs()).c_str());
+        badge(strf(tr(app, Str::tool_parity), word.c_str()), parity_color(p));
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("This graph's outputs vs the file as loaded, on %s.\n%s",
-                              run->inputs_label.c_str(), p.str().c_str());
+            ImGui::SetTooltip(tr(app, Str::tool_parity_tip), run->inputs_label.c_str(),
+                              p.str().c_str());
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(app.busy());
-    if (ImGui::SmallButton("Run (R)")) run_now(app);
+    if (ImGui::SmallButton(label(app, Str::tool_run).c_str())) run_now(app);
     ImGui::EndDisabled();
     expose(app, "run");
 }
@@ -130,15 +133,12 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         app.set_view(GraphView::Program);
     expose(app, "view:ExportedProgram");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(ws.has_program() ? "ep.graph: parameters and buffers are lifted to "
-                                             "placeholders (key 1)"
-                                           : "a symbolic_trace graph has no ExportedProgram");
+        ImGui::SetTooltip(
+            "%s", tr(app, ws.has_program() ? Str::tool_program_tip : Str::tool_no_program_tip));
     ImGui::SameLine(0, px(2));
     if (segment("ep.module()", fv.graph == GraphView::Module)) app.set_view(GraphView::Module);
     expose(app, "view:ep.module()");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("the GraphModule ep.module() builds: get_attr for weights, copy_ for "
-                          "buffer mutations (key 2)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::tool_module_tip));
     ImGui::SameLine();
     badge(ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace", colors::code_target);
     ImGui::SameLine();
@@ -149,16 +149,17 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             counts.calls += n->op() == Op::CallFunction;
         counts.calls_key = app.shown_key();
     }
-    ImGui::TextDisabled("%zu nodes, %d calls", ws.graph(fv.graph).size(), counts.calls);
+    ImGui::TextDisabled(tr(app, Str::tool_counts), ws.graph(fv.graph).size(), counts.calls);
     ImGui::SameLine();
     draw_parity_badge(app);
 
     // Row 2: camera, search, diff legend.
-    if (ImGui::SmallButton("Fit (F)")) fit_camera(cam, sc, ui.canvas);
+    if (ImGui::SmallButton(label(app, Str::tool_fit).c_str())) fit_camera(cam, sc, ui.canvas);
     expose(app, "fit");
     ImGui::SameLine();
     bool inside = fv.weights_inside;
-    if (ImGui::Checkbox("weights inside (W)", &inside)) app.set_weights_inside(inside);
+    if (ImGui::Checkbox(label(app, Str::tool_weights_inside).c_str(), &inside))
+        app.set_weights_inside(inside);
     expose(app, "weights inside");
     ImGui::SameLine();
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
@@ -171,8 +172,8 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     ImGui::SetNextItemWidth(px(190));
     char buf[128]; // the query is FileView::search; ImGui keeps the edit state while typing
     std::snprintf(buf, sizeof buf, "%s", fv.search.c_str());
-    bool enter = ImGui::InputTextWithHint("##search", "search name or op  ( / )", buf, sizeof buf,
-                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    bool enter = ImGui::InputTextWithHint("##search", tr(app, Str::tool_search_hint), buf,
+                                          sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue);
     expose(app, "search");
     if (ImGui::IsItemEdited()) {
         fv.search = buf;
@@ -184,7 +185,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     if (!fv.search.empty()) {
         ImGui::SameLine();
         if (matches.empty()) {
-            ImGui::TextColored(to_vec4(colors::warn), "no match");
+            ImGui::TextColored(to_vec4(colors::warn), "%s", tr(app, Str::tool_no_match));
         } else {
             bool next = enter || ImGui::SmallButton(">");
             if (next) {
@@ -194,7 +195,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
                 if (enter) ImGui::SetKeyboardFocusHere(-1);
             }
             ImGui::SameLine();
-            ImGui::TextDisabled("%d of %zu", fv.search_hit + 1, matches.size());
+            ImGui::TextDisabled(tr(app, Str::tool_match), fv.search_hit + 1, matches.size());
         }
     }
     const auto& out = app.last_change();
@@ -203,22 +204,22 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         ImGui::TextDisabled("|");
         ImGui::SameLine();
         if (out->view != fv.graph) {
-            ImGui::TextDisabled("changes are in %s", graph_view_name(out->view));
+            ImGui::TextDisabled(tr(app, Str::tool_changes_in), graph_view_name(out->view));
         } else if (fv.show_diff) {
-            auto legend = [&](const char* what, size_t n, ImU32 col) {
+            auto legend = [&](Str what, size_t n, ImU32 col) {
                 if (n == 0) return;
                 ImGui::SameLine();
-                badge(std::to_string(n) + " " + what, col);
+                badge(strf(tr(app, what), n), col);
             };
-            ImGui::TextDisabled("changes:");
-            legend("added", out->diff.added.size(), colors::added);
-            legend("removed", out->diff.removed.size(), colors::removed);
-            legend("rewired", out->diff.rewired.size(), colors::rewired);
-            legend("changed", out->diff.changed.size(), colors::rewired);
+            ImGui::TextDisabled("%s", tr(app, Str::tool_changes));
+            legend(Str::tool_added, out->diff.added.size(), colors::added);
+            legend(Str::tool_removed, out->diff.removed.size(), colors::removed);
+            legend(Str::tool_rewired, out->diff.rewired.size(), colors::rewired);
+            legend(Str::tool_changed, out->diff.changed.size(), colors::rewired);
             ImGui::SameLine();
-            if (ImGui::SmallButton("hide")) fv.show_diff = false;
+            if (ImGui::SmallButton(label(app, Str::tool_hide).c_str())) fv.show_diff = false;
             expose(app, "hide changes");
-        } else if (ImGui::SmallButton("show changes")) {
+        } else if (ImGui::SmallButton(label(app, Str::tool_show_changes).c_str())) {
             fv.show_diff = true;
         }
     }

@@ -68,6 +68,18 @@ void draw_route(ImDrawList* dl, const std::vector<ImVec2>& pts, ImU32 col, float
 }
 
 // Index of the node under p (device pixels), or -1; the last drawn wins.
+// The diff badge on a box in the page's language (diff_mark_name is the state hook's word).
+Str diff_mark_label(DiffMark m) {
+    switch (m) {
+    case DiffMark::Added: return Str::diff_added;
+    case DiffMark::Rewired: return Str::diff_rewired;
+    case DiffMark::Changed: return Str::diff_changed;
+    case DiffMark::Removed:
+    case DiffMark::None: break;
+    }
+    return Str::diff_removed;
+}
+
 int hit_test(const Scene& sc, const View& v, ImVec2 p) {
     for (int i = static_cast<int>(sc.nodes.size()) - 1; i >= 0; --i) {
         ImVec2 c = v.screen(sc.layout.center[static_cast<size_t>(i)]);
@@ -227,14 +239,14 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::PopStyleVar();
     if (!ws) {
         ImGui::SetCursorPos(ImVec2(px(16), px(16)));
-        ImGui::TextDisabled("Loading the first graph...");
+        ImGui::TextDisabled("%s", tr(app, Str::graph_loading));
         ImGui::End();
         return;
     }
     const Scene& sc = app.scene(fv.graph);
     if (sc.nodes.empty() && !app.scene_current(fv.graph)) { // its first scene, a frame later
         ImGui::SetCursorPos(ImVec2(px(16), px(16)));
-        ImGui::TextDisabled("Laying out %zu nodes...", ws->graph(fv.graph).size());
+        ImGui::TextDisabled(tr(app, Str::graph_laying_out), ws->graph(fv.graph).size());
         ImGui::End();
         return;
     }
@@ -295,11 +307,11 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         const SceneNode& n = sc.nodes[static_cast<size_t>(under)];
         if (n.id) ui.hovered = n.id;
         if (n.group >= 0)
-            ImGui::SetTooltip("%s (%s): %d nodes\nclick to expand", n.name.c_str(), n.kind.c_str(),
+            ImGui::SetTooltip(tr(app, Str::graph_group_tip), n.name.c_str(), n.kind.c_str(),
                               n.members);
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
     } else if (hovered && !on_map && hit_frame(sc, v, io.MousePos) >= 0) {
-        ImGui::SetTooltip("click to collapse this module");
+        ImGui::SetTooltip("%s", tr(app, Str::graph_collapse_tip));
         ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
     }
 
@@ -459,7 +471,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
         if (is_group) {
             dl->AddText(ui_font, name_px * 0.93f, ImVec2(x, y + line_h), kind, n.kind.c_str(),
                         nullptr, 0, &clip);
-            std::string more = "+ " + n.detail;
+            std::string more = "+ " + strf(tr(app, Str::nodes_count), n.members);
             dl->AddText(mono_font, mono_px, ImVec2(x, y + 2 * line_h + 4 * v.k), colors::text_dim,
                         more.c_str(), nullptr, 0, &clip);
             continue;
@@ -487,7 +499,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
             line_y += line_h;
         }
         if (n.mark != DiffMark::None) {
-            const char* label = diff_mark_name(n.mark);
+            const char* label = tr(app, diff_mark_label(n.mark));
             float lp = name_px * 0.8f;
             ImVec2 ts = ui_font->CalcTextSizeA(lp, 1e9f, 0, label);
             ImVec2 ta(b.x - ts.x - 6 * v.k, a.y + pad_y + (line_h - ts.y) * 0.5f);
@@ -499,7 +511,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
     }
     if (sc.nodes.empty()) {
         dl->AddText(ImVec2(cpos.x + px(16), cpos.y + px(16)), colors::text_dim,
-                    "This graph has no nodes.");
+                    tr(app, Str::graph_empty));
     }
     if (map.shown) draw_minimap(dl, map, sc, v);
     dl->PopClipRect();

@@ -57,24 +57,24 @@ void argument_value(App& app, const Argument& a, int depth = 0) {
     ImGui::PopStyleVar();
 }
 
-void tensor_rows(const char* label, const TensorSummary& s) {
+void tensor_rows(const App& app, const char* label, const TensorSummary& s) {
     fact(label, s.type);
     if (!s.numeric) return;
     fact("min / max", format_number(s.min) + " / " + format_number(s.max));
-    fact("mean", format_number(s.mean));
-    fact("values", format_values(s.first, s.numel));
+    fact(tr(app, Str::insp_mean), format_number(s.mean));
+    fact(tr(app, Str::insp_values), format_values(s.first, s.numel));
 }
 
 void arguments_table(App& app, const Node& n) {
     const OpSchema* schema = n.schema();
     if (n.args().empty() && n.kwargs().empty() && !schema) {
-        ImGui::TextDisabled("no arguments");
+        ImGui::TextDisabled("%s", tr(app, Str::insp_no_arguments));
         return;
     }
     if (!ImGui::BeginTable("args", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
         return;
-    ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthFixed);
-    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("##name", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("##value", ImGuiTableColumnFlags_WidthStretch);
     std::vector<bool> given(schema ? schema->arguments.size() : 0, false);
     for (size_t i = 0; i < n.args().size(); ++i) {
         ImGui::TableNextRow();
@@ -86,8 +86,8 @@ void arguments_table(App& app, const Node& n) {
         }
         ImGui::TextUnformatted(name.c_str());
         if (schema && i < schema->arguments.size() && ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s %s (positional %zu)", schema->arguments[i].type.str().c_str(),
-                              name.c_str(), i);
+            ImGui::SetTooltip(tr(app, Str::insp_positional),
+                              schema->arguments[i].type.str().c_str(), name.c_str(), i);
         ImGui::TableNextColumn();
         ImGui::PushID(static_cast<int>(i));
         argument_value(app, n.args()[i]);
@@ -114,7 +114,7 @@ void arguments_table(App& app, const Node& n) {
         ImGui::TableNextColumn();
         ImGui::TextDisabled("%s", schema->arguments[i].name.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s  (default)", schema->arguments[i].default_text.c_str());
+        ImGui::TextDisabled(tr(app, Str::insp_default), schema->arguments[i].default_text.c_str());
     }
     ImGui::EndTable();
 }
@@ -128,7 +128,8 @@ void node_actions(App& app, const Node& n) {
             if (!rule ||
                 (level == IrLevel::CoreAten && DecompTable::for_level(IrLevel::Inference).find(n)))
                 continue;
-            std::string label = std::string("Decompose this node (") + ir_level_name(level) + ")";
+            std::string label = strf(tr(app, Str::insp_decompose_node), ir_level_name(level)) +
+                                "###decompose_node_" + std::to_string(static_cast<int>(level));
             bool clicked = ImGui::Button(label.c_str());
             expose(app, level == IrLevel::Inference ? "inspector:decompose inference"
                                                     : "inspector:decompose core");
@@ -144,7 +145,7 @@ void node_actions(App& app, const Node& n) {
         }
     }
     if (view == GraphView::Module && n.op() != Op::Output && !n.users().empty()) {
-        bool clicked = ImGui::Button("Insert a MinMaxObserver after this node");
+        bool clicked = ImGui::Button(label(app, Str::insp_insert_observer).c_str());
         expose(app, "inspector:insert observer");
         if (clicked) {
             Action a;
@@ -153,8 +154,7 @@ void node_actions(App& app, const Node& n) {
             app.post(a);
         }
         ImGui::SameLine();
-        help_marker("inserting_after(node) + call_module MinMaxObserver, then the node's users "
-                    "read the observer (replace_all_uses_with with delete_user_cb).");
+        help_marker(tr(app, Str::insp_insert_help));
     }
 }
 
@@ -163,16 +163,15 @@ void node_actions(App& app, const Node& n) {
 void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::SetNextWindowPos(pos);
     ImGui::SetNextWindowSize(size);
-    ImGui::Begin("Node", nullptr,
+    ImGui::Begin(label(app, Str::panel_node).c_str(), nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
     const Workspace* ws = app.workspace();
     const Node* n = app.selected_node();
     if (!ws || !n) {
-        text_wrapped("Click a node in the graph, a line of code, or a name here to inspect it.",
-                     colors::text_dim);
+        text_wrapped(tr(app, Str::insp_hint), colors::text_dim);
         ImGui::Spacing();
-        text_wrapped("Hovering a node highlights its inputs and its users.", colors::text_dim);
+        text_wrapped(tr(app, Str::insp_hover), colors::text_dim);
         ImGui::End();
         return;
     }
@@ -188,13 +187,11 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         for (const Workspace::UnsupportedOp& u : ws->unsupported_ops(fv.graph))
             for (uint32_t id : u.nodes)
                 if (id == n->id())
-                    fact("executor",
-                         "no kernel for this op: the graph loads and prints, but cannot run",
-                         colors::bad);
+                    fact(tr(app, Str::insp_executor), tr(app, Str::insp_no_kernel), colors::bad);
         if (const OpSchema* s = n->schema()) {
             if (!s->ns.empty()) {
-                fact("namespace", s->ns);
-                fact("op name", s->name);
+                fact(tr(app, Str::insp_namespace), s->ns);
+                fact(tr(app, Str::insp_op_name), s->name);
                 fact("overload", s->overload);
             }
         }
@@ -203,17 +200,17 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
                                         : nullptr;
         if (n->op() == Op::Placeholder && sig) {
             if (const InputSpec* spec = sig->input_for(n->name())) {
-                fact("signature", input_kind_name(spec->kind));
+                fact(tr(app, Str::insp_signature), input_kind_name(spec->kind));
                 if (!spec->target.empty()) fact("target FQN", spec->target);
                 if (!spec->target.empty())
                     if (auto t = ws->program().find_tensor(spec->target))
-                        tensor_rows("stored", summarize(*t));
+                        tensor_rows(app, tr(app, Str::insp_stored), summarize(*t));
             }
         }
         if (n->op() == Op::GetAttr) {
             auto it = ws->module().attrs.find(n->target());
             if (it != ws->module().attrs.end() && it->second)
-                tensor_rows("stored", summarize(*it->second));
+                tensor_rows(app, tr(app, Str::insp_stored), summarize(*it->second));
         }
         end_facts();
     }
@@ -223,12 +220,13 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         ImGui::PopFont();
     }
 
-    section("Arguments");
+    section(tr(app, Str::insp_arguments));
     arguments_table(app, *n);
 
-    section("Users");
+    section(tr(app, Str::insp_users));
     if (n->users().empty()) {
-        ImGui::TextDisabled(n->op() == Op::Output ? "the output has no users" : "no users");
+        ImGui::TextDisabled(
+            "%s", tr(app, n->op() == Op::Output ? Str::insp_output_no_users : Str::insp_no_users));
     } else {
         for (size_t i = 0; i < n->users().size(); ++i) {
             if (i) ImGui::SameLine();
@@ -238,7 +236,7 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         }
     }
 
-    section("Meta");
+    section(tr(app, Str::insp_meta));
     const NodeMeta& m = n->meta;
     if (begin_facts("meta")) {
         if (m.val.is_tensor()) {
@@ -257,15 +255,15 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         } else if (m.val.kind != MetaVal::Kind::None) {
             fact("val", node_value_type(*n));
         } else {
-            fact("val", "(none)", colors::text_dim);
+            fact("val", tr(app, Str::insp_none), colors::text_dim);
         }
         if (!m.nn_module_stack.empty()) {
             std::string path;
             for (const ModuleStackEntry& e : m.nn_module_stack)
                 path += (path.empty() ? "" : " > ") +
-                        (e.path.empty() ? std::string("(root)") : e.path) + " (" +
+                        (e.path.empty() ? std::string(tr(app, Str::insp_root)) : e.path) + " (" +
                         e.type.substr(e.type.find_last_of('.') + 1) + ")";
-            fact("module", path);
+            fact(tr(app, Str::insp_module), path);
         }
         if (!m.source_fn_stack.empty())
             fact("source_fn",
@@ -274,7 +272,7 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
         for (const auto& [k, v] : m.other) fact(k.c_str(), v);
         end_facts();
     }
-    if (!m.stack_trace.empty() && ImGui::TreeNode("stack trace")) {
+    if (!m.stack_trace.empty() && ImGui::TreeNode(label(app, Str::insp_stack_trace).c_str())) {
         ImGui::PushFont(fonts().mono);
         text_wrapped(m.stack_trace, colors::text_dim);
         ImGui::PopFont();
@@ -285,10 +283,10 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
     if (run) { // ep.module() ran; its values are found by node name
         auto it = run->result.values.find(n->name());
         if (it != run->result.values.end() && it->second.is_tensor()) {
-            section(run->version == ws->version() ? "Value in the last run"
-                                                  : "Value in the last run (before the change)");
+            section(tr(app, run->version == ws->version() ? Str::insp_last_run
+                                                          : Str::insp_last_run_before));
             if (begin_facts("value")) {
-                tensor_rows("value", summarize(*it->second.tensor));
+                tensor_rows(app, tr(app, Str::insp_value), summarize(*it->second.tensor));
                 end_facts();
             }
         }

@@ -19,7 +19,7 @@ void draw_job_strip(App& app) {
     std::string title;
     if (opening) {
         OpenProgress o = app.open_progress();
-        title = "Opening " + app.opening();
+        title = strf(tr(app, Str::job_opening), app.opening().c_str());
         p.what = o.what;
         p.done = o.done;
         p.total = o.total;
@@ -51,36 +51,35 @@ void draw_job_strip(App& app) {
     ImGui::TextUnformatted(title.c_str());
     if (!opening && (a->kind == Action::Kind::Run || a->kind == Action::Kind::Calibrate)) {
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", a->fast_kernels ? "(fast kernels)" : "(reference kernels)");
+        ImGui::TextDisabled("%s", tr(app, a->fast_kernels ? Str::job_fast : Str::job_reference));
     }
     float secs_w = ImGui::CalcTextSize(secs).x;
     ImGui::SameLine(ImGui::GetContentRegionMax().x - secs_w);
     ImGui::TextDisabled("%s", secs);
 
     // Line 2: nodes run of all the action will run, and Cancel.
-    const char* cancel = "Cancel (Esc)";
-    float cancel_w = ImGui::CalcTextSize(cancel).x + 2 * ImGui::GetStyle().FramePadding.x;
+    const std::string cancel = label(app, Str::job_cancel);
+    float cancel_w =
+        ImGui::CalcTextSize(tr(app, Str::job_cancel)).x + 2 * ImGui::GetStyle().FramePadding.x;
     char count[160];
     if (opening && p.total > 0)
         std::snprintf(count, sizeof count, "%s", p.what.c_str()); // "reading ...: 3.1 of 6.9 MB"
     else if (p.total > 0)
-        std::snprintf(count, sizeof count, "%llu / %llu nodes",
+        std::snprintf(count, sizeof count, tr(app, Str::job_nodes),
                       static_cast<unsigned long long>(p.done),
                       static_cast<unsigned long long>(p.total));
     else
-        std::snprintf(count, sizeof count, "working");
+        std::snprintf(count, sizeof count, "%s", tr(app, Str::job_working));
     float fraction = p.total > 0 ? static_cast<float>(p.done) / static_cast<float>(p.total) : 0;
     ImGui::ProgressBar(
         fraction,
         ImVec2(ImGui::GetContentRegionAvail().x - cancel_w - ImGui::GetStyle().ItemSpacing.x, 0),
         count);
     ImGui::SameLine();
-    if (ImGui::Button(cancel)) app.cancel_job();
+    if (ImGui::Button(cancel.c_str())) app.cancel_job();
     expose(app, "cancel");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(opening
-                              ? "stop opening it: the file shown stays as it is"
-                              : "stop it: the graph, its state and the history stay as they were");
+        ImGui::SetTooltip("%s", tr(app, opening ? Str::job_cancel_open_tip : Str::job_cancel_tip));
 
     float k = fonts().scale;
     ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();

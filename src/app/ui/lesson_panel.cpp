@@ -14,10 +14,6 @@
 
 namespace pt2lab::app::ui {
 
-const char* tr(const App& app, const char* en, const char* zh) {
-    return app.lesson_lang() == "en" ? en : zh;
-}
-
 namespace {
 
 const ImU32 kAccent = colors::rgb(0x82AAFF);
@@ -81,27 +77,27 @@ void step_dots(App& app, const LessonRunner& r) {
     ImGui::PopItemFlag();
 }
 
-void action_result(const LessonRunner& r) {
+// What each of the step's actions did, one line each: "decompose: changed",
+// "run: max |diff| 0, bit-identical", "lint: torch raises RuntimeError".
+void action_result(const App& app, const LessonRunner& r) {
     const auto& rep = r.report();
     if (!rep) return;
     for (const LessonActionReport& a : rep->actions) {
-        std::string line = a.kind;
+        std::string what;
         ImU32 col = colors::text_dim;
         if (!a.torch_error_type.empty()) {
-            line += ": torch raises " + a.torch_error_type;
+            what = strf(tr(app, Str::torch_raises_type), a.torch_error_type.c_str());
             col = colors::bad;
         } else if (a.run) {
             const ParityReport& pr = a.run->parity;
-            char buf[96];
-            std::snprintf(buf, sizeof buf, ": max |diff| %.3g, %s", pr.max_abs(),
-                          pr.bit_identical() ? "bit-identical"
-                          : pr.allclose()    ? "allclose"
-                                             : "differs");
-            line += buf;
+            char diff[32];
+            std::snprintf(diff, sizeof diff, "%.3g", pr.max_abs());
+            what = strf(tr(app, Str::res_parity), diff, parity_word(app, pr).c_str());
             col = pr.bit_identical() ? colors::good : pr.allclose() ? colors::warn : colors::bad;
         } else {
-            line += a.changed ? ": changed" : ": nothing changed";
+            what = tr(app, a.changed ? Str::res_changed : Str::res_unchanged);
         }
+        std::string line = strf(tr(app, Str::res_line), a.kind.c_str(), what.c_str());
         ImGui::PushFont(fonts().mono);
         text_wrapped(line, col);
         ImGui::PopFont();
@@ -116,9 +112,9 @@ void check_block(App& app, const LessonRunner& r) {
     ImGui::Separator();
     ImGui::Spacing();
     if (st.is_quiz) {
-        badge(tr(app, "Chapter-map question", "章節地圖問題"), colors::rgb(0xC792EA), true);
+        badge(tr(app, Str::lesson_quiz), colors::rgb(0xC792EA), true);
     } else {
-        badge(tr(app, "Check", "小測驗"), kAccent);
+        badge(tr(app, Str::lesson_check), kAccent);
     }
     inline_text(c.question, colors::rgb(0xFFFFFF));
     ImGui::Spacing();
@@ -152,8 +148,7 @@ void check_block(App& app, const LessonRunner& r) {
         ImGui::Spacing();
         ImGui::PushFont(fonts().heading);
         ImGui::TextColored(to_vec4(res.correct ? colors::good : colors::bad), "%s",
-                           res.correct ? tr(app, "Right.", "答對了。")
-                                       : tr(app, "Not quite.", "再想想。"));
+                           tr(app, res.correct ? Str::lesson_right : Str::lesson_wrong));
         ImGui::PopFont();
         expose(app, "lesson:feedback");
         inline_text(res.feedback);
@@ -183,10 +178,7 @@ void header(App& app, const LessonRunner& r) {
     ImGui::Spacing();
     text_wrapped(l.summary, colors::text_dim);
     ImGui::Spacing();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, tr(app, "Step %d / %d", "第 %d / %d 步"), r.step(),
-                  r.step_count());
-    ImGui::TextUnformatted(buf);
+    ImGui::TextUnformatted(strf(tr(app, Str::lesson_step_of), r.step(), r.step_count()).c_str());
     expose(app, "lesson:counter");
     ImGui::SameLine();
     step_dots(app, r);
@@ -211,47 +203,41 @@ void footer(App& app, const LessonRunner& r) {
         ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2E6BE6)));
         ImGui::PushStyleColor(ImGuiCol_ButtonHovered,
                               to_vec4(colors::rgb(done ? 0x2E6BE6 : 0x4A82F0)));
-        std::string label = (done ? std::string(tr(app, "Done: ", "已執行：")) : std::string()) +
-                            st.button + "###perform"; // one id, done or not: focus stays
-        if (inert_button(label, ImVec2(ImGui::GetContentRegionAvail().x, 0), done))
+        std::string text = (done ? std::string(tr(app, Str::lesson_done)) : std::string()) +
+                           st.button + "###perform"; // one id, done or not: focus stays
+        if (inert_button(text, ImVec2(ImGui::GetContentRegionAvail().x, 0), done))
             app.lesson_perform();
         ImGui::PopStyleColor(2);
         expose(app, "lesson:perform");
         ImGui::Spacing();
     }
     float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-    if (inert_button(tr(app, "< Previous", "< 上一步"), ImVec2(w, 0), r.step() <= 1))
+    if (inert_button(label(app, Str::lesson_prev), ImVec2(w, 0), r.step() <= 1))
         app.lesson_go(r.step() - 1);
     expose(app, "lesson:prev");
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
-    if (inert_button(tr(app, "Next >", "下一步 >"), ImVec2(w, 0), r.step() >= r.step_count()))
+    if (inert_button(label(app, Str::lesson_next), ImVec2(w, 0), r.step() >= r.step_count()))
         app.lesson_go(r.step() + 1);
     ImGui::PopStyleColor();
     expose(app, "lesson:next");
     // Small buttons side by side while they fit, else on the next line.
-    auto same_line_if_fits = [](const char* label) {
-        float w = ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x;
+    auto same_line_if_fits = [&](Str s) {
+        float w = ImGui::CalcTextSize(tr(app, s)).x + 2 * ImGui::GetStyle().FramePadding.x;
         float spacing = ImGui::GetStyle().ItemSpacing.x;
         float right = ImGui::GetItemRectMax().x + spacing + w;
         if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
             ImGui::SameLine();
     };
-    if (ImGui::SmallButton(tr(app, "Reset lesson", "重設本課"))) app.lesson_reset();
+    if (ImGui::SmallButton(label(app, Str::lesson_reset).c_str())) app.lesson_reset();
     expose(app, "lesson:reset");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr(app, "reopen the lesson's graphs and forget its progress",
-                                   "重新開啟本課的圖，並清除本課的進度"));
-    same_line_if_fits(tr(app, "Text view", "文字檢視"));
-    if (ImGui::SmallButton(tr(app, "Text view", "文字檢視"))) platform::toggle_text_view();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::lesson_reset_tip));
+    same_line_if_fits(Str::lesson_text_view);
+    if (ImGui::SmallButton(label(app, Str::lesson_text_view).c_str())) platform::toggle_text_view();
     expose(app, "lesson:textview");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s", tr(app,
-                                   "this step as HTML text beside the canvas (screen "
-                                   "readers, find, copy)",
-                                   "在畫布旁以 HTML 文字顯示這一步（螢幕閱讀器、搜尋、複製）"));
-    same_line_if_fits(tr(app, "Leave lesson", "離開課程"));
-    if (ImGui::SmallButton(tr(app, "Leave lesson", "離開課程"))) app.leave_lesson();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::lesson_text_view_tip));
+    same_line_if_fits(Str::lesson_leave);
+    if (ImGui::SmallButton(label(app, Str::lesson_leave).c_str())) app.leave_lesson();
     expose(app, "lesson:leave");
 }
 
@@ -260,7 +246,8 @@ void link_notice(App& app) {
     if (app.link_notice().empty()) return;
     text_wrapped(app.link_notice(), colors::warn);
     expose(app, "lesson:link_notice");
-    if (ImGui::SmallButton(tr(app, "Dismiss##link", "關閉##link"))) app.dismiss_link_notice();
+    if (ImGui::SmallButton((tr(app, Str::dismiss) + std::string("###link_dismiss")).c_str()))
+        app.dismiss_link_notice();
     expose(app, "lesson:link_notice:dismiss");
     ImGui::Separator();
 }
@@ -268,7 +255,7 @@ void link_notice(App& app) {
 } // namespace
 
 void lesson_list(App& app) {
-    section(tr(app, "Lessons", "課程"));
+    section(tr(app, Str::lessons));
     link_notice(app);
     if (!app.lessons_error().empty()) {
         text_wrapped(app.lessons_error(), colors::bad);
@@ -288,8 +275,7 @@ void lesson_list(App& app) {
         ImGui::TextDisabled("%s", progress_label(app, e.id, l->steps.size()).c_str());
         ImGui::PopID();
     }
-    if (!app.lesson_pending().empty())
-        ImGui::TextDisabled("%s", tr(app, "Loading...", "載入中..."));
+    if (!app.lesson_pending().empty()) ImGui::TextDisabled("%s", tr(app, Str::lesson_loading));
 }
 
 void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
@@ -312,9 +298,9 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     link_notice(app);
 
     float row = ImGui::GetFrameHeightWithSpacing();
-    float small_w = ImGui::CalcTextSize(tr(app, "Reset lesson Text view Leave lesson",
-                                           "重設本課 文字檢視 離開課程"))
-                        .x +
+    float small_w = ImGui::CalcTextSize(tr(app, Str::lesson_reset)).x +
+                    ImGui::CalcTextSize(tr(app, Str::lesson_text_view)).x +
+                    ImGui::CalcTextSize(tr(app, Str::lesson_leave)).x +
                     6 * ImGui::GetStyle().FramePadding.x + 2 * ImGui::GetStyle().ItemSpacing.x;
     int small_rows = small_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
     float footer_h = row * static_cast<float>((st.button.empty() ? 1 : 2) + small_rows) + px(16);
@@ -340,7 +326,7 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     markdown_view(app, app.step_text().prose, "prose");
     if (!st.button.empty() && r.performed()) {
         ImGui::Spacing();
-        action_result(r);
+        action_result(app, r);
     }
     if (st.actions.empty() || r.performed()) {
         ImGui::Spacing();

@@ -11,7 +11,5 @@ namespace pt2lab::app::ui {
 void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size);
 // The lessons with their progress (also in the file panel when no lesson is open).
 void lesson_list(App& app);
-// The page's own words in the lesson's language (zh-TW or en).
-const char* tr(const App& app, const char* en, const char* zh);
 
 } // namespace pt2lab::app::ui

@@ -18,18 +18,15 @@ void draw_observers_tab(App& app) {
     int& batches = app.view().calibrate_batches;
     bool& fold_quantize = app.view().fold_quantize;
     ImGui::BeginDisabled(app.busy()); // one action at a time
-    if (ImGui::Button("Fold conv-BN")) post_fold_conv_bn(app);
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("fold BatchNorm into the preceding conv's weight and bias");
+    if (ImGui::Button(label(app, Str::fold_conv_bn).c_str())) post_fold_conv_bn(app);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::obs_fold_tip));
     ImGui::SameLine();
     if (ImGui::Button("prepare_pt2e")) post_prepare(app);
     expose(app, "observers:prepare");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("fold BatchNorm, annotate conv / linear (+ relu), place MinMaxObservers "
-                          "(activations quint8 affine, weights qint8 symmetric)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::obs_prepare_tip));
     ImGui::SameLine();
     ImGui::BeginDisabled(!has_observers(ws));
-    if (ImGui::Button("Calibrate")) post_calibrate(app, batches);
+    if (ImGui::Button(label(app, Str::calibrate).c_str())) post_calibrate(app, batches);
     expose(app, "observers:calibrate");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(44));
@@ -37,7 +34,7 @@ void draw_observers_tab(App& app) {
     expose(app, "observers:batches"); // the field alone, so a click at its middle lands in it
     batches = std::clamp(batches, 1, 64);
     ImGui::SameLine(0, px(4));
-    ImGui::TextUnformatted("batches");
+    ImGui::TextUnformatted(tr(app, Str::obs_batches));
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(!ws.observers_calibrated());
@@ -48,15 +45,11 @@ void draw_observers_tab(App& app) {
     ImGui::EndDisabled();
     ImGui::EndDisabled();
     ImGui::SameLine();
-    help_marker("Calibrate runs the module on the Run tab's inputs, then on seeded batches, so the "
-                "observers record min / max. convert_pt2e replaces each observer by "
-                "quantize_per_tensor -> dequantize_per_tensor with those qparams.");
+    help_marker(tr(app, Str::obs_help));
 
     ImGui::Separator();
     if (ws.state().observers.empty()) {
-        text_wrapped("No observers in ep.module(). prepare_pt2e places them; selecting a node in "
-                     "ep.module() lets you insert one by hand (inspector).",
-                     colors::text_dim);
+        text_wrapped(tr(app, Str::obs_none), colors::text_dim);
         return;
     }
     // One row per observer call in graph order (then any observer nothing calls).
@@ -80,8 +73,10 @@ void draw_observers_tab(App& app) {
                            ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
                                ImGuiTableFlags_BordersInnerH))
         return;
-    for (const char* h : {"observer", "reads", "calls", "min", "max", "scale", "zero_point"})
-        ImGui::TableSetupColumn(h);
+    ImGui::TableSetupColumn("observer");
+    ImGui::TableSetupColumn(tr(app, Str::obs_col_reads));
+    ImGui::TableSetupColumn(tr(app, Str::obs_col_calls));
+    for (const char* h : {"min", "max", "scale", "zero_point"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (const auto& [name, user] : rows) {
         const Observer* obs = observers.at(name).get();
@@ -104,18 +99,15 @@ void draw_observers_tab(App& app) {
         ImGui::TextUnformatted(reads.c_str());
         if (!shared.empty()) {
             ImGui::SameLine();
-            ImGui::TextColored(to_vec4(colors::warn), "(shared)");
+            ImGui::TextColored(to_vec4(colors::warn), "%s", tr(app, Str::obs_shared));
             if (ImGui::IsItemHovered())
-                ImGui::SetTooltip("One observer instance under several names: it shares its "
-                                  "min / max, scale and zero_point with %s, so its range covers "
-                                  "every tensor listed here (%s).",
-                                  shared.c_str(), reads.c_str());
+                ImGui::SetTooltip(tr(app, Str::obs_shared_tip), shared.c_str(), reads.c_str());
         }
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(obs->calls()));
         if (obs->calls() == 0) {
             ImGui::TableNextColumn();
-            ImGui::TextDisabled("not calibrated");
+            ImGui::TextDisabled("%s", tr(app, Str::obs_not_calibrated));
             continue;
         }
         ImGui::TableNextColumn();

@@ -32,20 +32,25 @@ const TensorSummary& summary(PanelCaches::Summaries& c, const std::shared_ptr<T>
     return it->second.second;
 }
 
-void tensor_table_header() {
-    for (const char* h : {"name", "", "type", "min", "max", "mean", "first values"})
-        ImGui::TableSetupColumn(h);
+void tensor_table_header(const App& app) {
+    for (Str h : {Str::prog_col_name, Str::prog_col_kind, Str::run_col_type, Str::run_col_min,
+                  Str::run_col_max, Str::run_col_mean, Str::run_col_first})
+        ImGui::TableSetupColumn(tr(app, h));
     ImGui::TableHeadersRow();
 }
 
-void tensor_row(const std::string& name, const char* what, const TensorSummary& s, bool stand_in) {
+void tensor_row(const App& app, const std::string& name, const char* what, const TensorSummary& s,
+                bool stand_in) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(name.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextDisabled("%s%s", what, stand_in ? " (stand-in)" : "");
+    if (stand_in)
+        ImGui::TextDisabled(tr(app, Str::prog_stand_in), what);
+    else
+        ImGui::TextDisabled("%s", what);
     if (stand_in && ImGui::IsItemHovered())
-        ImGui::SetTooltip("the file has no values for it: deterministic stand-in values");
+        ImGui::SetTooltip("%s", tr(app, Str::prog_stand_in_tip));
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(s.type.c_str());
     if (!s.numeric) return;
@@ -65,10 +70,12 @@ constexpr ImGuiTableFlags kTable =
     ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH;
 
 void signature_tables(App& app, const ExportedProgram& ep) {
-    section("Graph signature");
+    section(tr(app, Str::prog_signature));
     if (ImGui::BeginTable("inputs", 4, kTable)) {
-        for (const char* h : {"input (placeholder)", "kind", "target", "persistent"})
-            ImGui::TableSetupColumn(h);
+        ImGui::TableSetupColumn(tr(app, Str::prog_col_input));
+        ImGui::TableSetupColumn(tr(app, Str::prog_col_kind));
+        ImGui::TableSetupColumn("target");
+        ImGui::TableSetupColumn("persistent");
         ImGui::TableHeadersRow();
         const Graph& g = *ep.graph;
         for (const InputSpec& s : ep.signature.inputs) {
@@ -90,7 +97,9 @@ void signature_tables(App& app, const ExportedProgram& ep) {
     }
     ImGui::Spacing();
     if (ImGui::BeginTable("outputs", 3, kTable)) {
-        for (const char* h : {"output", "kind", "target"}) ImGui::TableSetupColumn(h);
+        ImGui::TableSetupColumn(tr(app, Str::run_col_output));
+        ImGui::TableSetupColumn(tr(app, Str::prog_col_kind));
+        ImGui::TableSetupColumn("target");
         ImGui::TableHeadersRow();
         for (const OutputSpec& s : ep.signature.outputs) {
             ImGui::TableNextRow();
@@ -103,7 +112,7 @@ void signature_tables(App& app, const ExportedProgram& ep) {
         }
         ImGui::EndTable();
     }
-    if (ImGui::SmallButton("Copy print(ep.graph_signature)"))
+    if (ImGui::SmallButton(label(app, Str::prog_copy_signature).c_str()))
         app.copy(signature_str(ep.signature), "ep.graph_signature");
 }
 
@@ -115,19 +124,19 @@ void draw_program_tab(App& app) {
     bool program = app.view().graph == GraphView::Program && ws.has_program();
     if (program) {
         signature_tables(app, ws.program());
-        section("ep.state_dict and ep.constants");
+        section(tr(app, Str::prog_state_dict));
         if (ImGui::BeginTable("weights", 7, kTable)) {
-            tensor_table_header();
+            tensor_table_header(app);
             auto rows = [&](const TensorMap& m, bool constants) {
                 for (const auto& [name, t] : m) {
                     if (!t) continue;
-                    const char* what = constants ? "constant" : "state_dict";
+                    const char* what = constants ? tr(app, Str::prog_constant) : "state_dict";
                     for (const InputSpec& s : ws.program().signature.inputs)
                         if (s.target == name)
-                            what = s.kind == InputKind::Parameter ? "parameter"
+                            what = s.kind == InputKind::Parameter ? tr(app, Str::prog_parameter)
                                    : s.kind == InputKind::Buffer  ? "buffer"
                                                                   : what;
-                    tensor_row(name, what, summary(c, t, false), t->stand_in);
+                    tensor_row(app, name, what, summary(c, t, false), t->stand_in);
                 }
             };
             rows(ws.program().state_dict, false);
@@ -135,15 +144,13 @@ void draw_program_tab(App& app) {
             ImGui::EndTable();
         }
     } else {
-        section("ep.module() attributes (live values)");
-        text_wrapped("What get_attr reads now: runs update buffers in place (train mode), folding "
-                     "replaces weights.",
-                     colors::text_dim);
+        section(tr(app, Str::prog_attributes));
+        text_wrapped(tr(app, Str::prog_attributes_note), colors::text_dim);
         if (ImGui::BeginTable("attrs", 7, kTable)) {
-            tensor_table_header();
+            tensor_table_header(app);
             for (const auto& [name, t] : ws.state().tensors) {
                 if (!t) continue;
-                tensor_row(name, "attribute", summary(c, t, true), false);
+                tensor_row(app, name, tr(app, Str::prog_attribute), summary(c, t, true), false);
             }
             ImGui::EndTable();
         }

@@ -20,14 +20,15 @@ std::string sci(double v) {
     return buf;
 }
 
-void parity_table(const char* id, const ParityReport& p) {
+void parity_table(const App& app, const char* id, const ParityReport& p) {
     if (!ImGui::BeginTable(id, 7,
                            ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
                                ImGuiTableFlags_BordersInnerH))
         return;
-    for (const char* h :
-         {"output", "type", "max |diff|", "max rel", "allclose", "bit-identical", "SQNR"})
-        ImGui::TableSetupColumn(h);
+    for (Str h : {Str::run_col_output, Str::run_col_type, Str::run_col_max_diff,
+                  Str::run_col_max_rel, Str::parity_allclose, Str::parity_bit_identical})
+        ImGui::TableSetupColumn(tr(app, h));
+    ImGui::TableSetupColumn("SQNR");
     ImGui::TableHeadersRow();
     for (const TensorParity& t : p.outputs) {
         ImGui::TableNextRow();
@@ -37,8 +38,8 @@ void parity_table(const char* id, const ParityReport& p) {
         ImGui::TextUnformatted(t.type_a.c_str());
         if (!t.comparable) {
             ImGui::TableNextColumn();
-            ImGui::TextColored(to_vec4(colors::bad), "not comparable (%s vs %s)", t.type_a.c_str(),
-                               t.type_b.c_str());
+            ImGui::TextColored(to_vec4(colors::bad), tr(app, Str::run_not_comparable),
+                               t.type_a.c_str(), t.type_b.c_str());
             continue;
         }
         ImGui::TableNextColumn();
@@ -46,29 +47,28 @@ void parity_table(const char* id, const ParityReport& p) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(sci(t.max_rel).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextColored(to_vec4(t.allclose ? colors::good : colors::bad),
-                           t.allclose ? "yes" : "no");
+        ImGui::TextColored(to_vec4(t.allclose ? colors::good : colors::bad), "%s",
+                           tr(app, t.allclose ? Str::yes : Str::no));
         ImGui::TableNextColumn();
-        ImGui::TextColored(to_vec4(t.bit_identical ? colors::good : colors::text_dim),
-                           t.bit_identical ? "yes" : "no");
+        ImGui::TextColored(to_vec4(t.bit_identical ? colors::good : colors::text_dim), "%s",
+                           tr(app, t.bit_identical ? Str::yes : Str::no));
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(std::isinf(t.sqnr_db) ? "inf dB" : (sci(t.sqnr_db) + " dB").c_str());
     }
     ImGui::EndTable();
 }
 
-void verdict(const ParityReport& p, const char* against) {
-    std::string what = parity_word(p);
+void verdict(const App& app, const ParityReport& p, Str against) {
+    std::string what = parity_word(app, p);
     ImGui::PushFont(fonts().heading);
     ImGui::TextColored(to_vec4(parity_color(p)), "%s", what.c_str());
     ImGui::PopFont();
     ImGui::SameLine();
     if (p.approximate)
-        ImGui::TextDisabled("vs %s (the float outputs), max |diff| %s, max rel %s", against,
+        ImGui::TextDisabled(tr(app, Str::run_verdict_approx), tr(app, against),
                             sci(p.max_abs()).c_str(), sci(p.max_rel()).c_str());
     else
-        ImGui::TextDisabled("vs %s, max |diff| %s (rtol 1.3e-06, atol 1e-05)", against,
-                            sci(p.max_abs()).c_str());
+        ImGui::TextDisabled(tr(app, Str::run_verdict), tr(app, against), sci(p.max_abs()).c_str());
 }
 
 } // namespace
@@ -76,84 +76,76 @@ void verdict(const ParityReport& p, const char* against) {
 void draw_run_tab(App& app) {
     const Workspace& ws = *app.workspace();
     FileView& fv = app.view();
-    ImGui::TextDisabled("inputs:");
+    ImGui::TextDisabled("%s", tr(app, Str::run_inputs));
     ImGui::SameLine();
-    const char* kinds[] = {"the file's own", "sample inputs", "seeded"};
-    const char* tips[] = {"the file's sample inputs if it has them, else seeded",
-                          ("data/sample_inputs/model.pt: the example inputs torch.export.save "
-                           "keeps in the archive"),
-                          "SeededRng(seed).normal(), shaped by the graph's inputs"};
+    // The widget names stay English (the state hook's), the labels follow the language.
+    const char* names[] = {"the file's own", "sample inputs", "seeded"};
+    const Str kinds[] = {Str::run_kind_own, Str::run_kind_sample, Str::run_kind_seeded};
+    const Str tips[] = {Str::run_kind_own_tip, Str::run_kind_sample_tip, Str::run_kind_seeded_tip};
     for (int i = 0; i < 3; ++i) {
         if (i) ImGui::SameLine(0, px(2));
         bool active = static_cast<int>(fv.run_inputs.kind) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (ImGui::SmallButton(kinds[i])) fv.run_inputs.kind = static_cast<InputSource::Kind>(i);
-        expose(app, std::string("run tab:") + kinds[i]);
+        if (ImGui::SmallButton(label(app, kinds[i]).c_str()))
+            fv.run_inputs.kind = static_cast<InputSource::Kind>(i);
+        expose(app, std::string("run tab:") + names[i]);
         if (active) ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tips[i]);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, tips[i]));
     }
     if (fv.run_inputs.kind == InputSource::Kind::Seeded) {
         ImGui::SameLine();
         int seed = static_cast<int>(fv.run_inputs.seed);
         ImGui::SetNextItemWidth(px(90));
-        if (ImGui::InputInt("seed", &seed, 0))
+        if (ImGui::InputInt(label(app, Str::run_seed).c_str(), &seed, 0))
             fv.run_inputs.seed = static_cast<uint64_t>(std::max(0, seed));
         expose(app, "run tab:seed");
     }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(44));
-    ImGui::InputInt("times", &fv.run_repeat, 0);
+    ImGui::InputInt(label(app, Str::run_times).c_str(), &fv.run_repeat, 0);
     fv.run_repeat = std::clamp(fv.run_repeat, 1, 100);
     ImGui::SameLine();
     ImGui::BeginDisabled(app.busy());
-    if (ImGui::Button("Run")) run_now(app);
+    if (ImGui::Button(label(app, Str::run_button).c_str())) run_now(app);
     ImGui::EndDisabled();
     expose(app, "run tab:run");
     ImGui::SameLine();
-    ImGui::Checkbox("run after each change", &app.settings().auto_run);
+    ImGui::Checkbox(label(app, Str::run_auto).c_str(), &app.settings().auto_run);
     ImGui::SameLine();
-    help_marker("After a transformation the page runs the graph once on these inputs, unless a run "
-                "would change the module's state (train-mode buffers, observers): then press Run.");
+    help_marker(tr(app, Str::run_auto_help));
     ImGui::SameLine();
     bool fast = fv.fast_kernels;
-    if (ImGui::Checkbox("fast kernels", &fast)) app.set_fast_kernels(fast);
+    if (ImGui::Checkbox(label(app, Str::run_fast).c_str(), &fast)) app.set_fast_kernels(fast);
     expose(app, "run tab:fast kernels");
     ImGui::SameLine();
-    help_marker("conv2d as a blocked matrix product (several times faster on real models) instead "
-                "of the reference loops. It adds floats in another order than torch, so outputs "
-                "stay within 1e-4 of torch's (the model zoo's check); the run and the file as "
-                "loaded use the same kernels, so their parity stays exact. Runs and calibration "
-                "use it. On for your own files (the page remembers your choice), off for the "
-                "lesson graphs.");
+    help_marker(tr(app, Str::run_fast_help));
 
     const auto& run = ws.last_run();
     if (!run) {
         ImGui::Spacing();
-        text_wrapped("Not run yet. Run executes ep.module() on pt2lab's CPU executor and compares "
-                     "its outputs with the file as loaded (and with PyTorch's eager outputs when "
-                     "the file carries them).",
-                     colors::text_dim);
+        text_wrapped(tr(app, Str::run_not_run), colors::text_dim);
         return;
     }
     ImGui::Separator();
     bool current = run->version == ws.version();
-    ImGui::Text("Ran on %s%s", run->inputs_label.c_str(),
-                run->fast_kernels ? " with the fast kernels" : "");
+    ImGui::Text(tr(app, run->fast_kernels ? Str::run_ran_on_fast : Str::run_ran_on),
+                run->inputs_label.c_str());
     if (run->stale) {
         ImGui::SameLine();
-        badge("forward() was stale: torch runs the code of the last recompile", colors::warn);
+        badge(tr(app, Str::run_stale), colors::warn);
     }
     ImGui::SameLine();
     if (current)
-        badge("current graph", colors::good);
+        badge(tr(app, Str::run_current), colors::good);
     else
-        badge("the graph changed since: run again", colors::warn);
+        badge(tr(app, Str::run_run_again), colors::warn);
 
     if (ImGui::BeginTable("outputs", 6,
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
                               ImGuiTableFlags_BordersInnerH)) {
-        for (const char* h : {"output", "type", "min", "max", "mean", "first values"})
-            ImGui::TableSetupColumn(h);
+        for (Str h : {Str::run_col_output, Str::run_col_type, Str::run_col_min, Str::run_col_max,
+                      Str::run_col_mean, Str::run_col_first})
+            ImGui::TableSetupColumn(tr(app, h));
         ImGui::TableHeadersRow();
         for (size_t i = 0; i < run->result.outputs.size(); ++i) {
             const Value& v = run->result.outputs[i];
@@ -182,24 +174,20 @@ void draw_run_tab(App& app) {
         ImGui::EndTable();
     }
     ImGui::Spacing();
-    verdict(run->parity, "the file as loaded");
+    verdict(app, run->parity, Str::run_vs_file);
     if (run->parity.approximate && !run->parity.bit_identical())
-        text_wrapped("The graph quantizes: each quantize -> dequantize pair rounds values to "
-                     "scale * integer steps, so the outputs move by about the quantization error. "
-                     "SQNR says how much signal is left: 30 dB and up is close, below 5 dB the "
-                     "output is lost.",
-                     colors::text_dim);
-    parity_table("parity", run->parity);
+        text_wrapped(tr(app, Str::run_quant_note), colors::text_dim);
+    parity_table(app, "parity", run->parity);
     if (run->reference) {
         ImGui::Spacing();
-        verdict(*run->reference, "PyTorch eager (stored in the file)");
-        parity_table("reference", *run->reference);
+        verdict(app, *run->reference, Str::run_vs_eager);
+        parity_table(app, "reference", *run->reference);
     }
-    if (!run->parity.nodes.empty() && ImGui::TreeNode("per-node parity")) {
-        ImGui::TextDisabled("nodes whose value both runs have under the same name");
+    if (!run->parity.nodes.empty() && ImGui::TreeNode(label(app, Str::run_per_node).c_str())) {
+        ImGui::TextDisabled("%s", tr(app, Str::run_per_node_note));
         ParityReport nodes;
         nodes.outputs = run->parity.nodes;
-        parity_table("nodes", nodes);
+        parity_table(app, "nodes", nodes);
         ImGui::TreePop();
     }
 }

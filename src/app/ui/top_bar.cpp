@@ -32,12 +32,11 @@ void draw_top_bar(App& app, float width) {
     ImGui::PopFont();
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("torch.export graph lab");
+    ImGui::TextDisabled("%s", tr(app, Str::top_tagline));
     ImGui::SameLine(0, px(24));
-    if (ImGui::Button("Open file...")) app.open_picker();
+    if (ImGui::Button(label(app, Str::top_open).c_str())) app.open_picker();
     expose(app, "open");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("a .pt2 archive or an ExportedProgram .json (or drop it on the page)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::top_open_tip));
     const Workspace* ws = app.workspace();
     if (ws) {
         // In a lesson only its steps change the graphs (so they stay the engine's); while
@@ -45,53 +44,50 @@ void draw_top_bar(App& app, float width) {
         ImGui::BeginDisabled(app.lesson() != nullptr || app.busy());
         ImGui::SameLine(0, px(18));
         ImGui::BeginDisabled(!ws->has_program());
-        if (ImGui::Button("Decompose")) ImGui::OpenPopup("decompose");
+        if (ImGui::Button(label(app, Str::top_decompose).c_str())) ImGui::OpenPopup("decompose");
         expose(app, "decompose");
         ImGui::EndDisabled();
         if (ImGui::BeginPopup("decompose")) {
-            if (ImGui::MenuItem("Inference IR", "run_decompositions({})"))
+            if (ImGui::MenuItem(ir_level_name(IrLevel::Inference), "run_decompositions({})"))
                 post_decompose(app, IrLevel::Inference);
             expose(app, "decompose:inference");
-            if (ImGui::MenuItem("Core ATen", "run_decompositions()"))
+            if (ImGui::MenuItem(ir_level_name(IrLevel::CoreAten), "run_decompositions()"))
                 post_decompose(app, IrLevel::CoreAten);
             expose(app, "decompose:core");
             ImGui::EndPopup();
         }
         ImGui::SameLine();
-        if (ImGui::Button("Prepare")) post_prepare(app);
+        if (ImGui::Button(label(app, Str::top_prepare).c_str())) post_prepare(app);
         expose(app, "prepare");
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("prepare_pt2e: fold BatchNorm, place MinMaxObservers");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::top_prepare_tip));
         ImGui::SameLine();
         ImGui::BeginDisabled(!has_observers(*ws));
-        if (ImGui::Button("Calibrate")) post_calibrate(app, kCalibrationBatches);
+        if (ImGui::Button(label(app, Str::calibrate).c_str()))
+            post_calibrate(app, kCalibrationBatches);
         expose(app, "calibrate");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip(
-                "run the module on the Run tab's inputs, then on %d seeded batches, so "
-                "the observers record",
-                kCalibrationBatches - 1);
+            ImGui::SetTooltip(tr(app, Str::top_calibrate_tip), kCalibrationBatches - 1);
         ImGui::SameLine();
         ImGui::BeginDisabled(!ws->observers_calibrated());
-        if (ImGui::Button("Convert")) post_convert(app, true);
+        if (ImGui::Button(label(app, Str::top_convert).c_str())) post_convert(app, true);
         expose(app, "convert");
         ImGui::EndDisabled();
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip(
-                "convert_pt2e: observers become quantize / dequantize pairs (after calibration)");
+            ImGui::SetTooltip("%s", tr(app, Str::top_convert_tip));
         ImGui::SameLine();
-        if (ImGui::Button("More")) ImGui::OpenPopup("more");
+        if (ImGui::Button(label(app, Str::top_more).c_str())) ImGui::OpenPopup("more");
         expose(app, "more");
         if (ImGui::BeginPopup("more")) {
-            if (ImGui::MenuItem("Fold conv-BN")) post_fold_conv_bn(app);
+            if (ImGui::MenuItem(label(app, Str::fold_conv_bn).c_str())) post_fold_conv_bn(app);
             expose(app, "more:fold");
-            if (ImGui::MenuItem("Eliminate dead code", "graph.eliminate_dead_code()"))
+            if (ImGui::MenuItem(label(app, Str::top_dce).c_str(), "graph.eliminate_dead_code()"))
                 post_dead_code_elimination(app);
             expose(app, "more:dce");
-            if (ImGui::MenuItem("Recompile", "gm.recompile()")) post_recompile(app);
+            if (ImGui::MenuItem(label(app, Str::recompile).c_str(), "gm.recompile()"))
+                post_recompile(app);
             ImGui::Separator();
-            if (ImGui::MenuItem("module.train()", "the mode is fixed at export"))
+            if (ImGui::MenuItem("module.train()", tr(app, Str::top_mode_fixed)))
                 post_set_training(app, true);
             expose(app, "more:train");
             if (ImGui::MenuItem("module.eval()")) post_set_training(app, false);
@@ -103,25 +99,25 @@ void draw_top_bar(App& app, float width) {
         auto undo = ws->undo_history();
         auto redo = ws->redo_history();
         ImGui::BeginDisabled(undo.empty());
-        if (ImGui::Button("Undo")) app.post_undo();
+        if (ImGui::Button(label(app, Str::top_undo).c_str())) app.post_undo();
         expose(app, "undo");
         ImGui::EndDisabled();
         if (!undo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("undo %s (Ctrl+Z)", undo.back().label.c_str());
+            ImGui::SetTooltip(tr(app, Str::top_undo_tip), undo.back().label.c_str());
         ImGui::SameLine(0, px(2));
         ImGui::BeginDisabled(redo.empty());
-        if (ImGui::Button("Redo")) app.post_redo();
+        if (ImGui::Button(label(app, Str::top_redo).c_str())) app.post_redo();
         expose(app, "redo");
         ImGui::EndDisabled();
         if (!redo.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-            ImGui::SetTooltip("redo %s (Ctrl+Shift+Z)", redo.front().label.c_str());
+            ImGui::SetTooltip(tr(app, Str::top_redo_tip), redo.front().label.c_str());
         ImGui::EndDisabled();
     }
     // The lessons, with their progress (also listed in the left column).
     ImGui::SameLine(0, px(18));
     const LessonRunner* lesson = app.lesson();
     ImGui::SetNextItemWidth(px(220));
-    std::string preview = lesson ? lesson->lesson().title : tr(app, "Lessons", "課程");
+    std::string preview = lesson ? lesson->lesson().title : tr(app, Str::lessons);
     if (ImGui::BeginCombo("##lessons", preview.c_str())) {
         for (const LessonCatalog::Entry& e : app.lessons().entries) {
             const Lesson* l = app.lessons().find(e.id, app.lesson_lang());
@@ -139,7 +135,7 @@ void draw_top_bar(App& app, float width) {
     ImGui::SameLine(width - help_w - px(12));
     if (ImGui::Button("?")) app.ui().show_help = !app.ui().show_help;
     expose(app, "help");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("keyboard shortcuts (?)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::top_help_tip));
     ImGui::End();
 }
 
@@ -169,12 +165,12 @@ void draw_error_banner(App& app, float y, float width) {
     ImGui::PopStyleVar();
     ImGui::PopStyleColor();
     ImGui::AlignTextToFramePadding();
-    ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "Could not do that:");
+    ImGui::TextColored(to_vec4(colors::rgb(0xFFB4AE)), "%s", tr(app, Str::banner_failed));
     ImGui::SameLine();
     text_wrapped(fv.error, 0, banner_wrap_width(width));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", fv.error.c_str());
     ImGui::SetCursorPos(ImVec2(width - px(90), px(6)));
-    if (ImGui::Button("Dismiss")) fv.error.clear();
+    if (ImGui::Button(label(app, Str::dismiss).c_str())) fv.error.clear();
     expose(app, "dismiss error");
     ImGui::End();
 }

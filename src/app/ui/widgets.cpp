@@ -1,11 +1,21 @@
 // Shared widgets (see widgets.h).
 #include "ui/widgets.h"
 
+#include <cmath>
+
 #include "text_wrap.h"
 #include "ui/keyboard.h"
 #include "ui/theme.h"
 
 namespace pt2lab::app::ui {
+
+const char* tr(const App& app, Str s) {
+    return text(s, app.lesson_lang());
+}
+
+std::string label(const App& app, Str s) {
+    return std::string(tr(app, s)) + "###" + key(s);
+}
 
 float px(float css) {
     return css * fonts().scale;
@@ -68,8 +78,27 @@ bool parity_plain(const ParityReport& p) {
     return p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
 }
 
-std::string parity_word(const ParityReport& p) {
-    return parity_plain(p) && !p.allclose() ? "differs" : p.verdict();
+std::string parity_word(const ParityReport& p, std::string_view lang) {
+    auto t = [&](Str s) { return text(s, lang); };
+    if (p.outputs.empty()) return t(Str::parity_nothing);
+    long long nan = 0, inf = 0;
+    for (const TensorParity& o : p.outputs) nan += o.nan, inf += o.inf;
+    if (nan + inf > 0) return strf(t(Str::parity_nonfinite), nan, inf);
+    if (p.bit_identical()) return t(Str::parity_bit_identical);
+    if (p.approximate) {
+        double db = p.min_sqnr_db();
+        if (std::isinf(db)) return t(Str::parity_allclose); // equal values (a -0 for a +0)
+        Str reading = db >= 30   ? Str::sqnr_close
+                      : db >= 15 ? Str::sqnr_visible
+                      : db >= 5  ? Str::sqnr_large
+                                 : Str::sqnr_lost;
+        return strf(t(Str::parity_sqnr), db, t(reading));
+    }
+    return t(p.allclose() ? Str::parity_allclose : Str::parity_differs);
+}
+
+std::string parity_word(const App& app, const ParityReport& p) {
+    return parity_word(p, app.lesson_lang());
 }
 
 ImU32 parity_color(const ParityReport& p) {
@@ -123,8 +152,8 @@ void help_marker(const char* text) {
 
 bool begin_facts(const char* id) {
     if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_SizingFixedFit)) return false;
-    ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed);
-    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("##label", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("##value", ImGuiTableColumnFlags_WidthStretch);
     return true;
 }
 

@@ -7,9 +7,16 @@
 #include <string>
 
 #include "app.h"
+#include "page_strings.h"
 
 namespace pt2lab::app::ui {
 
+// The page's words (page_strings.inc) in the page's language, which is the lesson
+// language (App::lesson_lang).
+const char* tr(const App& app, Str s);
+// A widget label in the page's language whose ImGui id is the row's key, so it
+// stays the same in both languages (focus, the selected tab): "程式碼###tab_code".
+std::string label(const App& app, Str s);
 // Text wrapped at `width` (0: the available width), breaking between CJK
 // characters too; and the height that takes.
 void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);
@@ -24,9 +31,10 @@ ImU32 parity_color(const ParityReport& p);
 // A float comparison that is neither bit-identical nor NaN / Inf: the one whose
 // verdict is allclose or not, with max |diff| beside it.
 bool parity_plain(const ParityReport& p);
-// The verdict as the page words it: ParityReport::verdict(), "differs" for a plain
-// comparison that is not allclose.
-std::string parity_word(const ParityReport& p);
+// The verdict as the page words it (ParityReport::verdict()'s cases, with "differs"
+// for a plain comparison that is not allclose), in the page's language (or `lang`).
+std::string parity_word(const App& app, const ParityReport& p);
+std::string parity_word(const ParityReport& p, std::string_view lang);
 // A heading line inside a panel.
 void section(const char* title);
 // A "(?)" that shows `text` on hover.
