@@ -81,20 +81,15 @@ Result<std::vector<uint8_t>> write_pt2(const ExportedProgram& ep, const std::str
     auto take = [&](const std::string& fqn, bool is_param, const TensorMap& from,
                     std::vector<Payload>& into) {
         if (!seen.insert(fqn).second) return;
-        std::shared_ptr<const TensorData> t;
-        if (current) {
-            auto it = current->find(fqn);
-            if (it != current->end()) t = it->second;
-        }
-        if (!t) {
-            auto it = from.find(fqn);
-            if (it != from.end()) t = it->second;
-        }
+        std::shared_ptr<const TensorData> own, t;
+        if (auto it = from.find(fqn); it != from.end()) own = t = it->second;
+        if (current)
+            if (auto it = current->find(fqn); it != current->end()) t = it->second;
         if (!t) {
             if (missing.ok()) missing = make_error(fqn, "no value to write for " + fqn);
             return;
         }
-        if (t->stand_in && missing.ok())
+        if ((t->stand_in || (own && own->stand_in)) && missing.ok())
             missing = make_error(fqn, "the values of " + fqn + " are pt2lab's stand-ins",
                                  "the file held no weights; a .pt2 of stand-ins would pass "
                                  "them off as the model's. Open the model's own .pt2");
