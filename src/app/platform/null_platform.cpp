@@ -25,6 +25,7 @@ struct NullState {
     std::map<std::string, std::string> options; // URL options
     std::function<std::string()> state;
     bool first_frame = false;
+    std::vector<NullDownload> downloads;
 };
 
 NullState& st() {
@@ -70,6 +71,9 @@ void null_platform_text_view_command(TextViewCommand c) {
 }
 int null_platform_hash_entries() {
     return st().hash_entries;
+}
+const std::vector<NullDownload>& null_platform_downloads() {
+    return st().downloads;
 }
 const std::string& null_platform_fatal() {
     return st().fatal;
@@ -125,6 +129,10 @@ std::vector<OpenedFile> take_opened() {
 
 void set_clipboard(const std::string& text) {
     st().clipboard = text;
+}
+
+void download_file(const std::string& name, const std::vector<uint8_t>& bytes) {
+    st().downloads.push_back({name, bytes});
 }
 
 void set_url_hash(const std::string& hash, bool new_entry) {

@@ -32,6 +32,12 @@ void null_platform_text_view_command(TextViewCommand c);
 int null_platform_hash_entries();
 const std::string& null_platform_fatal();
 bool null_platform_first_frame();
+// The downloads the app made (download_file), oldest first.
+struct NullDownload {
+    std::string name;
+    std::vector<uint8_t> bytes;
+};
+const std::vector<NullDownload>& null_platform_downloads();
 // What the app's state provider returns now.
 std::string null_platform_state();
 

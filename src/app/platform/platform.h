@@ -41,6 +41,9 @@ void open_file_picker();
 void fetch_file(const std::string& url, const std::string& name);
 // Files that arrived (picked, dropped, fetched) since the last call, in order.
 std::vector<OpenedFile> take_opened();
+// Hands `bytes` to the browser as a download named `name` (web_download.cpp: a Blob
+// and an <a download> click); nothing leaves the machine.
+void download_file(const std::string& name, const std::vector<uint8_t>& bytes);
 
 // --- clipboard (web_clipboard.cpp) -------------------------------------------
 void set_clipboard(const std::string& text);
