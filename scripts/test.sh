@@ -91,7 +91,7 @@ suite_assets() {
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
         echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
-        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models):"
+        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models, save_roundtrip):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
@@ -116,7 +116,19 @@ suite_assets() {
         "${sid[@]}" tools/lesson_goldens.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check &&
         "${sid[@]}" tools/zoo_models.py --check &&
-        suite_zoo
+        suite_zoo &&
+        save_roundtrip
+}
+
+save_roundtrip() {
+    # What pt2lab saves, torch reads: every lesson graph and zoo export saved by pt2lab as
+    # loaded, decomposed (both levels), prepared (refused) and converted; torch 2.14.1's
+    # torch.export.load of each prints the graph and module code pt2lab prints and runs
+    # to pt2lab's outputs; torch 2.6 refuses to export a prepared model, as pt2lab refuses.
+    cmake --build --preset native -j"$JOBS" --target pt2lab &&
+        python3 tools/save_roundtrip.py write --zoo &&
+        bash scripts/torch_env.sh run sid python3 tools/save_roundtrip.py check &&
+        bash scripts/torch_env.sh run trixie python3 tools/save_roundtrip.py refusal
 }
 
 suite_zoo() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The model zoo: torchvision classifiers and transformer layers exported by
 torch 2.14.1, with what torch prints for them and their eager outputs, for
-pt2lab's zoo test (tests/core/test_zoo.cpp, docs/FORMATS.md section 12).
+pt2lab's zoo test (tests/core/test_zoo.cpp, docs/FORMATS.md section 11).
 
     bash scripts/torch_env.sh run sid python3 tools/zoo_models.py          # cache + manifest
     bash scripts/torch_env.sh run sid python3 tools/zoo_models.py --check  # cache, compare manifest

@@ -1,5 +1,5 @@
 // pt2lab's browser bridges, called from the WebAssembly app (src/app/platform/web_*.cpp):
-// files (picker, drag and drop, fetching the site's graphs), clipboard, URL
+// files (picker, drag and drop, fetching the site's graphs, downloads), clipboard, URL
 // hash and hashchange, localStorage, the first-frame signal and the error screen; and the
 // read-only test hook window.pt2lab.state().
 (function () {
@@ -8,7 +8,8 @@
     preloaded: {},      // name -> Uint8Array, fetched by the loader before main()
     startFile: "",
     firstFrameMs: null, // performance.now() at the first interactive frame
-    lastCopy: null      // {chars, ok}: the last clipboard write
+    lastCopy: null,     // {chars, ok}: the last clipboard write
+    lastDownload: null  // {name, bytes}: the last download the app made
   };
   window.pt2lab = pt2lab;
 
@@ -167,6 +168,20 @@
     } else {
       fallback();
     }
+  };
+
+  // A download of bytes the app made (a saved .pt2): a Blob behind an <a download> link.
+  pt2lab.download = function (name, bytes) {
+    var url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
+    var a = document.createElement("a");
+    a.href = url;
+    a.download = name;
+    a.style.display = "none";
+    document.body.appendChild(a);
+    a.click();
+    document.body.removeChild(a);
+    setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+    pt2lab.lastDownload = { name: name, bytes: bytes.length };
   };
 
   // Page options (docs/EMBEDDING.md): ?file=...&step=...&hide=...; the query

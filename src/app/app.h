@@ -367,6 +367,11 @@ public:
     void set_view(GraphView v);
     void open_asset(const std::string& file); // a lesson graph, fetched from the site
     void open_picker();
+    // Downloads the current program as a .pt2 torch.export.load reads
+    // (Workspace::save_pt2, app_save.cpp); a refusal becomes the error banner.
+    void save_file();
+    // The name save_file() gives the download: the file's, with the last change's kind.
+    std::string save_name() const;
     void copy(const std::string& text, const std::string& what);
     void log(LogLine::Kind kind, std::string text);
     void show_tab(Tab t);

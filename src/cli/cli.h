@@ -24,7 +24,10 @@ struct CliArgs {
     std::vector<std::string> keep; // decompose --keep aten.conv2d.default (drop that rule)
     int calibrate = 8;             // convert --calibrate N (seeded batches after the example input)
     bool fold = true;              // convert --no-fold: fold_quantize=False
-    Limits limits;                 // --limit NAME=VALUE (repeatable): memory and work budgets
+    std::string save_to;           // save: the .pt2 to write
+    std::string save_level;        // save --decompose inference|core
+    bool save_prepare = false, save_convert = false; // save --prepare | --convert
+    Limits limits; // --limit NAME=VALUE (repeatable): memory and work budgets
 };
 
 std::string usage_text(); // the usage, with the options from cli_options.h
@@ -41,5 +44,10 @@ Result<std::vector<Tensor>> read_input_files(const std::vector<std::string>& pat
 int cmd_run(const CliArgs& args);
 int cmd_decompose(const CliArgs& args);
 int cmd_prepare_convert(const CliArgs& args);
+int cmd_save(const CliArgs& args);
+// The real input the module is calibrated and compared on: --input files, else the
+// file's sample inputs; without either, an error that says what to give (cmd_passes.cpp).
+Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& ep,
+                                       std::string* source);
 
 } // namespace pt2lab

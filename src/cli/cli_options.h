@@ -20,7 +20,7 @@ inline constexpr CliOption kCliOptions[] = {
      "show ep.module() (unlifted: get_attr, copy_, _guards_fn) instead of ep.graph"},
     {"--no-guards", nullptr, "graph code tabular readable run decompose",
      "with --module: leave out _guards_fn, as ep.module(check_guards=False)"},
-    {"--input", "F", "run convert",
+    {"--input", "F", "run convert save",
      "a .npy file per forward() input, in order (convert calibrates on them; default: the "
      "file's sample inputs)"},
     {"--seed", "N", "run", "inputs from pt2lab's seeded generator (SeededRng(N).normal())"},
@@ -28,10 +28,15 @@ inline constexpr CliOption kCliOptions[] = {
     {"--fast", nullptr, "run", "the fast conv2d (im2col + tiled GEMM) instead of the reference loop"},
     {"--repeat", "N", "run", "run N times on the same state (train mode: running stats keep moving)"},
     {"--level", "L", "decompose", "inference | core"},
-    {"--keep", "OP", "decompose", "keep an op by dropping its rule, e.g. --keep aten.conv2d.default"},
-    {"--calibrate", "N", "convert", "seeded calibration batches after the real inputs (default 8)"},
-    {"--no-fold", nullptr, "convert", "fold_quantize=False: keep the weight quantize nodes"},
-    {"--limit", "NAME=N", "info graph code tabular signature readable run decompose prepare convert",
+    {"--keep", "OP", "decompose save", "keep an op by dropping its rule, e.g. --keep aten.conv2d.default"},
+    {"--calibrate", "N", "convert save", "seeded calibration batches after the real inputs (default 8)"},
+    {"--no-fold", nullptr, "convert save", "fold_quantize=False: keep the weight quantize nodes"},
+    {"--decompose", "L", "save", "save after run_decompositions at level L (inference | core)"},
+    {"--prepare", nullptr, "save",
+     "save after prepare_pt2e (refused, as torch.export refuses a model with observers)"},
+    {"--convert", nullptr, "save", "save after prepare_pt2e, calibration and convert_pt2e"},
+    {"--limit", "NAME=N",
+     "info graph code tabular signature readable run decompose prepare convert save",
      "raise a budget (docs/FORMATS.md section 10): tensor-mb (one tensor, default 256), file-mb "
      "(all a file loads), run-mb (all a run allocates), run-gmacs (a run's multiply-adds); "
      "file-mb and run-mb default to 64 + 16 x the file's size in MB (at most 512)"},

@@ -96,10 +96,6 @@ int cmd_decompose(const CliArgs& a) {
 
 namespace pt2lab {
 
-namespace {
-
-// The real input the module is calibrated and compared on: --input files, else
-// the file's sample inputs; without either, an error that says what to give.
 Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& ep,
                                        std::string* source) {
     InputSource in;
@@ -123,6 +119,8 @@ Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& 
     }
     return in;
 }
+
+namespace {
 
 void print_quant_error(const ParityReport& p) {
     for (const auto& o : p.outputs)

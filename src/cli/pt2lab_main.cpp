@@ -25,6 +25,8 @@ const char* kUsage =
     "       pt2lab decompose FILE --level inference|core [--keep OP ...] [--module]\n"
     "       pt2lab prepare FILE | pt2lab convert FILE [--input x.npy ...] [--calibrate N] "
     "[--no-fold]\n"
+    "       pt2lab save FILE OUT.pt2 [--decompose inference|core [--keep OP ...]]\n"
+    "                               [--prepare | --convert [--input x.npy ...] [--calibrate N]]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -48,6 +50,8 @@ const char* kUsage =
     "             MinMaxObserver int8 -127..127)\n"
     "  convert    prepare, calibrate, convert_pt2e: observers become quantize/dequantize pairs;\n"
     "             prints the code and the quantization error (max |diff|, SQNR)\n"
+    "  save       write the program, after the actions given (decompose, then prepare or\n"
+    "             convert), as a .pt2 that torch.export.load reads (docs/FORMATS.md)\n"
     "\n";
 
 std::string shape_str(const TensorData& t) {
@@ -283,13 +287,16 @@ int main(int argc, char** argv) {
         if (o->value && i + 1 >= argc) return usage_error(a + " needs a value (" + o->value + ")");
         options.emplace_back(o, o->value ? argv[++i] : "");
     }
-    if (positional.size() != 2) return usage_error("expected a command and one FILE");
+    const bool saving = !positional.empty() && positional[0] == "save";
+    if (saving && positional.size() != 3)
+        return usage_error("save needs a FILE and the OUT.pt2 to write");
+    if (!saving && positional.size() != 2) return usage_error("expected a command and one FILE");
     const std::string& cmd = positional[0];
     const std::string& path = positional[1];
     // clang-format off
     static const char* kCommands[] = {
         "info", "graph", "code", "tabular", "signature", "readable",
-        "run", "decompose", "prepare", "convert",
+        "run", "decompose", "prepare", "convert", "save",
     };
     // clang-format on
     bool known = false;
@@ -320,6 +327,12 @@ int main(int argc, char** argv) {
             args.inputs.push_back(v);
         else if (name == "--out")
             args.out = v;
+        else if (name == "--decompose")
+            args.save_level = v;
+        else if (name == "--prepare")
+            args.save_prepare = true;
+        else if (name == "--convert")
+            args.save_convert = true;
         else if (name == "--limit") {
             if (Status s = args.limits.set(v); !s.ok()) return usage_error(s.error().message);
         } else if (!count)
@@ -340,6 +353,10 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "decompose") return cmd_decompose(args);
     if (cmd == "prepare" || cmd == "convert") return cmd_prepare_convert(args);
+    if (cmd == "save") {
+        args.save_to = positional[2];
+        return cmd_save(args);
+    }
 
     auto opened = open_workspace(args);
     if (!opened.ok()) return input_error(opened.error());

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "app.h"
+#include "graph/printer.h"
 #include "io/program_loader.h"
 #include "platform/null_platform.h"
 #include "platform/platform.h"
@@ -374,6 +375,46 @@ TEST_CASE("a bad file is refused and the open one stays", "[page]") {
     CHECK(h.app->file_name() == "conv_relu.pt2");
     CHECK(h.app->workspace()->version() == version);
     CHECK(h.state()["error"].get<std::string>().rfind("truncated_half.pt2: ", 0) == 0);
+}
+
+TEST_CASE("Save .pt2 downloads the program as it is now; a prepared one is refused", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_bn_relu_eval.pt2");
+    const size_t before = platform::null_platform_downloads().size();
+    h.click_widget("save");
+    h.frames(2);
+    REQUIRE(platform::null_platform_downloads().size() == before + 1);
+    {
+        const auto& d = platform::null_platform_downloads().back();
+        CHECK(d.name == "conv_bn_relu_eval.pt2");
+        // the download is Workspace::save_pt2's file: it opens with the same program
+        auto again = Workspace::open(d.bytes, d.name);
+        REQUIRE(again.ok());
+        CHECK(graph_str(*again.value()->program().graph) ==
+              graph_str(*h.app->workspace()->program().graph));
+    }
+    ui::post_prepare(*h.app);
+    h.settle();
+    h.click_widget("save");
+    h.frames(2);
+    CHECK(platform::null_platform_downloads().size() == before + 1);
+    CHECK(h.state()["error"].get<std::string>().find("a prepared model has no ExportedProgram") !=
+          std::string::npos);
+    ui::post_calibrate(*h.app, ui::kCalibrationBatches);
+    h.settle();
+    ui::post_convert(*h.app, true);
+    h.settle();
+    h.click_widget("save");
+    h.frames(2);
+    REQUIRE(platform::null_platform_downloads().size() == before + 2);
+    CHECK(platform::null_platform_downloads().back().name == "conv_bn_relu_eval.converted.pt2");
+    auto converted = Workspace::open(platform::null_platform_downloads().back().bytes, "c.pt2");
+    REQUIRE(converted.ok());
+    CHECK(converted.value()->program().graph->find("b__frozen_param0") != nullptr);
+    while (h.app->workspace()->can_undo()) {
+        h.app->post_undo();
+        h.settle();
+    }
 }
 
 // Every top-bar transformation has a key (the ? overlay lists them).

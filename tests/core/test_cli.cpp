@@ -235,8 +235,8 @@ TEST_CASE("pt2lab run --seed / --input / --out round trip", "[cli]") {
 }
 
 TEST_CASE("every option is taken by exactly the commands its table row names", "[cli]") {
-    const char* commands[] = {"info",     "graph", "code",      "tabular", "signature",
-                              "readable", "run",   "decompose", "prepare", "convert"};
+    const char* commands[] = {"info", "graph",     "code",    "tabular", "signature", "readable",
+                              "run",  "decompose", "prepare", "convert", "save"};
     // A value each option accepts, so only the command decides.
     auto value = [](const CliOption& o) -> std::string {
         std::string n = o.name;
@@ -246,6 +246,7 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
         if (n == "--level") return " core";
         if (n == "--keep") return " aten.conv2d.default";
         if (n == "--limit") return " tensor-mb=512";
+        if (n == "--decompose") return " inference";
         return " 1";
     };
     write_zeros_npy("pt2lab_cli_option_in.npy", "(2, 3, 16, 16)", 2 * 3 * 16 * 16);
@@ -257,9 +258,18 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
             const std::string name = o.name;
             // Options that need another to be valid on their own command.
             if (std::string(cmd) == "decompose" && name != "--level") extra += " --level core";
-            Run r = run_cli(std::string(cmd) + " " + asset("conv_relu") + extra);
+            const bool save = std::string(cmd) == "save";
+            if (save && name == "--keep") extra += " --decompose core";
+            if (save && (name == "--input" || name == "--calibrate" || name == "--no-fold"))
+                extra += " --convert";
+            Run r = run_cli(std::string(cmd) + " " + asset("conv_relu") +
+                            (save ? " pt2lab_cli_option.pt2" : "") + extra);
             INFO(cmd << extra << ": " << r.err);
-            if (cli_option_applies(o, cmd)) {
+            if (cli_option_applies(o, cmd) && save && name == "--prepare") {
+                CHECK(r.status == 1); // saving a prepared model is refused, as torch refuses
+                CHECK(r.err.find("a prepared model has no ExportedProgram") != std::string::npos);
+                ++accepted;
+            } else if (cli_option_applies(o, cmd)) {
                 CHECK(r.status == 0);
                 CHECK(r.err.find("is not an option of") == std::string::npos);
                 ++accepted;
@@ -273,6 +283,7 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
     }
     std::remove("pt2lab_cli_option.json");
     std::remove("pt2lab_cli_option_in.npy");
+    std::remove("pt2lab_cli_option.pt2");
     CHECK(accepted >= 16);
     CHECK(refused >= 60);
     // --limit raises a budget: the 80 MiB of stand-ins this bare JSON asks for load with more
@@ -301,7 +312,7 @@ TEST_CASE("every option is taken by exactly the commands its table row names", "
     // run --calibrate was once taken and ignored
     Run rc = run_cli("run " + asset("conv_relu") + " --calibrate 3");
     CHECK(rc.status == 2);
-    CHECK(rc.err.find("--calibrate is not an option of run (it is for: convert)") !=
+    CHECK(rc.err.find("--calibrate is not an option of run (it is for: convert save)") !=
           std::string::npos);
 }
 
@@ -364,4 +375,43 @@ TEST_CASE("pt2lab decompose / prepare / convert", "[cli]") {
         CHECK(run_cli("convert " + source_path(rel) + " --calibrate 1").status == 0);
         CHECK(run_cli("decompose " + source_path(rel) + " --level core").status == 0);
     }
+}
+
+TEST_CASE("pt2lab save: writes the program after its actions; usage rules", "[cli]") {
+    const std::string out = "pt2lab_cli_saved.pt2";
+    Run plain = run_cli("save " + asset("conv_bn_relu_eval") + " " + out);
+    INFO(plain.err);
+    REQUIRE(plain.status == 0);
+    CHECK(plain.out.find("# wrote " + out) != std::string::npos);
+    CHECK(plain.out.find("the exported program, 11 nodes, 3 parameters, 3 buffers") !=
+          std::string::npos);
+    // the saved file prints as the original does
+    CHECK(run_cli("graph " + out).out == run_cli("graph " + asset("conv_bn_relu_eval")).out);
+    CHECK(run_cli("code " + out + " --module").out ==
+          run_cli("code " + asset("conv_bn_relu_eval") + " --module").out);
+    Run core = run_cli("save " + asset("conv_bn_relu_eval") + " " + out + " --decompose core");
+    CHECK(core.status == 0);
+    CHECK(core.out.find("dialect ATEN") != std::string::npos);
+    CHECK(run_cli("graph " + out).out.find("convolution.default") != std::string::npos);
+    Run conv = run_cli("save " + asset("conv_bn_relu_eval") + " " + out + " --convert");
+    CHECK(conv.status == 0);
+    CHECK(conv.out.find("the converted module, lifted") != std::string::npos);
+    Run sig = run_cli("signature " + out);
+    CHECK(sig.out.find("b__frozen_param0: BUFFER target='_frozen_param0' persistent=True") !=
+          std::string::npos);
+    CHECK(sig.out.find("p_conv_weight_bias: PARAMETER target='conv.weight_bias'") !=
+          std::string::npos);
+    std::remove(out.c_str());
+    // usage: two paths, a .pt2 name, options that need another
+    for (const char* args :
+         {"save x.pt2", "save x.pt2 out.npy", "save x.pt2 y.pt2 --keep aten.relu.default",
+          "save x.pt2 y.pt2 --calibrate 2", "save x.pt2 y.pt2 --prepare --convert",
+          "save x.pt2 y.pt2 --decompose medium"}) {
+        Run r = run_cli(std::string(args).replace(5, 5, asset("conv_relu")));
+        INFO(args << ": " << r.err);
+        CHECK(r.status == 2);
+    }
+    Run fx = run_cli("save " + source_path("assets/fx/conv_relu.json") + " " + out);
+    CHECK(fx.status == 1);
+    CHECK(fx.err.find("symbolic_trace graph JSON") != std::string::npos);
 }

@@ -75,4 +75,14 @@ function errorOf(file) {
   return err.replace(/^pt2lab: error: /, "").trim();
 }
 
-module.exports = { CLI, nodes, code, runOutputs, decomposedCode, convertedCode, errorOf };
+// The bytes `pt2lab save FILE <dir>/<name> [options]` writes (the archive's root folder
+// is named after <name>, as the page names its download's).
+function saved(file, name, options = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-e2e-"));
+  run(["save", file, path.join(dir, name)].concat(options));
+  const bytes = fs.readFileSync(path.join(dir, name));
+  fs.rmSync(dir, { recursive: true, force: true });
+  return bytes;
+}
+
+module.exports = { CLI, nodes, code, runOutputs, decomposedCode, convertedCode, errorOf, saved };

@@ -346,6 +346,29 @@ test("Copy puts the code on the system clipboard", async (ctx) => {
   noErrors(page);
 });
 
+test("Save .pt2 downloads what pt2lab save writes, as loaded and decomposed", async (ctx) => {
+  const file = asset(FIRST);
+  const page = await openPage(ctx);
+  const download = async () => {
+    const [d] = await Promise.all([page.waitForEvent("download"), clickWidget(page, "save")]);
+    return { name: d.suggestedFilename(), bytes: fs.readFileSync(await d.path()) };
+  };
+  let d = await download();
+  assert.equal(d.name, FIRST);
+  assert.ok(d.bytes.equals(cli.saved(file, FIRST)), "the same bytes as pt2lab save");
+  await clickWidget(page, "decompose");
+  await clickWidget(page, "decompose:inference");
+  await waitState(page, (st) => st.level === "Inference IR" && st.run && st.run.current,
+                  "decomposed and run");
+  d = await download();
+  assert.equal(d.name, "conv_bn_relu_eval.inference.pt2");
+  assert.ok(d.bytes.equals(cli.saved(file, d.name, ["--decompose", "inference"])),
+            "the decomposed program: the same bytes as pt2lab save --decompose inference");
+  const last = await page.evaluate(() => window.pt2lab.lastDownload);
+  assert.deepEqual(last, { name: d.name, bytes: d.bytes.length });
+  noErrors(page);
+});
+
 test("decompose to the inference IR, with the diff, parity, undo and redo", async (ctx) => {
   const file = asset(FIRST);
   const page = await openPage(ctx);

@@ -30,6 +30,7 @@ struct NullState {
     std::vector<FileRead> reads;   // null_platform_set_reads
     int reads_cancelled = 0;
     bool between_armed = false;
+    std::vector<NullDownload> downloads;
 };
 
 NullState& st() {
@@ -85,6 +86,9 @@ void null_platform_text_view_command(TextViewCommand c) {
 int null_platform_hash_entries() {
     return st().hash_entries;
 }
+const std::vector<NullDownload>& null_platform_downloads() {
+    return st().downloads;
+}
 const std::string& null_platform_fatal() {
     return st().fatal;
 }
@@ -139,6 +143,10 @@ std::vector<OpenedFile> take_opened() {
 
 void set_clipboard(const std::string& text) {
     st().clipboard = text;
+}
+
+void download_file(const std::string& name, const std::vector<uint8_t>& bytes) {
+    st().downloads.push_back({name, bytes});
 }
 
 void set_url_hash(const std::string& hash, bool new_entry) {

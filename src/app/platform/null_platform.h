@@ -44,6 +44,12 @@ int null_platform_reads_cancelled();
 // The browser's tasks between frames: while armed (wake_between_frames, or the last
 // task asked for another), runs the task, at most max_tasks times; returns how many ran.
 int null_platform_between_frames(int max_tasks);
+// The downloads the app made (download_file), oldest first.
+struct NullDownload {
+    std::string name;
+    std::vector<uint8_t> bytes;
+};
+const std::vector<NullDownload>& null_platform_downloads();
 // What the app's state provider returns now.
 std::string null_platform_state();
 

@@ -50,6 +50,9 @@ struct FileRead {
 std::vector<FileRead> file_reads();
 // Stops every read in flight; their files never arrive.
 void cancel_file_reads();
+// Hands `bytes` to the browser as a download named `name` (web_download.cpp: a Blob
+// and an <a download> click); nothing leaves the machine.
+void download_file(const std::string& name, const std::vector<uint8_t>& bytes);
 
 // --- clipboard (web_clipboard.cpp) -------------------------------------------
 void set_clipboard(const std::string& text);

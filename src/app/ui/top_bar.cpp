@@ -1,4 +1,4 @@
-// The top bar: product name, Open file, the transformations (decompose,
+// The top bar: product name, Open file, Save .pt2, the transformations (decompose,
 // fold, prepare, calibrate, convert, dead code, recompile), undo / redo, the
 // lessons, "?"; and under it the banner of the last error (e.g. a bad file),
 // until dismissed.
@@ -38,6 +38,17 @@ void draw_top_bar(App& app, float width) {
     expose(app, "open");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::top_open_tip));
     const Workspace* ws = app.workspace();
+    ImGui::SameLine(0, px(6));
+    ImGui::BeginDisabled(!ws || !ws->has_program());
+    if (ImGui::Button("Save .pt2")) app.save_file();
+    expose(app, "save");
+    ImGui::EndDisabled();
+    if (ws && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(ws->has_program() ? "download the program as it is now (%s), for "
+                                              "torch.export.load"
+                                            : "a symbolic_trace graph has no ExportedProgram "
+                                              "to save (%s)",
+                          app.save_name().c_str());
     if (ws) {
         // In a lesson only its steps change the graphs (so they stay the engine's); while
         // an action runs, the next waits for it (the job strip over the graph can cancel it).

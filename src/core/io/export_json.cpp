@@ -116,6 +116,9 @@ private:
         if (JsonAt ver = r.get("verifiers"); ver.v && ver.v->is_array())
             for (const auto& v : *ver.v)
                 if (v.is_string()) ep_.verifiers.push_back(v.get<std::string>());
+        if (JsonAt gc = r.get("guards_code"); gc.v && gc.v->is_array())
+            for (const auto& v : *gc.v)
+                if (v.is_string()) ep_.guards_code.push_back(v.get<std::string>());
 
         auto gm = r.object("graph_module");
         if (!gm.ok()) return gm.error();
@@ -123,6 +126,8 @@ private:
         if (!graph.ok()) return graph.error();
         gm_ = gm.value();
         graph_ = graph.value();
+        if (JsonAt nt = gm_.get("treespec_namedtuple_fields"); nt.v && nt.v->is_object())
+            ep_.treespec_namedtuple_fields = nt.v->dump();
         ep_.graph = std::make_unique<Graph>();
         g_ = ep_.graph.get();
         return {};

@@ -95,6 +95,8 @@ struct ExportedProgramFields {
     std::map<std::string, int64_t> opset_version;
     std::string range_constraints = "{}";
     std::vector<std::string> verifiers;
+    std::vector<std::string> guards_code;          // as serialized (torch >= 2.9)
+    std::string treespec_namedtuple_fields = "{}"; // JSON text, as serialized
     int schema_major = 0, schema_minor = 0;
     std::string torch_version;
 

@@ -275,6 +275,19 @@ public:
     // ops write buffers: graph/written_attrs.h), so a page does not run it on its own.
     bool run_changes_state() const;
 
+    // --- saving --------------------------------------------------------------
+    // The program to save: program() while ep.module() is its unlift (no module
+    // change since), else the program torch.export.export would record for the
+    // module (passes/lift.h: a converted module lifts; a prepared one, with its
+    // observers, is refused as torch refuses to export it). has_program().
+    Result<ExportedProgram> program_to_save() const;
+    // program_to_save() as a .pt2 archive torch.export.load (torch >= 2.8) reads
+    // (io/pt2_writer.h), with the weights as they are now: a train-mode run moves
+    // BatchNorm's running statistics, and so does torch's, whose ep.module() shares
+    // its tensors with ep.state_dict. `root` names the archive's root folder
+    // (archive_root_for(file name)). The committed state, also while an action runs.
+    Result<std::vector<uint8_t>> save_pt2(const std::string& root = "model") const;
+
     // --- changing ------------------------------------------------------------
     // Applies an action completely, or returns an Error and changes nothing.
     // Actions that change nothing (lint, a refused erase) make no history entry.
