@@ -23,8 +23,8 @@
 #include "lesson/catalog.h"
 #include "lesson/markdown.h"
 #include "lesson/runner.h"
-#include "platform/platform.h"
 #include "page_strings.h"
+#include "platform/platform.h"
 #include "tensor_summary.h"
 #include "workspace/workspace.h"
 

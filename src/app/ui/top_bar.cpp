@@ -40,14 +40,11 @@ void draw_top_bar(App& app, float width) {
     const Workspace* ws = app.workspace();
     ImGui::SameLine(0, px(6));
     ImGui::BeginDisabled(!ws || !ws->has_program());
-    if (ImGui::Button("Save .pt2")) app.save_file();
+    if (ImGui::Button(label(app, Str::top_save).c_str())) app.save_file();
     expose(app, "save");
     ImGui::EndDisabled();
     if (ws && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip(ws->has_program() ? "download the program as it is now (%s), for "
-                                              "torch.export.load"
-                                            : "a symbolic_trace graph has no ExportedProgram "
-                                              "to save (%s)",
+        ImGui::SetTooltip(tr(app, ws->has_program() ? Str::top_save_tip : Str::top_save_none),
                           app.save_name().c_str());
     if (ws) {
         // In a lesson only its steps change the graphs (so they stay the engine's); while
