@@ -526,10 +526,11 @@ TEST_CASE("a job moves between frames; the frame after draws its result", "[page
     h.frame();
     REQUIRE(h.app->busy());
     const uint64_t done0 = h.state()["busy"]["done"].get<uint64_t>();
-    // A few tasks: the job moves a node per task, with no frame drawn.
+    // A few tasks: the job moves a piece per task (a node, or a unit of a heavy one),
+    // with no frame drawn.
     CHECK(platform::null_platform_between_frames(5) == 5);
     REQUIRE(h.app->busy());
-    CHECK(h.state()["busy"]["done"].get<uint64_t>() >= done0 + 5);
+    CHECK(h.state()["busy"]["done"].get<uint64_t>() > done0);
     // Cancel is asked for in a frame and applied at its end: no task moves the job first.
     h.app->cancel_job();
     CHECK(platform::null_platform_between_frames(5) == 1); // it ran, did nothing, asked for no more
