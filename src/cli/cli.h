@@ -49,5 +49,9 @@ int cmd_save(const CliArgs& args);
 // file's sample inputs; without either, an error that says what to give (cmd_passes.cpp).
 Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& ep,
                                        std::string* source);
+// Calibrate on those inputs, then on --calibrate seeded batches, and print how
+// (cmd_passes.cpp; prepare / convert and save --convert).
+Status calibrate_observers(Workspace& ws, const CliArgs& a, const InputSource& inputs,
+                           const std::string& source);
 
 } // namespace pt2lab

@@ -120,6 +120,17 @@ Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& 
     return in;
 }
 
+Status calibrate_observers(Workspace& ws, const CliArgs& a, const InputSource& inputs,
+                           const std::string& source) {
+    Action cal = Action::of(Action::Kind::Calibrate);
+    cal.inputs = inputs;
+    cal.repeat = a.calibrate + 1; // the real input, then SeededRng(1..N).normal()
+    if (auto c = apply_action(ws, cal, a); !c.ok()) return c.error();
+    std::printf("# calibrated on %d batches (%s + %d from SeededRng(1..%d).normal())\n",
+                a.calibrate + 1, source.c_str(), a.calibrate, a.calibrate);
+    return {};
+}
+
 namespace {
 
 void print_quant_error(const ParityReport& p) {
@@ -175,12 +186,8 @@ int cmd_prepare_convert(const CliArgs& a) {
         e.file = a.file;
         return input_error(e);
     }
-    Action cal = Action::of(Action::Kind::Calibrate);
-    cal.inputs = inputs.value();
-    cal.repeat = a.calibrate + 1; // the real input, then SeededRng(1..N).normal()
-    if (auto c = apply_action(ws, cal, a); !c.ok()) return input_error(c.error());
-    std::printf("# calibrated on %d batches (%s + %d from SeededRng(1..%d).normal())\n",
-                a.calibrate + 1, source.c_str(), a.calibrate, a.calibrate);
+    if (Status c = calibrate_observers(ws, a, inputs.value(), source); !c.ok())
+        return input_error(c.error());
     Action conv = Action::of(Action::Kind::Convert);
     conv.fold_quantize = a.fold;
     auto converted = apply_action(ws, conv, a);

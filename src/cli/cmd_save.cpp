@@ -72,12 +72,8 @@ int cmd_save(const CliArgs& a) {
         std::string source;
         auto inputs = calibration_inputs(a, ws.original(), &source);
         if (!inputs.ok()) return input_error(inputs.error());
-        Action cal = Action::of(Action::Kind::Calibrate);
-        cal.inputs = inputs.value();
-        cal.repeat = a.calibrate + 1; // the real input, then SeededRng(1..N).normal()
-        if (auto c = apply_action(ws, cal, a); !c.ok()) return input_error(c.error());
-        std::printf("# calibrated on %d batches (%s + %d from SeededRng(1..%d).normal())\n",
-                    a.calibrate + 1, source.c_str(), a.calibrate, a.calibrate);
+        if (Status cal = calibrate_observers(ws, a, inputs.value(), source); !cal.ok())
+            return input_error(cal.error());
         Action conv = Action::of(Action::Kind::Convert);
         conv.fold_quantize = a.fold;
         auto c = apply_action(ws, conv, a);
