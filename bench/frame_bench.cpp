@@ -59,12 +59,14 @@ struct Page {
         ui::draw_frame(*app);
         ImGui::Render();
         t.draw_ms = ms_since(t0);
+        // What the job was doing when its piece began (a long frame names it).
+        const std::string doing = show_over >= 0 ? app->job_progress().what : std::string();
         auto t1 = Clock::now();
         app->end_frame();
         t.end_ms = ms_since(t1);
         if (show_over >= 0 && t.total() > show_over)
-            std::printf("    frame %.1f ms = draw %.1f + end %.1f\n", t.total(), t.draw_ms,
-                        t.end_ms);
+            std::printf("    frame %.1f ms = draw %.1f + end %.1f (%s)\n", t.total(), t.draw_ms,
+                        t.end_ms, doing.c_str());
         return t;
     }
 };

@@ -164,6 +164,7 @@ async function openModel(page, model, file, label) {
     latency: drawn.t_open_call - t0, read, wall: drawn.t_drawn - t0,
     compute: job.compute_ms,
     frames: job.frames, loop: job.max_loop_ms, task: job.max_task_ms, gap: job.max_gap_ms, next: job.next_loop_ms,
+    why: whyLong(job),
     nodes: drawn.nodes, shown: drawn.shown, heap: after.heap_bytes,
   }];
 }
@@ -190,6 +191,7 @@ async function press(page, model, key, label, { jobless = false } = {}) {
     latency: j.t_start - tKey, wall: j.t_shown - tKey, compute: j.compute_ms, frames: j.frames,
     // The gaps the job's frames made: between them, and from its last one to the next.
     loop: j.max_loop_ms, task: j.max_task_ms, gap: Math.max(j.frames > 1 ? j.max_gap_ms : 0, j.next_gap_ms), next: j.next_loop_ms,
+    why: whyLong(j),
     heap: b.heap_bytes,
   }));
   if (!jobs.length) rows.push({ model, action: label, job: jobless ? "(no job)" : "nothing began", error: !jobless });
@@ -220,6 +222,16 @@ function fmt(x) {
   return x >= 100 ? x.toFixed(0) : x.toFixed(1);
 }
 
+// Where a job's longest main-loop call and task went, for a row over the target.
+function whyLong(j) {
+  const parts = [];
+  if (j.max_loop_ms > TARGET_MS)
+    parts.push(`loop ${fmt(j.max_loop_ms)} ms = frame ${fmt(j.max_loop_build_ms)} + job ${fmt(j.max_loop_end_ms)}` +
+               (j.max_loop_what ? ` (${j.max_loop_what})` : ""));
+  if (j.max_task_ms > TARGET_MS) parts.push(`task ${fmt(j.max_task_ms)} ms (${j.max_task_what || "?"})`);
+  return parts.join("; ");
+}
+
 // The longest the main thread was ours in one go: a frame's main-loop call or a task between frames.
 const longest = (r) => Math.max(r.loop, r.task || 0);
 
@@ -234,6 +246,7 @@ function printRow(r) {
   console.log(`  ${r.model.padEnd(16)} ${r.action.padEnd(15)} ${job.padEnd(34)} ${fmt(r.latency).padStart(6)} ${fmt(r.wall).padStart(8)}` +
               ` ${fmt(r.compute).padStart(8)} ${String(r.frames).padStart(6)} ${fmt(r.loop).padStart(7)} ${fmt(r.task).padStart(6)}${mark.padEnd(2)}` +
               ` ${fmt(r.gap).padStart(7)} ${fmt(r.next).padStart(7)}`);
+  if (mark && r.why) console.log(`  ${"".padEnd(32)} * ${r.why}`);
 }
 
 // What is done to each model, in order: [kind, key or label, what the row says, options].

@@ -101,7 +101,12 @@ void App::record_frame(double build_ms, double loop_ms) {
         JobRecord& j = *it;
         if (!j.ended || j.t_end >= start) {
             if (j.frames++ > 0) j.max_gap_ms = std::max(j.max_gap_ms, gap);
-            j.max_loop_ms = std::max(j.max_loop_ms, loop);
+            if (loop > j.max_loop_ms) {
+                j.max_loop_ms = loop;
+                j.max_loop_build_ms = static_cast<float>(build_ms);
+                j.max_loop_end_ms = static_cast<float>(end_ms_);
+                j.max_loop_what = end_what_;
+            }
         } else if (j.next_loop_ms < 0) {
             j.next_loop_ms = loop;
             j.next_gap_ms = gap;
@@ -690,7 +695,20 @@ size_t App::drop_file_requests() {
     return before - requests_.size();
 }
 
+std::string App::doing() const {
+    if (opening_) return "open: " + opening_->progress().what;
+    return busy() ? ws_->progress().what : std::string();
+}
+
 bool App::end_frame() {
+    const double t_end0 = platform::now_seconds();
+    end_what_ = doing();
+    bool did = end_frame_work();
+    end_ms_ = (platform::now_seconds() - t_end0) * 1000;
+    return did;
+}
+
+bool App::end_frame_work() {
     bool did = false;
     if (cancel_requested_) {
         cancel_requested_ = false;
@@ -759,6 +777,7 @@ bool App::work_between_frames() {
     if (cancel_requested_) return false;
     const double t0 = platform::now_seconds();
     const double budget = std::min(kTaskSeconds, slice_seconds_); // tests make both tiny
+    std::string what = doing();
     bool did = work(budget);
     const double left = budget - (platform::now_seconds() - t0);
     if (!retired_.empty() && left > 0) shed_retired(left);
@@ -767,7 +786,10 @@ bool App::work_between_frames() {
     bench_.max_task_ms = std::max(bench_.max_task_ms, ms);
     if (!bench_.jobs.empty() && (!bench_.jobs.back().ended || did)) {
         JobRecord& j = bench_.jobs.back();
-        j.max_task_ms = std::max(j.max_task_ms, ms);
+        if (ms > j.max_task_ms) {
+            j.max_task_ms = ms;
+            j.max_task_what = std::move(what);
+        }
         ++j.tasks;
     }
     return work_left();

@@ -235,6 +235,11 @@ struct JobRecord {
     double t_shown = 0;
     float max_task_ms = 0; // the longest task between frames that worked on it
     int tasks = 0;         // how many
+    // Where the longest main-loop call went: building the frame (ImGui and the
+    // panels), end_frame (the job's slice, requests) and what the job was doing
+    // when that slice began; the longest task's job likewise.
+    float max_loop_build_ms = 0, max_loop_end_ms = 0;
+    std::string max_loop_what, max_task_what;
 };
 
 // Frame and open timings the benchmark mode reports (window.pt2lab.bench()).
@@ -456,6 +461,8 @@ public:
     bool animating() const;
 
 private:
+    bool end_frame_work();
+    std::string doing() const; // what the open or the action in flight does now ("" if none)
     struct Request {
         enum class Kind {
             Apply,
@@ -573,6 +580,8 @@ private:
     bool changed_between_frames_ = false; // work_between_frames did something since the last frame
     void shed_retired(double seconds);    // frees replaced files' workspaces for up to `seconds`
     double frame_t0_ = 0;                 // begin_frame(): platform::now_seconds()
+    double end_ms_ = 0;                   // the last end_frame()'s time (ms)
+    std::string end_what_;                // what the job was doing when it began
     bool frame_began_ = false;            // begin_frame() ran since the last end_frame()
     double derive_allowance_ = kDeriveAllowance;
     mutable bool derived_in_frame_ = false; // a derived piece ran in this frame

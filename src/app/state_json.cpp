@@ -129,6 +129,10 @@ std::string App::bench_json() const {
                         {"next_gap_ms", r.next_gap_ms},
                         {"max_task_ms", r.max_task_ms},
                         {"tasks", r.tasks},
+                        {"max_loop_build_ms", r.max_loop_build_ms},
+                        {"max_loop_end_ms", r.max_loop_end_ms},
+                        {"max_loop_what", r.max_loop_what},
+                        {"max_task_what", r.max_task_what},
                         {"t_shown", r.next_loop_ms >= 0 ? json(r.t_shown * 1000) : json(nullptr)}});
     j["jobs"] = jobs;
     const Workspace* ws = workspace();
