@@ -111,6 +111,65 @@
   var canvas = document.getElementById("canvas");
   canvas.addEventListener("contextmenu", function (e) { e.preventDefault(); });
 
+  // Touch: one finger is the mouse. GLFW (emscripten 3.1.6) takes touchstart as a
+  // press but reads a touch's position only for SDL, so a tap pressed wherever the
+  // pointer last was (the last tap) before the browser's own mouse events for it
+  // arrived. Here, ahead of GLFW (window, capture phase), the first finger becomes
+  // mouse events at its position; the app scrolls the panel under a dragged finger
+  // (ui/widgets.cpp, touch_scroll). A second finger is ignored.
+  var finger = null, last = null; // the finger that is the mouse, and where it last was
+  function mouseAt(type, t) {
+    last = { clientX: t.clientX, clientY: t.clientY, screenX: t.screenX, screenY: t.screenY };
+    canvas.dispatchEvent(new MouseEvent(type, {
+      bubbles: true, cancelable: true, view: window, button: 0, buttons: type === "mouseup" ? 0 : 1,
+      clientX: t.clientX, clientY: t.clientY, screenX: t.screenX, screenY: t.screenY,
+    }));
+  }
+  function find(list, id) {
+    for (var i = 0; i < list.length; i++) if (list[i].identifier === id) return list[i];
+    return null;
+  }
+  function claim(e) {
+    if (e.target !== canvas) return false;
+    e.stopPropagation();
+    if (e.cancelable) e.preventDefault(); // no mouse events of the browser's after a tap
+    return true;
+  }
+  // The finger is gone without its end (the browser lost it): the mouse is released.
+  function lost(e) {
+    if (finger !== null && !find(e.touches, finger)) {
+      finger = null;
+      if (last) mouseAt("mouseup", last);
+    }
+  }
+  var touchOptions = { capture: true, passive: false };
+  window.addEventListener("touchstart", function (e) {
+    if (!claim(e)) return;
+    lost(e);
+    if (finger !== null) return; // a second finger
+    var t = e.changedTouches[0];
+    finger = t.identifier;
+    mouseAt("mousemove", t);
+    mouseAt("mousedown", t);
+  }, touchOptions);
+  window.addEventListener("touchmove", function (e) {
+    if (!claim(e) || finger === null) return;
+    var t = find(e.changedTouches, finger);
+    if (t) mouseAt("mousemove", t);
+  }, touchOptions);
+  ["touchend", "touchcancel"].forEach(function (type) {
+    window.addEventListener(type, function (e) {
+      if (!claim(e) || finger === null) return;
+      var t = find(e.changedTouches, finger);
+      if (t) {
+        finger = null;
+        mouseAt("mouseup", t);
+      } else {
+        lost(e);
+      }
+    }, touchOptions);
+  });
+
   // Keys belong to what has focus. GLFW listens on the window (capture phase) and
   // takes every key, Tab included; this listener runs first and keeps keys aimed
   // at the page's own HTML (the text view, its buttons) away from the canvas.

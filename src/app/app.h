@@ -192,11 +192,22 @@ struct UiState {
     bool nav_is_stop = false; // ImGui's focused item was one of the scope's tab stops
     std::string focused;
     bool show_help = false;
-    std::string copied_what; // the last Copy: what it was ("gm.code")
+    // Phones and narrow windows show one panel at a time (ui/frame.cpp, "compact"):
+    // which one, chosen with the row of buttons under the top bar; -1 until chosen
+    // (the lesson in a lesson, else the graph).
+    enum class Pane { Side, Graph, Inspector, Dock };
+    int compact_pane = -1;
+    bool compact = false;           // this frame's layout is the compact one
+    bool compact_in_lesson = false; // the frame that chose compact_pane was in a lesson
+    unsigned touch_window = 0;      // ImGuiID of the window a press began in (touch_scroll)
+    std::string copied_what;        // the last Copy: what it was ("gm.code")
     size_t copied_bytes = 0;
     // Where named widgets (view switch, buttons, tabs) were drawn this frame, in CSS
     // pixels {x, y, w, h}: the browser tests click them through the state hook.
     std::map<std::string, std::array<float, 4>> widgets;
+    // Those of them a scrolling region cuts: `widgets` has the part on screen (empty
+    // when none is), this the whole item (where it would be if scrolled to).
+    std::map<std::string, std::array<float, 4>> widgets_cut;
     uint64_t frames = 0;
     // Start-up milestones (platform::now_seconds): main() entered, fonts
     // rasterized, first file opened, first frame on screen.

@@ -250,6 +250,9 @@ std::string App::state_json() const {
     json widgets = json::object();
     for (const auto& [name, r] : ui_.widgets)
         widgets[name] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
+    // Cut by a scrolling region: the whole item too.
+    for (const auto& [name, r] : ui_.widgets_cut)
+        widgets[name]["whole"] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
     j["opening"] = opening();
     // The action in flight (App::busy), or the file being opened: what it does and

@@ -147,6 +147,23 @@ TEST_CASE("replace_all_uses_with without a callback makes the self-loop lint rep
         s.error().message ==
         "Argument 'relu_1' of Node 'relu_1' was used before it has been defined! Please check that "
         "Nodes in the graph are topologically ordered");
+
+    // In pieces (the page's passes lint a big graph over frames): a node a step, the
+    // same answer, found at the same node; the nodes after it are not checked.
+    GraphLinting l(m.g);
+    size_t steps = 1;
+    while (!l.step(1)) ++steps;
+    REQUIRE_FALSE(l.status().ok());
+    CHECK(l.status().error().message == s.error().message);
+    CHECK(l.done() == 3); // x, conv, relu: the nodes before relu_1
+    CHECK(steps == l.done() + 1);
+    // A whole graph: over after its last node, with lint()'s verdict.
+    ConvRelu good;
+    GraphLinting g(good.g);
+    CHECK_FALSE(g.step(good.g.size() - 1));
+    CHECK(g.step(1));
+    CHECK(g.status().ok());
+    CHECK(g.done() == good.g.size());
 }
 
 TEST_CASE("replace_all_uses_with with a callback rewires only the others", "[graph]") {

@@ -98,10 +98,11 @@ async function settled(page, name) {
 async function reveal(page, name) {
   for (let i = 0; i < 40; i++) {
     const s = await settled(page, name);
-    const r = s.widgets[name], panel = s.widgets["panel:lesson"];
+    // The part of the widget on screen; `whole` when the lesson's scrolling text cuts it.
+    const seen = s.widgets[name], r = seen.whole || seen, panel = s.widgets["panel:lesson"];
     const bottom = (s.widgets["lesson:perform"] || s.widgets["lesson:prev"]).y - 8;
     const top = s.widgets["lesson:counter"].y + 40;
-    if (r.y >= top && r.y + r.h <= bottom) return r;
+    if (!seen.whole && r.y >= top && r.y + r.h <= bottom) return r;
     await page.mouse.move(panel.x + panel.w / 2, (top + bottom) / 2);
     const want = r.y < top ? r.y - top - 20 : r.y + r.h - bottom + 20;
     await page.mouse.wheel(0, Math.sign(want) * Math.min(Math.abs(want), 400));

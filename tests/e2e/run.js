@@ -17,6 +17,7 @@ const tests = {
     ...require("./job_tests").list,
     ...require("./static_host_tests").list,
     ...require("./i18n_tests").list,
+    ...require("./phone_tests").list,
   ],
 };
 

@@ -88,7 +88,7 @@ void draw_code_tab(App& app) {
         if (i) ImGui::SameLine(0, px(2));
         bool active = static_cast<int>(form) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (ImGui::SmallButton(forms[i])) form = static_cast<CodeForm>(i);
+        if (small_button(app, forms[i])) form = static_cast<CodeForm>(i);
         expose(app, std::string("code:") + forms[i]);
         if (active) ImGui::PopStyleColor();
     }
@@ -106,7 +106,7 @@ void draw_code_tab(App& app) {
         }
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton(label(app, Str::copy).c_str()))
+    if (small_button(app, label(app, Str::copy).c_str()))
         app.copy(*text, forms[static_cast<int>(form)]);
     expose(app, "copy code");
     if (form == CodeForm::Code && cv.stale) {
@@ -114,7 +114,7 @@ void draw_code_tab(App& app) {
         badge(tr(app, Str::code_stale), colors::warn);
         ImGui::SameLine();
         ImGui::BeginDisabled(app.busy());
-        if (ImGui::SmallButton(label(app, Str::recompile).c_str())) {
+        if (small_button(app, label(app, Str::recompile).c_str())) {
             EditAction e;
             e.kind = EditAction::Kind::Recompile;
             app.post(Action::of(e));

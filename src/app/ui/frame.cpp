@@ -2,6 +2,8 @@
 // splitters, the keyboard shortcuts and their "?" overlay.
 #include "ui/frame.h"
 
+#include <imgui_internal.h> // the window under a press, ClearActiveID
+
 #include <algorithm>
 
 #include "ui/code_panel.h"
@@ -226,6 +228,77 @@ void help_overlay(App& app, ImVec2 display) {
     ImGui::End();
 }
 
+// Phones (390 x 844) and, in a lesson, tablets (768 x 1024): one panel fills the
+// window under a row of buttons that switch it, every control at least 44 px tall.
+constexpr float kCompactWidth = 700, kCompactLessonWidth = 1000, kTouchTarget = 44;
+
+// The row of buttons that switch the compact layout's panel; returns its height.
+float compact_switch(App& app, float top, float width, bool in_lesson) {
+    UiState& ui = app.ui();
+    const PageOptions& opt = app.options();
+    struct Choice {
+        UiState::Pane pane;
+        const char* id;
+        std::string label;
+        bool shown;
+    };
+    const Choice choices[] = {
+        {UiState::Pane::Side, "view:side", tr(app, in_lesson ? Str::pane_lesson : Str::panel_file),
+         !opt.hide_left},
+        {UiState::Pane::Graph, "view:graph", tr(app, Str::pane_graph), true},
+        {UiState::Pane::Inspector, "view:node", tr(app, Str::panel_node), !opt.hide_inspector},
+        {UiState::Pane::Dock, "view:panels", tr(app, Str::pane_panels), !opt.hide_dock},
+    };
+    int n = 0;
+    for (const Choice& c : choices) n += c.shown;
+    const float h = px(kTouchTarget) + px(8);
+    ImGui::SetNextWindowPos(ImVec2(0, top));
+    ImGui::SetNextWindowSize(ImVec2(width, h));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(4), px(4)));
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(px(4), px(4)));
+    ImGui::Begin("views", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoSavedSettings);
+    const float w = (width - px(4) * static_cast<float>(n + 1)) / static_cast<float>(n);
+    bool first = true;
+    for (const Choice& c : choices) {
+        if (!c.shown) continue;
+        if (!first) ImGui::SameLine();
+        first = false;
+        const bool on = ui.compact_pane == static_cast<int>(c.pane);
+        if (on)
+            ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        if (ImGui::Button((c.label + "###" + c.id).c_str(), ImVec2(w, px(kTouchTarget))))
+            ui.compact_pane = static_cast<int>(c.pane);
+        if (on) ImGui::PopStyleColor();
+        expose(app, c.id);
+    }
+    ImGui::End();
+    ImGui::PopStyleVar(2);
+    return h;
+}
+
+// Touch (the compact layout): a finger dragged over a panel scrolls it, as a
+// phone's page would, and cancels the press it began with, so that a swipe that
+// starts on an option or a button neither answers nor presses it. The graph and
+// the compare panes (no scrolling with the mouse) pan with a drag of their own.
+void touch_scroll(App& app) {
+    UiState& ui = app.ui();
+    ImGuiContext& g = *GImGui;
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+        ui.touch_window = g.HoveredWindow ? g.HoveredWindow->ID : 0;
+    if (!ui.compact || !ImGui::IsMouseDown(ImGuiMouseButton_Left) || ui.touch_window == 0 ||
+        !ImGui::IsMouseDragging(ImGuiMouseButton_Left, px(10)) || g.IO.WantTextInput)
+        return;
+    ImGuiWindow* w = ImGui::FindWindowByID(ui.touch_window);
+    if (!w || (w->RootWindow->Flags & ImGuiWindowFlags_NoScrollWithMouse)) return;
+    while (w->ScrollMax.y <= 0 && (w->Flags & ImGuiWindowFlags_ChildWindow) && w->ParentWindow)
+        w = w->ParentWindow; // a child that does not scroll: the panel around it
+    if (w->ScrollMax.y <= 0) return;
+    if (g.ActiveId != 0) ImGui::ClearActiveID();
+    ImGui::SetScrollY(w, std::clamp(w->Scroll.y - g.IO.MouseDelta.y, 0.0f, w->ScrollMax.y));
+}
+
 } // namespace
 
 void draw_frame(App& app) {
@@ -235,6 +308,7 @@ void draw_frame(App& app) {
     ui.hovered_shown = ui.hovered;
     ui.hovered = 0;
     ui.widgets.clear();
+    ui.widgets_cut.clear();
     ui.wants_frames = false;
     app.begin_frame();
     // The graph's scene takes the frame's allowance first (the file's facts and the
@@ -242,6 +316,24 @@ void draw_frame(App& app) {
     if (app.workspace()) app.scene(app.view().graph);
     keyboard_focus_begin(app);
     ImVec2 display = ImGui::GetIO().DisplaySize;
+    bool in_lesson = app.lesson() || !app.lesson_pending().empty();
+    // One panel at a time needs two to choose from (an embedding may hide the rest).
+    const int shown_panes = 1 + !opt.hide_left + !opt.hide_inspector + !opt.hide_dock;
+    ui.compact = shown_panes > 1 && (display.x < px(kCompactWidth) ||
+                                     (in_lesson && display.x < px(kCompactLessonWidth)));
+    // Touch: every control at least kTouchTarget tall (the frame padding grows).
+    const float pad_y = std::max(ImGui::GetStyle().FramePadding.y,
+                                 (px(kTouchTarget) - ImGui::GetFontSize()) * 0.5f);
+    if (ui.compact) {
+        ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
+                            ImVec2(ImGui::GetStyle().FramePadding.x, pad_y));
+        // The lesson first when one opens (a deep link opens it after the first frame),
+        // the graph when it is left.
+        if (ui.compact_pane < 0 || in_lesson != ui.compact_in_lesson)
+            ui.compact_pane = static_cast<int>(in_lesson && !opt.hide_left ? UiState::Pane::Side
+                                                                           : UiState::Pane::Graph);
+        ui.compact_in_lesson = in_lesson;
+    }
     float top = opt.hide_top ? 0 : top_bar_height();
     if (!opt.hide_top) draw_top_bar(app, display.x);
     float banner = error_banner_height(app);
@@ -258,7 +350,16 @@ void draw_frame(App& app) {
     // Narrow windows (under 1000 CSS px, e.g. a 768 px tablet): the panels stack,
     // graph on top, file facts and inspector side by side, the dock below.
     bool stacked = W < px(1000);
-    if (stacked) {
+    if (ui.compact) {
+        float bar = compact_switch(app, top, W, in_lesson);
+        Rect whole = {ImVec2(0, top + bar), ImVec2(W, H - bar)};
+        switch (static_cast<UiState::Pane>(ui.compact_pane)) {
+        case UiState::Pane::Side: file = whole; break;
+        case UiState::Pane::Graph: graph = whole; break;
+        case UiState::Pane::Inspector: inspector = whole; break;
+        case UiState::Pane::Dock: dock = whole; break;
+        }
+    } else if (stacked) {
         float graph_h = (opt.hide_left && opt.hide_inspector && opt.hide_dock) ? H : H * 0.46f;
         bool row = !opt.hide_left || !opt.hide_inspector;
         float row_h = row ? (opt.hide_dock ? H - graph_h - gap : (H - graph_h) * 0.45f) : 0;
@@ -290,34 +391,49 @@ void draw_frame(App& app) {
         float k = fonts().scale;
         ui.widgets["panel:" + name] = {r.pos.x / k, r.pos.y / k, r.size.x / k, r.size.y / k};
     };
-    bool in_lesson = app.lesson() || !app.lesson_pending().empty();
-    // The step's own graph on the left of the graph area, its `compare` graphs to its right.
+    // The step's own graph on the left of the graph area, its `compare` graphs to its
+    // right (in the compact layout, under it).
     std::vector<App::CompareGraph> compare = app.compare_graphs();
     float panes = static_cast<float>(compare.size() + 1);
     Rect own = graph;
-    own.size.x = (graph.size.x - gap * (panes - 1)) / panes;
-    if (!opt.hide_left) panel(in_lesson ? "lesson" : "file", file);
-    panel("graph", own);
-    if (!opt.hide_inspector) panel("inspector", inspector);
-    if (!opt.hide_dock) panel("dock", dock);
-    if (!opt.hide_left) {
+    if (ui.compact)
+        own.size.y = (graph.size.y - gap * (panes - 1)) / panes;
+    else
+        own.size.x = (graph.size.x - gap * (panes - 1)) / panes;
+    // A panel the compact layout does not show this frame is not drawn (size 0).
+    auto shown = [](const Rect& r) { return r.size.x > 0 && r.size.y > 0; };
+    if (!opt.hide_left && shown(file)) panel(in_lesson ? "lesson" : "file", file);
+    if (shown(own)) panel("graph", own);
+    if (!opt.hide_inspector && shown(inspector)) panel("inspector", inspector);
+    if (!opt.hide_dock && shown(dock)) panel("dock", dock);
+    if (!opt.hide_left && shown(file)) {
         if (in_lesson)
             draw_lesson_panel(app, file.pos, file.size);
         else
             draw_file_panel(app, file.pos, file.size);
     }
-    draw_graph_view(app, own.pos, own.size);
-    draw_job_strip(app);
-    for (size_t i = 0; i < compare.size(); ++i) {
-        Rect pane = own;
-        pane.pos.x += static_cast<float>(i + 1) * (own.size.x + gap);
-        panel("compare " + std::to_string(i), pane);
-        draw_compare_view(app, i, pane.pos, pane.size);
+    if (shown(own)) {
+        draw_graph_view(app, own.pos, own.size);
+        for (size_t i = 0; i < compare.size(); ++i) {
+            Rect pane = own;
+            if (ui.compact)
+                pane.pos.y += static_cast<float>(i + 1) * (own.size.y + gap);
+            else
+                pane.pos.x += static_cast<float>(i + 1) * (own.size.x + gap);
+            panel("compare " + std::to_string(i), pane);
+            draw_compare_view(app, i, pane.pos, pane.size);
+        }
     }
-    if (!opt.hide_inspector) draw_inspector(app, inspector.pos, inspector.size);
-    if (!opt.hide_dock) bottom_dock(app, dock.pos, dock.size);
+    // The job strip sits over the graph; on a phone showing another panel, over that.
+    if (ui.compact && !shown(own)) {
+        const Rect& r = shown(file) ? file : shown(inspector) ? inspector : dock;
+        ui.canvas = {r.pos.x, r.pos.y, r.size.x, r.size.y, fonts().scale};
+    }
+    draw_job_strip(app);
+    if (!opt.hide_inspector && shown(inspector)) draw_inspector(app, inspector.pos, inspector.size);
+    if (!opt.hide_dock && shown(dock)) bottom_dock(app, dock.pos, dock.size);
 
-    if (!stacked) {
+    if (!stacked && !ui.compact) {
         if (!opt.hide_left)
             if (float d = splitter("split left", ImVec2(file.size.x, top), ImVec2(gap, H), true))
                 st.left_frac = std::clamp((file.size.x + d) / W, 0.12f, 0.45f);
@@ -333,6 +449,8 @@ void draw_frame(App& app) {
 
     shortcuts(app);
     help_overlay(app, display);
+    touch_scroll(app);
+    if (ui.compact) ImGui::PopStyleVar();
     if (app.derive_waiting()) ui.wants_frames = true;
 }
 

@@ -39,15 +39,15 @@ void draw_module_bar(App& app) {
     bool any = false;
     for (const ModuleGroup& m : tree.groups) any |= m.collapsible;
     if (!any) return;
-    if (ImGui::SmallButton(label(app, Str::tool_expand_all).c_str())) app.expand_all_modules(true);
+    if (small_button(app, label(app, Str::tool_expand_all).c_str())) app.expand_all_modules(true);
     expose(app, "modules:expand all");
-    ImGui::SameLine(0, px(2));
-    if (ImGui::SmallButton(label(app, Str::tool_collapse_all).c_str()))
+    same_line_fit(app, button_width(tr(app, Str::tool_collapse_all)), px(2));
+    if (small_button(app, label(app, Str::tool_collapse_all).c_str()))
         app.expand_all_modules(false);
     expose(app, "modules:collapse all");
-    ImGui::SameLine();
+    same_line_fit(app, ImGui::CalcTextSize(tr(app, Str::tool_module)).x);
     ImGui::TextDisabled("%s", tr(app, Str::tool_module));
-    ImGui::SameLine();
+    same_line_fit(app, button_width(tr(app, Str::tool_model)));
     // The selection's module, looked up when the selection or the shown graph changes.
     PanelCaches::Toolbar& c = fv.caches.toolbar;
     const ShownKey key = app.shown_key();
@@ -63,18 +63,18 @@ void draw_module_bar(App& app) {
         }
     }
     const int at = c.crumb_group;
-    if (ImGui::SmallButton(label(app, Str::tool_model).c_str())) app.expand_all_modules(false);
+    if (small_button(app, label(app, Str::tool_model).c_str())) app.expand_all_modules(false);
     expose(app, "crumb:model");
     for (int g : tree.chain(at)) {
         const ModuleGroup& m = tree.groups[static_cast<size_t>(g)];
-        ImGui::SameLine(0, px(3));
-        ImGui::TextDisabled(">");
-        ImGui::SameLine(0, px(3));
         size_t dot = m.path.find_last_of('.');
         std::string label =
             (dot == std::string::npos ? m.path : m.path.substr(dot + 1)) + "##" + m.path;
+        same_line_fit(app, ImGui::CalcTextSize(">").x + px(3) + button_width(label.c_str()), px(3));
+        ImGui::TextDisabled(">");
+        ImGui::SameLine(0, px(3));
         if (!m.collapsible) ImGui::BeginDisabled();
-        if (ImGui::SmallButton(label.c_str())) app.toggle_module(m.path);
+        if (small_button(app, label.c_str())) app.toggle_module(m.path);
         if (!m.collapsible) ImGui::EndDisabled();
         expose(app, "crumb:" + m.path);
         if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -83,7 +83,7 @@ void draw_module_bar(App& app) {
                 m.path.c_str(), m.type.c_str(), m.nodes);
     }
     if (const Node* n = app.selected_node()) {
-        ImGui::SameLine(0, px(3));
+        same_line_fit(app, ImGui::CalcTextSize(("> " + n->name()).c_str()).x, px(3));
         ImGui::TextDisabled("> %s", n->name().c_str());
     }
 }
@@ -101,23 +101,29 @@ void run_now(App& app) {
 void draw_parity_badge(App& app) {
     const Workspace& ws = *app.workspace();
     const auto& run = ws.last_run();
+    // The toolbar's first row ends with it (the caller's item before): wrapped as a whole.
+    const float run_w = ImGui::GetStyle().ItemSpacing.x + button_width(tr(app, Str::tool_run));
     if (!run) {
+        same_line_fit(app, badge_width(tr(app, Str::tool_not_run)) + run_w);
         badge(tr(app, Str::tool_not_run), colors::text_dim);
     } else if (run->version != ws.version()) {
+        same_line_fit(app, badge_width(tr(app, Str::tool_changed_since)) + run_w);
         badge(tr(app, Str::tool_changed_since), colors::warn);
     } else {
         const ParityReport& p = run->parity;
         std::string word = parity_word(app, p);
         if (parity_plain(p))
             word = strf(tr(app, Str::tool_max_diff), word.c_str(), diff_text(p.max_abs()).c_str());
-        badge(strf(tr(app, Str::tool_parity), word.c_str()), parity_color(p));
+        const std::string text = strf(tr(app, Str::tool_parity), word.c_str());
+        same_line_fit(app, badge_width(text) + run_w);
+        badge(text, parity_color(p));
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip(tr(app, Str::tool_parity_tip), run->inputs_label.c_str(),
                               p.str().c_str());
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(app.busy());
-    if (ImGui::SmallButton(label(app, Str::tool_run).c_str())) run_now(app);
+    if (small_button(app, label(app, Str::tool_run).c_str())) run_now(app);
     ImGui::EndDisabled();
     expose(app, "run");
 }
@@ -135,13 +141,13 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(
             "%s", tr(app, ws.has_program() ? Str::tool_program_tip : Str::tool_no_program_tip));
-    ImGui::SameLine(0, px(2));
+    same_line_fit(app, button_width("ep.module()"), px(2));
     if (segment("ep.module()", fv.graph == GraphView::Module)) app.set_view(GraphView::Module);
     expose(app, "view:ep.module()");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::tool_module_tip));
-    ImGui::SameLine();
-    badge(ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace", colors::code_target);
-    ImGui::SameLine();
+    const std::string level = ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace";
+    same_line_fit(app, badge_width(level));
+    badge(level, colors::code_target);
     PanelCaches::Toolbar& counts = fv.caches.toolbar; // counted once per shown version
     if (counts.calls_key != app.shown_key()) {
         counts.calls = 0;
@@ -149,26 +155,30 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
             counts.calls += n->op() == Op::CallFunction;
         counts.calls_key = app.shown_key();
     }
-    ImGui::TextDisabled(tr(app, Str::tool_counts), ws.graph(fv.graph).size(), counts.calls);
-    ImGui::SameLine();
+    const std::string count_text =
+        strf(tr(app, Str::tool_counts), ws.graph(fv.graph).size(), counts.calls);
+    same_line_fit(app, ImGui::CalcTextSize(count_text.c_str()).x);
+    ImGui::TextDisabled("%s", count_text.c_str());
     draw_parity_badge(app);
 
     // Row 2: camera, search, diff legend.
-    if (ImGui::SmallButton(label(app, Str::tool_fit).c_str())) fit_camera(cam, sc, ui.canvas);
+    if (small_button(app, label(app, Str::tool_fit).c_str())) fit_camera(cam, sc, ui.canvas);
     expose(app, "fit");
-    ImGui::SameLine();
+    same_line_fit(app, ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                           ImGui::CalcTextSize(tr(app, Str::tool_weights_inside)).x);
     bool inside = fv.weights_inside;
     if (ImGui::Checkbox(label(app, Str::tool_weights_inside).c_str(), &inside))
         app.set_weights_inside(inside);
     expose(app, "weights inside");
-    ImGui::SameLine();
+    same_line_fit(app, 2 * button_width(" + ") + px(2) + ImGui::CalcTextSize(" 100%").x +
+                           ImGui::GetStyle().ItemSpacing.x);
     LayoutPoint mid{ui.canvas.x + ui.canvas.w * 0.5f, ui.canvas.y + ui.canvas.h * 0.5f};
-    if (ImGui::SmallButton(" - ")) zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);
+    if (small_button(app, " - ")) zoom_camera(cam, ui.canvas, 1 / 1.25f, mid);
     ImGui::SameLine(0, px(2));
-    if (ImGui::SmallButton(" + ")) zoom_camera(cam, ui.canvas, 1.25f, mid);
+    if (small_button(app, " + ")) zoom_camera(cam, ui.canvas, 1.25f, mid);
     ImGui::SameLine();
     ImGui::TextDisabled("%3.0f%%", cam.zoom * 100);
-    ImGui::SameLine();
+    same_line_fit(app, px(190));
     ImGui::SetNextItemWidth(px(190));
     char buf[128]; // the query is FileView::search; ImGui keeps the edit state while typing
     std::snprintf(buf, sizeof buf, "%s", fv.search.c_str());
@@ -187,7 +197,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         if (matches.empty()) {
             ImGui::TextColored(to_vec4(colors::warn), "%s", tr(app, Str::tool_no_match));
         } else {
-            bool next = enter || ImGui::SmallButton(">");
+            bool next = enter || small_button(app, ">");
             if (next) {
                 // A match inside a collapsed module: expand its modules, then select and show it.
                 fv.search_hit = (fv.search_hit + 1) % static_cast<int>(matches.size());
@@ -208,18 +218,19 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
         } else if (fv.show_diff) {
             auto legend = [&](Str what, size_t n, ImU32 col) {
                 if (n == 0) return;
-                ImGui::SameLine();
-                badge(strf(tr(app, what), n), col);
+                const std::string text = strf(tr(app, what), n);
+                same_line_fit(app, badge_width(text));
+                badge(text, col);
             };
             ImGui::TextDisabled("%s", tr(app, Str::tool_changes));
             legend(Str::tool_added, out->diff.added.size(), colors::added);
             legend(Str::tool_removed, out->diff.removed.size(), colors::removed);
             legend(Str::tool_rewired, out->diff.rewired.size(), colors::rewired);
             legend(Str::tool_changed, out->diff.changed.size(), colors::rewired);
-            ImGui::SameLine();
-            if (ImGui::SmallButton(label(app, Str::tool_hide).c_str())) fv.show_diff = false;
+            same_line_fit(app, button_width(tr(app, Str::tool_hide)));
+            if (small_button(app, label(app, Str::tool_hide).c_str())) fv.show_diff = false;
             expose(app, "hide changes");
-        } else if (ImGui::SmallButton(label(app, Str::tool_show_changes).c_str())) {
+        } else if (small_button(app, label(app, Str::tool_show_changes).c_str())) {
             fv.show_diff = true;
         }
     }

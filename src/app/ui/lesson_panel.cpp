@@ -39,7 +39,7 @@ void language_switch(App& app) {
     for (L l : {L{"zh-TW", "繁中"}, L{"en", "EN"}}) {
         bool on = app.lesson_lang() == l.lang;
         if (on) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3A4A6A)));
-        if (ImGui::SmallButton(l.label)) app.set_lesson_lang(l.lang);
+        if (small_button(app, l.label)) app.set_lesson_lang(l.lang);
         if (on) ImGui::PopStyleColor();
         expose(app, std::string("lesson:lang:") + l.lang);
         ImGui::SameLine(0, px(2));
@@ -126,7 +126,9 @@ void check_block(App& app, const LessonRunner& r) {
         std::string label = std::string(1, static_cast<char>('A' + i)) + ". ";
         InlineLayout l = layout_inline(label + c.options[i].text, w - 2 * pad);
         ImVec2 pos = ImGui::GetCursorScreenPos();
-        ImVec2 size(w, l.height() + pad);
+        // Touch (the compact layout): at least 44 px tall, the text in the middle.
+        ImVec2 size(w, std::max(l.height() + pad, app.ui().compact ? px(44) : 0.f));
+        const float text_y = (size.y - l.height()) * 0.5f;
         if (ImGui::InvisibleButton("option", size)) app.lesson_answer(static_cast<int>(i));
         expose(app, "lesson:option:" + std::to_string(i));
         bool hovered = ImGui::IsItemHovered();
@@ -139,7 +141,7 @@ void check_block(App& app, const LessonRunner& r) {
         dl->AddRectFilled(pos, ImVec2(pos.x + size.x, pos.y + size.y), bg, px(4));
         dl->AddRect(pos, ImVec2(pos.x + size.x, pos.y + size.y), border, px(4), 0,
                     is_chosen ? px(2) : px(1));
-        draw_inline(l, ImVec2(pos.x + pad, pos.y + pad * 0.5f));
+        draw_inline(l, ImVec2(pos.x + pad, pos.y + text_y));
         if (hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
         ImGui::PopID();
     }
@@ -229,15 +231,15 @@ void footer(App& app, const LessonRunner& r) {
         if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
             ImGui::SameLine();
     };
-    if (ImGui::SmallButton(label(app, Str::lesson_reset).c_str())) app.lesson_reset();
+    if (small_button(app, label(app, Str::lesson_reset).c_str())) app.lesson_reset();
     expose(app, "lesson:reset");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::lesson_reset_tip));
     same_line_if_fits(Str::lesson_text_view);
-    if (ImGui::SmallButton(label(app, Str::lesson_text_view).c_str())) platform::toggle_text_view();
+    if (small_button(app, label(app, Str::lesson_text_view).c_str())) platform::toggle_text_view();
     expose(app, "lesson:textview");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr(app, Str::lesson_text_view_tip));
     same_line_if_fits(Str::lesson_leave);
-    if (ImGui::SmallButton(label(app, Str::lesson_leave).c_str())) app.leave_lesson();
+    if (small_button(app, label(app, Str::lesson_leave).c_str())) app.leave_lesson();
     expose(app, "lesson:leave");
 }
 
@@ -246,7 +248,7 @@ void link_notice(App& app) {
     if (app.link_notice().empty()) return;
     text_wrapped(app.link_notice(), colors::warn);
     expose(app, "lesson:link_notice");
-    if (ImGui::SmallButton((tr(app, Str::dismiss) + std::string("###link_dismiss")).c_str()))
+    if (small_button(app, (tr(app, Str::dismiss) + std::string("###link_dismiss")).c_str()))
         app.dismiss_link_notice();
     expose(app, "lesson:link_notice:dismiss");
     ImGui::Separator();

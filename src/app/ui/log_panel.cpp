@@ -10,13 +10,13 @@ namespace pt2lab::app::ui {
 
 void draw_log_tab(App& app) {
     UiState& ui = app.ui();
-    if (ImGui::SmallButton(label(app, Str::log_copy).c_str())) {
+    if (small_button(app, label(app, Str::log_copy).c_str())) {
         std::string all;
         for (const LogLine& l : ui.log) all += l.text + "\n";
         app.copy(all, "the log");
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton(label(app, Str::log_clear).c_str())) ui.log.clear();
+    if (small_button(app, label(app, Str::log_clear).c_str())) ui.log.clear();
     ImGui::BeginChild("log", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     for (const LogLine& l : ui.log) {
         ImU32 col = l.kind == LogLine::Kind::Error     ? colors::bad

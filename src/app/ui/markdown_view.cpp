@@ -211,7 +211,7 @@ void markdown_view(App& app, const std::vector<MdBlock>& blocks, const char* id)
             ImGui::AlignTextToFramePadding();
             ImGui::TextDisabled("%s", b.lang.empty() ? tr(app, Str::code_block) : b.lang.c_str());
             ImGui::SameLine(w - pad - ImGui::CalcTextSize(tr(app, Str::copy)).x - px(10));
-            if (ImGui::SmallButton(label(app, Str::copy).c_str())) app.copy(text, "lesson code");
+            if (small_button(app, label(app, Str::copy).c_str())) app.copy(text, "lesson code");
             expose(app, "lesson:copy:" + std::to_string(ImGui::GetItemID()));
             ImGui::PushFont(fonts().mono);
             for (const std::string& l : b.items)

@@ -112,7 +112,7 @@ void signature_tables(App& app, const ExportedProgram& ep) {
         }
         ImGui::EndTable();
     }
-    if (ImGui::SmallButton(label(app, Str::prog_copy_signature).c_str()))
+    if (small_button(app, label(app, Str::prog_copy_signature).c_str()))
         app.copy(signature_str(ep.signature), "ep.graph_signature");
 }
 

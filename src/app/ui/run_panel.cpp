@@ -86,7 +86,7 @@ void draw_run_tab(App& app) {
         if (i) ImGui::SameLine(0, px(2));
         bool active = static_cast<int>(fv.run_inputs.kind) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (ImGui::SmallButton(label(app, kinds[i]).c_str()))
+        if (small_button(app, label(app, kinds[i]).c_str()))
             fv.run_inputs.kind = static_cast<InputSource::Kind>(i);
         expose(app, std::string("run tab:") + names[i]);
         if (active) ImGui::PopStyleColor();

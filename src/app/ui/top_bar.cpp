@@ -30,9 +30,11 @@ void draw_top_bar(App& app, float width) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("pt2lab");
     ImGui::PopFont();
-    ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("%s", tr(app, Str::top_tagline));
+    if (!app.ui().compact) { // a phone has no room for the subtitle
+        ImGui::SameLine();
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("%s", tr(app, Str::top_tagline));
+    }
     ImGui::SameLine(0, px(24));
     if (ImGui::Button(label(app, Str::top_open).c_str())) app.open_picker();
     expose(app, "open");
@@ -46,7 +48,9 @@ void draw_top_bar(App& app, float width) {
     if (ws && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr(app, ws->has_program() ? Str::top_save_tip : Str::top_save_none),
                           app.save_name().c_str());
-    if (ws) {
+    // On a phone in a lesson the transformations (off there anyway) leave their room
+    // to the lessons list.
+    if (ws && !(app.ui().compact && app.lesson())) {
         // In a lesson only its steps change the graphs (so they stay the engine's); while
         // an action runs, the next waits for it (the job strip over the graph can cancel it).
         ImGui::BeginDisabled(app.lesson() != nullptr || app.busy());
@@ -124,7 +128,12 @@ void draw_top_bar(App& app, float width) {
     // The lessons, with their progress (also listed in the left column).
     ImGui::SameLine(0, px(18));
     const LessonRunner* lesson = app.lesson();
-    ImGui::SetNextItemWidth(px(220));
+    float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
+    // The list takes what is left before "?" on a phone.
+    ImGui::SetNextItemWidth(
+        app.ui().compact
+            ? std::clamp(width - ImGui::GetCursorPosX() - help_w - px(24), px(80), px(220))
+            : px(220));
     std::string preview = lesson ? lesson->lesson().title : tr(app, Str::lessons);
     if (ImGui::BeginCombo("##lessons", preview.c_str())) {
         for (const LessonCatalog::Entry& e : app.lessons().entries) {
@@ -139,7 +148,6 @@ void draw_top_bar(App& app, float width) {
         ImGui::EndCombo();
     }
     expose(app, "top:lessons");
-    float help_w = ImGui::CalcTextSize("?").x + 2 * ImGui::GetStyle().FramePadding.x;
     ImGui::SameLine(width - help_w - px(12));
     if (ImGui::Button("?")) app.ui().show_help = !app.ui().show_help;
     expose(app, "help");

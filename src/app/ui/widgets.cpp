@@ -1,6 +1,7 @@
 // Shared widgets (see widgets.h).
 #include "ui/widgets.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "text_wrap.h"
@@ -17,6 +18,27 @@ std::string label(const App& app, Str s) {
     return std::string(tr(app, s)) + "###" + key(s);
 }
 
+bool small_button(const App& app, const char* label) {
+    return app.ui().compact ? ImGui::Button(label) : ImGui::SmallButton(label);
+}
+
+void same_line_fit(const App& app, float w, float spacing) {
+    if (app.ui().compact) {
+        const float sp = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+        const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x - px(4);
+        if (ImGui::GetItemRectMax().x + sp + w > right) return; // the next line
+    }
+    ImGui::SameLine(0, spacing);
+}
+
+float button_width(const char* label) {
+    return ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+float badge_width(const std::string& text) {
+    return ImGui::CalcTextSize(text.c_str()).x + 2 * px(6);
+}
+
 float px(float css) {
     return css * fonts().scale;
 }
@@ -24,7 +46,14 @@ float px(float css) {
 void expose(App& app, const std::string& name) {
     ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     float k = fonts().scale;
-    app.ui().widgets[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
+    // What can be seen and clicked: the part inside the window's clip rect.
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    ImVec2 ca = dl->GetClipRectMin(), cb = dl->GetClipRectMax();
+    ImVec2 va(std::clamp(a.x, ca.x, cb.x), std::clamp(a.y, ca.y, cb.y));
+    ImVec2 vb(std::clamp(b.x, va.x, cb.x), std::clamp(b.y, va.y, cb.y));
+    app.ui().widgets[name] = {va.x / k, va.y / k, (vb.x - va.x) / k, (vb.y - va.y) / k};
+    if (va.x != a.x || va.y != a.y || vb.x != b.x || vb.y != b.y)
+        app.ui().widgets_cut[name] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
     keyboard_focus_item(app, name);
 }
 

@@ -17,6 +17,19 @@ const char* tr(const App& app, Str s);
 // A widget label in the page's language whose ImGui id is the row's key, so it
 // stays the same in both languages (focus, the selected tab): "程式碼###tab_code".
 std::string label(const App& app, Str s);
+// A button in a row of small ones: ImGui::SmallButton on a desk, a full-height
+// button in the compact layout (a phone's finger needs 44 px: ui/frame.cpp).
+bool small_button(const App& app, const char* label);
+inline bool small_button(const App& app, const std::string& label) {
+    return small_button(app, label.c_str());
+}
+// A toolbar's next item, `w` wide: on this line (ImGui::SameLine(0, spacing)), or,
+// in the compact layout when it would run past the window's right edge, on the
+// next line (a phone's toolbar wraps instead of running off the screen).
+void same_line_fit(const App& app, float w, float spacing = -1.0f);
+// The width of a Button / SmallButton with this label, of a badge() with this text.
+float button_width(const char* label);
+float badge_width(const std::string& text);
 // Text wrapped at `width` (0: the available width), breaking between CJK
 // characters too; and the height that takes.
 void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);

@@ -299,25 +299,35 @@ bool Graph::force_name(Node* n, const std::string& name) {
 }
 
 Status Graph::lint() const {
-    // Defined so far, by node id (ids are dense per graph, below next_id_); names are
-    // unique by construction (by_name_).
-    std::vector<char> defined(next_id_, 0);
-    for (const auto& owned : nodes_) {
-        const Node* node = owned.get();
-        if (node->graph_ != this)
-            return make_error("%" + node->name(),
-                              "Node '" + node->name() + "' does not belong to this Graph!");
+    GraphLinting l(*this);
+    l.step(static_cast<size_t>(-1));
+    return l.status();
+}
+
+// Names are unique by construction (by_name_); ids are dense per graph, below next_id_.
+GraphLinting::GraphLinting(const Graph& g) : g_(g), defined_(g.next_id_, 0), at_(g.nodes_.begin()) {
+}
+
+bool GraphLinting::step(size_t nodes) {
+    for (size_t k = 0; k < nodes; ++k) {
+        if (!status_.ok() || at_ == g_.nodes_.end()) return true;
+        const Node* node = at_->get();
+        if (node->graph_ != &g_) {
+            status_ = make_error("%" + node->name(),
+                                 "Node '" + node->name() + "' does not belong to this Graph!");
+            return true;
+        }
         std::optional<Error> err;
         auto check_arg = [&](Node* arg) {
             if (err) return;
-            if (arg->graph_ != this) {
+            if (arg->graph_ != &g_) {
                 err = make_error(
                     "%" + node->name(),
                     "Argument '" + arg->name() + "' of Node '" + node->name() +
                         "' does not belong to this Graph, but was used as an argument! If "
                         "you are copying nodes from another graph, make sure to use "
                         "``arg_transform`` on node_copy() to remap values");
-            } else if (arg->id_ >= defined.size() || !defined[arg->id_]) {
+            } else if (arg->id_ >= defined_.size() || !defined_[arg->id_]) {
                 err =
                     make_error("%" + node->name(),
                                "Argument '" + arg->name() + "' of Node '" + node->name() +
@@ -327,10 +337,15 @@ Status Graph::lint() const {
         };
         for (const Argument& a : node->args()) for_each_node(a, check_arg);
         for (const auto& kv : node->kwargs()) for_each_node(kv.second, check_arg);
-        if (err) return *err;
-        if (node->id_ < defined.size()) defined[node->id_] = 1;
+        if (err) {
+            status_ = *err;
+            return true;
+        }
+        if (node->id_ < defined_.size()) defined_[node->id_] = 1;
+        ++at_;
+        ++done_;
     }
-    return {};
+    return !status_.ok() || at_ == g_.nodes_.end();
 }
 
 NodePositions::NodePositions(const Graph& g, const std::vector<Node*>& order) : g_(&g) {

@@ -112,6 +112,7 @@ public:
 private:
     friend class Node;
     friend class GraphCloning;
+    friend class GraphLinting;
     std::list<std::unique_ptr<Node>> nodes_;
     std::unordered_map<std::string, Node*> by_name_;
     std::unordered_map<uint32_t, Node*> by_id_;
@@ -156,6 +157,25 @@ private:
     std::list<std::unique_ptr<Node>>::const_iterator at_; // the next source node
     std::list<std::unique_ptr<Node>>::iterator dst_;      // its copy (Links)
     Node* mapped(const Node* n) const;
+};
+
+// Graph::lint in pieces (a 24k-node graph's is tens of milliseconds in
+// WebAssembly): step(n) checks about n more nodes and says whether it is over
+// (every node checked, or the first problem found); status() is lint()'s answer.
+// The graph must not change meanwhile. Graph::lint is one of these stepped to the end.
+class GraphLinting {
+public:
+    explicit GraphLinting(const Graph& g);
+    bool step(size_t nodes);
+    const Status& status() const { return status_; }
+    size_t done() const { return done_; }
+
+private:
+    const Graph& g_;
+    std::vector<char> defined_; // by node id: defined by a node checked so far
+    std::list<std::unique_ptr<Node>>::const_iterator at_;
+    size_t done_ = 0;
+    Status status_;
 };
 
 // Node.is_impure (torch >= 2.x): placeholders and outputs; call_function whose

@@ -114,6 +114,7 @@ public:
 private:
     friend class Graph;
     friend class GraphCloning;
+    friend class GraphLinting;
     Node() = default;
     void unlink_inputs();
     void link_inputs();

@@ -605,8 +605,17 @@ struct Preparing::Impl {
 };
 
 void add_lint(Stages& stages, GraphModule& gm) {
-    stages.add("lint", [&gm](Stages::Clock::time_point) -> Result<bool> {
-        if (Status s = gm.lint(); !s.ok()) return s.error();
+    auto linting = std::make_shared<std::unique_ptr<ModuleLinting>>();
+    stages.add("lint", [&stages, &gm, linting](Stages::Clock::time_point) -> Result<bool> {
+        std::unique_ptr<ModuleLinting>& l = *linting;
+        if (!l) l = std::make_unique<ModuleLinting>(gm);
+        const bool over = l->step(4 * piece_size().nodes);
+        stages.work_done = l->done();
+        stages.work_total = gm.graph->size();
+        if (!over) return false;
+        Status s = l->status();
+        l.reset();
+        if (!s.ok()) return s.error();
         return true;
     });
 }

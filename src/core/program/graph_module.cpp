@@ -133,32 +133,59 @@ bool GraphModule::stale() const {
 }
 
 Status GraphModule::lint() const {
-    if (Status s = graph->lint(); !s.ok()) return s;
-    for (Node* n : graph->nodes()) {
-        if (n->op() != Op::GetAttr && n->op() != Op::CallModule) continue;
-        const std::string& t = n->target();
-        bool found = n->op() == Op::GetAttr ? attrs.count(t) != 0 : submodules.count(t) != 0;
-        // A submodule's own parameters (conv.weight of a traced nn.Conv2d) are not listed one by
-        // one.
-        if (!found && n->op() == Op::GetAttr) {
-            size_t dot = t.rfind('.');
-            found = dot != std::string::npos && submodules.count(t.substr(0, dot)) != 0;
-        }
-        if (found) continue;
-        // torch walks the dotted path and names the first atom that is missing.
-        std::string seen = "", atom = t;
+    ModuleLinting l(*this);
+    l.step(static_cast<size_t>(-1));
+    return l.status();
+}
+
+namespace {
+
+// A get_attr / call_module target that the module has, or torch's message.
+Status check_target(const GraphModule& gm, const Node* n) {
+    if (n->op() != Op::GetAttr && n->op() != Op::CallModule) return {};
+    const std::string& t = n->target();
+    bool found = n->op() == Op::GetAttr ? gm.attrs.count(t) != 0 : gm.submodules.count(t) != 0;
+    // A submodule's own parameters (conv.weight of a traced nn.Conv2d) are not listed one by
+    // one.
+    if (!found && n->op() == Op::GetAttr) {
         size_t dot = t.rfind('.');
-        if (dot != std::string::npos) {
-            seen = t.substr(0, dot);
-            atom = t.substr(dot + 1);
-        }
-        return make_error("%" + n->name(),
-                          "Node " + n->name() + " target " + t +
-                              " references nonexistent attribute " + atom + " of " +
-                              (seen.empty() ? "root" : seen),
-                          n->op() == Op::CallModule ? "add the submodule before calling it" : "");
+        found = dot != std::string::npos && gm.submodules.count(t.substr(0, dot)) != 0;
     }
-    return {};
+    if (found) return {};
+    // torch walks the dotted path and names the first atom that is missing.
+    std::string seen = "", atom = t;
+    size_t dot = t.rfind('.');
+    if (dot != std::string::npos) {
+        seen = t.substr(0, dot);
+        atom = t.substr(dot + 1);
+    }
+    return make_error("%" + n->name(),
+                      "Node " + n->name() + " target " + t + " references nonexistent attribute " +
+                          atom + " of " + (seen.empty() ? "root" : seen),
+                      n->op() == Op::CallModule ? "add the submodule before calling it" : "");
+}
+
+} // namespace
+
+ModuleLinting::ModuleLinting(const GraphModule& gm) : gm_(gm), graph_(*gm.graph) {
+}
+
+bool ModuleLinting::step(size_t nodes) {
+    if (!graph_over_) {
+        graph_over_ = graph_.step(nodes);
+        if (!graph_over_) return false;
+        status_ = graph_.status();
+        if (!status_.ok()) return true;
+        nodes_ = gm_.graph->nodes();
+        return false;
+    }
+    for (size_t k = 0; k < nodes && status_.ok() && at_ < nodes_.size(); ++k)
+        status_ = check_target(gm_, nodes_[at_++]);
+    return !status_.ok() || at_ == nodes_.size();
+}
+
+size_t ModuleLinting::done() const {
+    return graph_over_ ? at_ : graph_.done();
 }
 
 Result<bool> GraphModule::eliminate_dead_code(bool lint_first) {

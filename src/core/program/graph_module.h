@@ -115,4 +115,23 @@ private:
     std::shared_ptr<const Compiled> compiled_;
 };
 
+// GraphModule::lint in pieces: the graph (GraphLinting), then the get_attr and
+// call_module targets, about `nodes` nodes a step; step() says whether it is over
+// and status() is lint()'s answer. The module must not change meanwhile.
+class ModuleLinting {
+public:
+    explicit ModuleLinting(const GraphModule& gm);
+    bool step(size_t nodes);
+    const Status& status() const { return status_; }
+    size_t done() const; // nodes checked in the part now checked (of graph->size())
+
+private:
+    const GraphModule& gm_;
+    GraphLinting graph_;
+    bool graph_over_ = false;
+    std::vector<Node*> nodes_; // the targets' part
+    size_t at_ = 0;
+    Status status_;
+};
+
 } // namespace pt2lab
