@@ -225,9 +225,14 @@ Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state, bo
 }
 
 std::string ConvertReport::str() const {
+    return lines(0, converted.size());
+}
+
+std::string ConvertReport::lines(size_t from, size_t to) const {
     std::string s;
     char buf[256];
-    for (const auto& c : converted) {
+    for (size_t i = from; i < std::min(to, converted.size()); ++i) {
+        const ConvertedObserver& c = converted[i];
         std::snprintf(
             buf, sizeof buf, "  %%%s -> %s%s%%%s  scale %s  zero_point %lld  [%lld, %lld] %s\n",
             c.observer.c_str(), c.quantize.empty() ? "" : ("%" + c.quantize + " -> ").c_str(),

@@ -98,6 +98,9 @@ struct ConvertedObserver {
 struct ConvertReport {
     std::vector<ConvertedObserver> converted;
     std::string str() const;
+    // str()'s lines for converted[from, to) (the page writes a big report in pieces:
+    // a float's repr is microseconds, thousands of them tens of milliseconds).
+    std::string lines(size_t from, size_t to) const;
 };
 Result<ConvertReport> convert_pt2e(GraphModule& gm, const ModuleState& state,
                                    bool fold_quantize = true);

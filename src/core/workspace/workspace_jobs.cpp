@@ -380,13 +380,22 @@ void Workspace::plan(Pending& p) const {
                 auto r = p.converting->step(deadline);
                 if (!r.ok()) return r.error();
                 if (!r.value()) return false;
-                const ConvertReport rep = p.converting->take();
+                p.convert_report = p.converting->take();
                 p.converting.reset();
-                p.outcome.summary = rep.str();
-                changed_module(!rep.converted.empty());
+                changed_module(!p.convert_report.converted.empty());
                 return true;
             },
             [&p] { return p.converting ? p.converting->what() : std::string("convert_pt2e"); });
+        st.add("write the report", [&p](TP) -> Result<bool> {
+            const size_t n = p.convert_report.converted.size();
+            const size_t to = std::min(n, p.report_at + piece_size().nodes);
+            p.outcome.summary += p.convert_report.lines(p.report_at, to);
+            p.report_at = to;
+            p.stages.work_unit = "observer";
+            p.stages.work_done = to;
+            p.stages.work_total = n;
+            return to >= n;
+        });
         compare_and_sync();
         return;
     case Action::Kind::Decompose: plan_decompose(p); return;
