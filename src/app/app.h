@@ -371,7 +371,12 @@ public:
     bool work_between_frames();
     bool take_changed_between_frames() { return std::exchange(changed_between_frames_, false); }
     // A job, a file opening, a request waiting, or a replaced file still being freed.
-    bool work_left() const { return !idle() || !retired_.empty(); }
+    // Not a file the browser reads in: that is the browser's work, and tasks of ours
+    // spinning meanwhile would only compete with its reads for the main thread.
+    bool work_left() const {
+        return busy() || opening_ || !to_open_.empty() || !requests_.empty() ||
+               cancel_requested_ || !retired_.empty();
+    }
     double slice_seconds() const { return slice_seconds_; }
     void set_slice_seconds(double s) { slice_seconds_ = s; }
 
