@@ -374,8 +374,8 @@ public:
     // Not a file the browser reads in: that is the browser's work, and tasks of ours
     // spinning meanwhile would only compete with its reads for the main thread.
     bool work_left() const {
-        return busy() || opening_ || !to_open_.empty() || !requests_.empty() ||
-               cancel_requested_ || !retired_.empty();
+        return busy() || opening_ || !to_open_.empty() || !requests_.empty() || cancel_requested_ ||
+               !retired_.empty();
     }
     double slice_seconds() const { return slice_seconds_; }
     void set_slice_seconds(double s) { slice_seconds_ = s; }
@@ -439,6 +439,10 @@ public:
     const Scene& compare_scene(size_t index) const;
     // Requests (applied by end_frame, like every change).
     void open_lesson(const std::string& id, int step = 1); // 1-based step
+    // A first visit (no lesson begun, the welcome never dismissed): the file panel
+    // says what the page is and offers the course's first lesson.
+    bool first_visit() const;
+    void dismiss_welcome();
     void lesson_go(int step);
     void lesson_perform(); // the step's button
     void lesson_answer(int option);
@@ -628,6 +632,7 @@ private:
     std::string link_notice_;
     bool link_notice_keep_ = false;
     std::map<std::string, LessonProgress> progress_;
+    bool welcomed_ = false; // the welcome was dismissed, or a lesson was opened from it
     mutable std::vector<SceneCache> compare_scenes_;
     StepText step_text_;
 };

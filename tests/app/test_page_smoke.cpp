@@ -913,6 +913,44 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
     CHECK(h.state()["error"] == "");
 }
 
+TEST_CASE("the last step of a lesson leads on to the next lesson", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    const auto& entries = h.app->lessons().entries;
+    REQUIRE(entries.size() >= 2);
+    for (const char* lang : {"zh-TW", "en"}) {
+        h.app->set_lesson_lang(lang);
+        for (size_t i = 0; i < entries.size(); ++i) {
+            INFO(lang << " " << entries[i].id);
+            const Lesson& l = *h.app->lessons().find(entries[i].id, lang);
+            const int last = static_cast<int>(l.steps.size());
+            platform::null_platform_change_hash(entries[i].id + "/" + std::to_string(last));
+            h.frames(3);
+            h.settle();
+            REQUIRE(h.app->lesson());
+            REQUIRE(h.app->lesson()->lesson().id == entries[i].id);
+            REQUIRE(h.app->lesson()->step() == last);
+            h.frame();
+            const auto& w = h.app->ui().widgets;
+            if (i + 1 == entries.size()) {
+                // The course's last lesson: no lesson after it, Next stays (inert).
+                CHECK(w.count("lesson:next-lesson") == 0);
+                CHECK(w.count("lesson:next") == 1);
+                continue;
+            }
+            CHECK(w.count("lesson:next") == 0);
+            h.click_widget("lesson:next-lesson");
+            h.frames(3);
+            h.settle();
+            REQUIRE(h.app->lesson());
+            CHECK(h.app->lesson()->lesson().id == entries[i + 1].id);
+            CHECK(h.app->lesson()->step() == 1);
+            CHECK(h.app->lesson()->lesson().lang == lang);
+        }
+    }
+}
+
 TEST_CASE("deep links, language switch, reset and leaving a lesson", "[page]") {
     Harness& h = harness();
     TallDisplay tall;

@@ -185,12 +185,13 @@ void draw_file_panel(App& app, ImVec2 pos, ImVec2 size) {
     ImGui::Begin(label(app, Str::panel_file).c_str(), nullptr,
                  ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
+    // The lessons first, so a first visit sees them above the fold (1280 x 720).
+    lesson_list(app);
     if (app.workspace()) {
         file_facts(app);
         history(app);
     }
     lesson_graphs(app);
-    lesson_list(app);
     ImGui::End();
 }
 

@@ -219,10 +219,26 @@ void footer(App& app, const LessonRunner& r) {
     expose(app, "lesson:prev");
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
-    if (inert_button(label(app, Str::lesson_next), ImVec2(w, 0), r.step() >= r.step_count()))
-        app.lesson_go(r.step() + 1);
+    // The last step leads on to the next lesson of the course, when there is one.
+    const Lesson* next_lesson = nullptr;
+    if (r.step() >= r.step_count()) {
+        const auto& entries = app.lessons().entries;
+        for (size_t i = 0; i + 1 < entries.size() && !next_lesson; ++i)
+            if (entries[i].id == r.lesson().id)
+                next_lesson = app.lessons().find(entries[i + 1].id, app.lesson_lang());
+    }
+    if (next_lesson) {
+        if (inert_button(label(app, Str::lesson_next_lesson), ImVec2(w, 0), false))
+            app.open_lesson(next_lesson->id, 1);
+        expose(app, "lesson:next-lesson");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr(app, Str::lesson_next_lesson_tip), next_lesson->title.c_str());
+    } else {
+        if (inert_button(label(app, Str::lesson_next), ImVec2(w, 0), r.step() >= r.step_count()))
+            app.lesson_go(r.step() + 1);
+        expose(app, "lesson:next");
+    }
     ImGui::PopStyleColor();
-    expose(app, "lesson:next");
     // Small buttons side by side while they fit, else on the next line.
     auto same_line_if_fits = [&](Str s) {
         float w = ImGui::CalcTextSize(tr(app, s)).x + 2 * ImGui::GetStyle().FramePadding.x;
