@@ -439,10 +439,6 @@ public:
     const Scene& compare_scene(size_t index) const;
     // Requests (applied by end_frame, like every change).
     void open_lesson(const std::string& id, int step = 1); // 1-based step
-    // A first visit (no lesson begun, the welcome never dismissed): the file panel
-    // says what the page is and offers the course's first lesson.
-    bool first_visit() const;
-    void dismiss_welcome();
     void lesson_go(int step);
     void lesson_perform(); // the step's button
     void lesson_answer(int option);
@@ -632,7 +628,6 @@ private:
     std::string link_notice_;
     bool link_notice_keep_ = false;
     std::map<std::string, LessonProgress> progress_;
-    bool welcomed_ = false; // the welcome was dismissed, or a lesson was opened from it
     mutable std::vector<SceneCache> compare_scenes_;
     StepText step_text_;
 };

@@ -62,20 +62,7 @@ bool LessonProgress::is_done(int step) const {
     return std::binary_search(done.begin(), done.end(), step);
 }
 
-bool App::first_visit() const {
-    if (lesson_ || welcomed_) return false;
-    for (const auto& [id, p] : progress_)
-        if (!p.done.empty() || !p.answers.empty()) return false;
-    return true;
-}
-
-void App::dismiss_welcome() {
-    welcomed_ = true;
-    platform::save_setting("welcomed", "1");
-}
-
 void App::load_lessons() {
-    welcomed_ = platform::load_setting("welcomed") == "1";
     // The page's language: the last choice, else the browser's (page_strings.h page_language).
     lang_ = page_language(platform::load_setting("lesson_lang"), platform::browser_language());
     if (!known_lang(lang_)) lang_ = kLessonLangs[0];

@@ -5,7 +5,6 @@
 #include <imgui_internal.h> // the window under a press, ClearActiveID
 
 #include <algorithm>
-#include <cctype>
 
 #include "ui/code_panel.h"
 #include "ui/compare_view.h"
@@ -279,44 +278,6 @@ float compact_switch(App& app, float top, float width, bool in_lesson) {
     return h;
 }
 
-// A first visit: a card over the graph says what the page is and offers the
-// course's first lesson (the lesson list beside it stays where it is).
-void welcome_card(App& app, const ImVec2& pos, const ImVec2& size) {
-    const auto& entries = app.lessons().entries;
-    const float w = std::min(size.x - px(24), px(460));
-    if (w < px(120)) return;
-    ImGui::SetNextWindowPos(ImVec2(pos.x + (size.x - w) * 0.5f, pos.y + px(12)));
-    ImGui::SetNextWindowSize(ImVec2(w, 0));
-    ImGui::PushStyleColor(ImGuiCol_WindowBg, to_vec4(colors::rgb(0x1E2633)));
-    ImGui::PushStyleColor(ImGuiCol_Border, to_vec4(colors::rgb(0x82AAFF)));
-    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(px(16), px(12)));
-    ImGui::Begin("welcome", nullptr,
-                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize);
-    section(tr(app, Str::welcome_title));
-    text_wrapped(tr(app, Str::welcome_text));
-    ImGui::Spacing();
-    if (!entries.empty()) {
-        const std::string id = entries.front().id;
-        std::string shown = id;
-        for (char& c : shown) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        const std::string start = strf(tr(app, Str::welcome_start), shown.c_str());
-        ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
-        if (ImGui::Button((start + "###welcome_start").c_str())) {
-            app.dismiss_welcome();
-            app.open_lesson(id, 1);
-        }
-        ImGui::PopStyleColor();
-        expose(app, "welcome:start");
-        ImGui::SameLine();
-    }
-    if (ImGui::Button(label(app, Str::welcome_dismiss).c_str())) app.dismiss_welcome();
-    expose(app, "welcome:dismiss");
-    ImGui::End();
-    ImGui::PopStyleVar();
-    ImGui::PopStyleColor(2);
-}
-
 // Touch (the compact layout): a finger dragged over a panel scrolls it, as a
 // phone's page would, and cancels the press it began with, so that a swipe that
 // starts on an option or a button neither answers nor presses it. The graph and
@@ -469,8 +430,6 @@ void draw_frame(App& app) {
         ui.canvas = {r.pos.x, r.pos.y, r.size.x, r.size.y, fonts().scale};
     }
     draw_job_strip(app);
-    if (app.first_visit() && !app.options().hide_top) // over the canvas, under its toolbar
-        welcome_card(app, ImVec2(ui.canvas.x, ui.canvas.y), ImVec2(ui.canvas.w, ui.canvas.h));
     if (!opt.hide_inspector && shown(inspector)) draw_inspector(app, inspector.pos, inspector.size);
     if (!opt.hide_dock && shown(dock)) bottom_dock(app, dock.pos, dock.size);
 
