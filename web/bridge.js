@@ -285,7 +285,12 @@
   // hashchange (a link, the address bar, back / forward): the app takes it on its next frame.
   // setHash's replaceState fires no hashchange, so the app's own changes do not come back.
   var hashChange = "";
-  window.addEventListener("hashchange", function () { hashChange = location.hash.replace(/^#/, "") || "#"; });
+  // The hash comes from the event, not from location: by the time a quick second Back's
+  // event is handled, the app may have rewritten location for the first one.
+  window.addEventListener("hashchange", function (e) {
+    var url = e.newURL || location.href, at = url.indexOf("#");
+    hashChange = (at < 0 ? "" : url.slice(at + 1)) || "#";
+  });
   pt2lab.takeHashChange = function () { var h = hashChange; hashChange = ""; return h; };
   pt2lab.loadSetting = function (key) {
     try { return localStorage.getItem("pt2lab." + key) || ""; } catch (e) { return ""; }

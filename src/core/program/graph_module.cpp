@@ -1,6 +1,7 @@
 // GraphModule: clone, module-aware lint, dead-code elimination, submodule names.
 #include "program/graph_module.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/check.h"
@@ -114,15 +115,44 @@ bool same_codegen(const CodegenOptions& a, const CodegenOptions& b) {
 
 } // namespace
 
+StaleGlancing::StaleGlancing(const GraphModule& gm) {
+    if (!gm.compiled_) { // no code at all, and a graph's code is never empty
+        known_ = true;
+        result_ = true;
+        return;
+    }
+    const Graph& was = *gm.compiled_->graph;
+    if (!same_codegen(gm.compiled_->codegen, gm.codegen) || was.size() != gm.graph->size()) {
+        known_ = true;
+        return;
+    }
+    was_ = was.nodes();
+    now_ = gm.graph->nodes();
+}
+
+bool StaleGlancing::step(Clock::time_point deadline) {
+    constexpr size_t kPiece = 512;
+    while (!known_) {
+        const size_t end = std::min(at_ + kPiece, was_.size());
+        for (; at_ < end; ++at_)
+            if (!same_node(*was_[at_], *now_[at_])) {
+                known_ = true; // differ node for node: only the code can say
+                return true;
+            }
+        if (at_ == was_.size()) {
+            known_ = true;
+            result_ = false;
+            return true;
+        }
+        if (Clock::now() >= deadline) return false;
+    }
+    return true;
+}
+
 std::optional<bool> GraphModule::stale_at_a_glance() const {
-    if (!compiled_) return true; // no code at all, and a graph's code is never empty
-    const Graph& was = *compiled_->graph;
-    if (!same_codegen(compiled_->codegen, codegen) || was.size() != graph->size())
-        return std::nullopt;
-    const std::vector<Node*> a = was.nodes(), b = graph->nodes();
-    for (size_t k = 0; k < a.size(); ++k)
-        if (!same_node(*a[k], *b[k])) return std::nullopt;
-    return false;
+    StaleGlancing g(*this);
+    g.step(StaleGlancing::Clock::time_point::max());
+    return g.result();
 }
 
 bool GraphModule::stale() const {

@@ -52,7 +52,8 @@ struct Workspace::Cache {
     // differs from its last recompile's node for node, the graph's own code.
     struct Writing {
         std::optional<CodeWriting> code, current;
-        std::optional<std::optional<bool>> glance; // GraphModule::stale_at_a_glance
+        std::optional<StaleGlancing> glancing;     // GraphModule::stale_at_a_glance
+        std::optional<std::optional<bool>> glance; // its answer
     } writing[2];
     std::optional<std::string> readable[2];
     std::optional<std::string> program_str;
@@ -404,7 +405,15 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
         // The last recompile's code (shared by the states that have the same
         // recompile), then, if the graph moved on, its own code to compare.
         // How far: nodes walked by both writers, and one for the copies below.
-        if (!w.glance) w.glance = gm.stale_at_a_glance();
+        if (!w.glance) {
+            if (!w.glancing) w.glancing.emplace(gm);
+            if (!w.glancing->step(deadline)) {
+                report(0, 1);
+                return false;
+            }
+            w.glance = w.glancing->result();
+            w.glancing.reset();
+        }
         const std::optional<bool> glance = *w.glance;
         const size_t first = 2 * gm.forward_graph().size();
         const size_t all = first + (glance ? 0 : 2 * g.size()) + 1;
