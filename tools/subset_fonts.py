@@ -10,10 +10,19 @@ fonts-noto-cjk), mono.ttf (JetBrains Mono Regular, from fonts-jetbrains-mono)
 and chars.txt (the characters, from which the app builds its glyph ranges).
 It fails when the UI font lacks a character the text uses (no box glyphs in
 the page). Layout tables and hinting are dropped: Dear ImGui uses neither.
+
+Text the page meets later (a file named 王老師的貓.pt2, a teacher's lesson, a
+search typed in) can hold characters outside that subset. For those it also
+writes more/XX.otf: the rest of Noto Sans CJK TC cut into pages of 256 code
+points (XX = code point >> 8, two hex digits; the Basic Multilingual Plane), and
+more/index.txt, the pages there are. The app fetches a page when a character of
+it first appears (src/app/glyph_wants.h); the service worker keeps the pages
+it fetched, not all of them.
 """
 
 import argparse
 import glob
+import multiprocessing
 import os
 import sys
 
@@ -60,9 +69,46 @@ def subset_font(src: str, face: int, text: str, dst: str) -> int:
     return len(TTFont(dst).getGlyphOrder())
 
 
+def _subset_page(job) -> tuple:
+    page, unicodes, dst = job
+    opts = subset.Options()
+    opts.layout_features = []
+    opts.hinting = False
+    opts.name_IDs = [1, 2]
+    opts.notdef_outline = False
+    opts.glyph_names = False
+    opts.font_number = CJK_FACE
+    font = subset.load_font(CJK_TTC, opts, dontLoadGlyphNames=True)
+    sub = subset.Subsetter(opts)
+    sub.populate(unicodes=unicodes)
+    sub.subset(font)
+    subset.save_font(font, dst, opts)
+    return page, len(unicodes), os.path.getsize(dst)
+
+
+def write_pages(text: str, out: str) -> None:
+    """more/XX.otf for every page of the BMP where the UI font has characters the
+    subset left out, and more/index.txt naming them (hex, space-separated)."""
+    folder = os.path.join(out, "more")
+    os.makedirs(folder, exist_ok=True)
+    have = {ord(c) for c in text}
+    pages = {}
+    for cp in TTFont(CJK_TTC, fontNumber=CJK_FACE, lazy=True).getBestCmap():
+        if cp < 0x10000 and cp not in have:
+            pages.setdefault(cp >> 8, []).append(cp)
+    jobs = [(p, sorted(cps), os.path.join(folder, f"{p:02x}.otf")) for p, cps in sorted(pages.items())]
+    with multiprocessing.Pool(os.cpu_count() or 2) as pool:
+        done = pool.map(_subset_page, jobs)
+    with open(os.path.join(folder, "index.txt"), "w") as f:
+        f.write(" ".join(f"{p:02x}" for p, _, _ in done) + "\n")
+    print(f"[fonts] more/: {len(done)} pages, {sum(n for _, n, _ in done)} characters, "
+          f"{sum(b for _, _, b in done)} bytes")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for ui.otf, mono.ttf and chars.txt")
+    ap.add_argument("--no-pages", action="store_true", help="skip more/ (the fallback pages)")
     args = ap.parse_args()
     for path in (CJK_TTC, MONO_TTF):
         if not os.path.exists(path):
@@ -86,6 +132,8 @@ def main() -> int:
     sizes = {n: os.path.getsize(os.path.join(args.out, n)) for n in ("ui.otf", "mono.ttf")}
     print(f"[fonts] {len(text)} characters: ui.otf {ui} glyphs {sizes['ui.otf']} bytes, "
           f"mono.ttf {mono} glyphs {sizes['mono.ttf']} bytes")
+    if not args.no_pages:
+        write_pages(text, args.out)
     return 0
 
 

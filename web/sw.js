@@ -26,7 +26,14 @@ self.addEventListener("fetch", function (e) {
   var nav = req.mode === "navigate";
   e.respondWith(caches.open(CACHE).then(function (c) {
     return c.match(nav ? "./" : req, { ignoreSearch: nav }).then(function (hit) {
-      return hit || fetch(req);
+      if (hit) return hit;
+      // A font page (fonts/more/XX.otf) is not kept at install: it is kept once a
+      // character needed it, so it is there offline the next time.
+      var page = /\/fonts\/more\/[0-9a-f]{2}\.otf$/.test(new URL(req.url).pathname);
+      return fetch(req).then(function (res) {
+        if (page && res.ok) c.put(req, res.clone());
+        return res;
+      });
     });
   }));
 });

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -157,7 +158,19 @@ void App::job_ended(bool ok, bool cancelled) {
     ++bench_.jobs_done;
 }
 
+namespace {
+
+const char kFontPage[] = "pt2lab:font/"; // fetch name prefix of a font page
+
+std::string text_of(const std::vector<uint8_t>& bytes) {
+    return std::string(bytes.begin(), bytes.end());
+}
+
+} // namespace
+
 App::App() : lesson_files_(read_lesson_index()) {
+    glyphs_.reset(text_of(platform::preloaded("fonts/chars.txt")),
+                  text_of(platform::preloaded("fonts/more/index.txt")));
     options_ = parse_page_options(platform::url_option);
     metrics_.text_width = [](const std::string& s, bool mono) {
         return static_cast<float>(s.size()) * (mono ? 8.f : 7.f);
@@ -545,7 +558,38 @@ void App::copy(const std::string& text, const std::string& what) {
     log(LogLine::Kind::Info, "copied " + what + " (" + std::to_string(text.size()) + " bytes)");
 }
 
+void App::fetch_glyph_pages() {
+    for (int page : glyphs_.take_fetches()) {
+        char name[8];
+        std::snprintf(name, sizeof name, "%02x", page);
+        platform::fetch_file(std::string("fonts/more/") + name + ".otf",
+                             kFontPage + std::string(name));
+    }
+}
+
+std::vector<std::pair<int, std::vector<uint8_t>>> App::take_font_pages() {
+    std::vector<std::pair<int, std::vector<uint8_t>>> out;
+    out.swap(font_pages_);
+    return out;
+}
+
+void App::note_graph_text(const Workspace& ws) {
+    for (GraphView v : {GraphView::Program, GraphView::Module}) {
+        if (v == GraphView::Program && !ws.has_program()) continue;
+        for (const Node* n : ws.graph(v).nodes()) {
+            glyphs_.note(n->name());
+            glyphs_.note(n->target());
+            glyphs_.note(n->meta.stack_trace);
+            for (const ModuleStackEntry& e : n->meta.nn_module_stack) {
+                glyphs_.note(e.path);
+                glyphs_.note(e.type);
+            }
+        }
+    }
+}
+
 void App::log(LogLine::Kind kind, std::string text) {
+    glyphs_.note(text);
     ui_.log.push_back({kind, std::move(text), platform::now_seconds()});
     const size_t keep = 500;
     if (ui_.log.size() > keep) ui_.log.erase(ui_.log.begin(), ui_.log.end() - keep);
@@ -563,6 +607,21 @@ bool App::take_files() {
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
+        if (f.name.rfind(kFontPage, 0) == 0) {
+            const int page =
+                static_cast<int>(std::strtol(f.name.c_str() + sizeof kFontPage - 1, nullptr, 16));
+            if (!f.error.empty() || f.bytes.empty()) {
+                glyphs_.page_failed(page);
+                log(LogLine::Kind::Warning, "font page " + f.name.substr(sizeof kFontPage - 1) +
+                                                ": " + (f.error.empty() ? "empty" : f.error) +
+                                                "; its characters show as ?");
+                continue;
+            }
+            glyphs_.page_arrived(page);
+            font_pages_.emplace_back(page, std::move(f.bytes));
+            continue;
+        }
+        glyphs_.note(f.name);
         if (take_lesson_file(f.name, f.bytes, f.error)) {
             lesson_files = true;
             continue;
@@ -650,6 +709,7 @@ void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t
     if (ws_) retired_.push_back(std::move(ws_));
     ws_ = std::move(ws);
     file_name_ = base_name(name);
+    note_graph_text(*ws_);
     // Everything shown of a file starts afresh; settings and the log stay.
     view_ = FileView{};
     view_.graph = ws_->has_program() ? GraphView::Program : GraphView::Module;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "glyph_wants.h"
 #include "graph_scene.h"
 #include "lesson/catalog.h"
 #include "lesson/markdown.h"
@@ -294,6 +295,14 @@ public:
     // What the panels' caches are keyed by: the graph epoch, the shown workspace's
     // version and the graph shown.
     ShownKey shown_key() const;
+    // Characters met outside the page's font subset, and their font pages
+    // (glyph_wants.h): the main loop asks for pages and rebuilds the atlas.
+    GlyphWants& glyphs() { return glyphs_; }
+    const GlyphWants& glyphs() const { return glyphs_; }
+    // Asks the browser for the font pages newly noted characters need.
+    void fetch_glyph_pages();
+    // Font pages that arrived since the last call: (page, the font's bytes).
+    std::vector<std::pair<int, std::vector<uint8_t>>> take_font_pages();
     // The Run tab's "fast kernels": this file's choice, and for one's own files the setting.
     void set_fast_kernels(bool on);
     // Weights drawn inside their readers, or as boxes of their own (the W key).
@@ -439,6 +448,10 @@ public:
     const Scene& compare_scene(size_t index) const;
     // Requests (applied by end_frame, like every change).
     void open_lesson(const std::string& id, int step = 1); // 1-based step
+    // A first visit (no lesson begun, the welcome never dismissed): the lesson list
+    // says what the page is and offers the course's first lesson.
+    bool first_visit() const;
+    void dismiss_welcome();
     void lesson_go(int step);
     void lesson_perform(); // the step's button
     void lesson_answer(int option);
@@ -551,7 +564,12 @@ private:
     std::string start_link() const;
     void follow_hash(const std::string& hash);
 
+    // Notes the open file's own words (node names, targets, module paths, stack traces).
+    void note_graph_text(const Workspace& ws);
+
     std::unique_ptr<Workspace> ws_;
+    GlyphWants glyphs_;
+    std::vector<std::pair<int, std::vector<uint8_t>>> font_pages_;
     UiState ui_;
     FileView view_;
     Settings settings_;
@@ -628,6 +646,7 @@ private:
     std::string link_notice_;
     bool link_notice_keep_ = false;
     std::map<std::string, LessonProgress> progress_;
+    bool welcomed_ = false; // the welcome was dismissed, or a lesson was opened from it
     mutable std::vector<SceneCache> compare_scenes_;
     StepText step_text_;
 };

@@ -62,7 +62,20 @@ bool LessonProgress::is_done(int step) const {
     return std::binary_search(done.begin(), done.end(), step);
 }
 
+bool App::first_visit() const {
+    if (lesson_ || welcomed_ || !pending_id_.empty()) return false;
+    for (const auto& [id, p] : progress_)
+        if (!p.done.empty() || !p.answers.empty()) return false;
+    return true;
+}
+
+void App::dismiss_welcome() {
+    welcomed_ = true;
+    platform::save_setting("welcomed", "1");
+}
+
 void App::load_lessons() {
+    welcomed_ = platform::load_setting("welcomed") == "1";
     // The page's language: the last choice, else the browser's (page_strings.h page_language).
     lang_ = page_language(platform::load_setting("lesson_lang"), platform::browser_language());
     if (!known_lang(lang_)) lang_ = kLessonLangs[0];
@@ -100,6 +113,7 @@ void App::load_lessons() {
             return;
         }
         files.emplace_back(path, std::string(text.begin(), text.end()));
+        glyphs_.note(files.back().second); // a teacher's lesson may use any character
     }
     auto cat = lesson_catalog(files);
     if (!cat.ok()) {
@@ -418,7 +432,10 @@ void App::after_perform(const LessonStepReport& rep) {
 void App::enter_step(bool new_workspaces) {
     const LessonRunner& r = *lesson_;
     ++graph_epoch_;
-    if (new_workspaces) ++shown_serial_;
+    if (new_workspaces) {
+        ++shown_serial_;
+        note_graph_text(r.step_workspace()); // a teacher's graph may name things in any script
+    }
     last_change_.reset();
     diff_since_ = -1;
     if (r.performed() && r.report() && !r.report()->diff.empty()) {

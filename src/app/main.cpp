@@ -80,6 +80,20 @@ int main() {
                 frames_left = 3;
             }
             if (app.take_files()) frames_left = 3;
+            // Characters met outside the font subset: fetch their pages; once there, the
+            // atlas is built again with those characters (ui/theme.h add_font_pages).
+            app.fetch_glyph_pages();
+            if (auto pages = app.take_font_pages(); !pages.empty() || app.glyphs().atlas_behind()) {
+                ui::add_font_pages(std::move(pages));
+                if (app.glyphs().atlas_behind()) {
+                    ui::set_extra_glyphs(app.glyphs().atlas_extra());
+                    ui::load_fonts_and_style(ui::fonts().scale);
+                    ImGui_ImplOpenGL3_DestroyFontsTexture();
+                    ImGui_ImplOpenGL3_CreateFontsTexture();
+                    app.set_scene_metrics(ui::scene_metrics());
+                    frames_left = 3;
+                }
+            }
             // The text view's buttons and radio group drive the same lesson.
             for (const platform::TextViewCommand& c : platform::take_text_view_commands()) {
                 const pt2lab::LessonRunner* r = app.lesson();

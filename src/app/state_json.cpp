@@ -8,6 +8,7 @@
 #include "app.h"
 #include "exec/observer.h"
 #include "tensor_summary.h"
+#include "ui/theme.h"
 
 namespace pt2lab::app {
 namespace {
@@ -243,6 +244,18 @@ std::string App::state_json() const {
     for (size_t i = from; i < ui_.log.size(); ++i) log.push_back(ui_.log[i].text);
     j["log"] = log;
     j["lesson_files"] = lesson_files_;
+    {
+        // Characters met beyond the font subset: which the UI font cannot draw now
+        // (asked of the atlas itself), and the font pages asked for / arrived.
+        std::string missing;
+        const ImFont* font = ui::fonts().ui;
+        for (char32_t c : glyphs_.noted())
+            if (!font || c > IM_UNICODE_CODEPOINT_MAX ||
+                !font->FindGlyphNoFallback(static_cast<ImWchar>(c)))
+                missing += utf8_encode(c);
+        j["glyphs"] = {
+            {"missing", missing}, {"pending", glyphs_.pending()}, {"pages", glyphs_.arrived()}};
+    }
     j["scale"] = ui_.canvas.scale;
     j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
     j["tab"] = tab_name(settings_.tab);

@@ -204,13 +204,26 @@ test("lessons: every step of every lesson in both languages, against the goldens
   noErrors(page);
 });
 
-test("lessons: the list is above the fold at 1280 x 720; the last step of a lesson offers the next", async (ctx) => {
+test("lessons: a first visit is welcomed and offered M00; the list is above the fold at 1280 x 720; the last step of a lesson offers the next", async (ctx) => {
   const page = await openPage(ctx, { viewport: { width: 1280, height: 720 } });
   let s = await waitState(page, (st) => st.widgets["lesson:open:" + LESSONS[0]], "the lesson list");
-  for (const id of LESSONS) {
-    const r = s.widgets["lesson:open:" + id];
-    assert.ok(r && !r.whole && r.h > 0 && r.y + r.h <= 720, `the lesson list is above the fold: ${id}`);
-  }
+  const inView = (r) => r && !r.whole && r.h > 0 && r.y + r.h <= 720;
+  for (const id of LESSONS) assert.ok(inView(s.widgets["lesson:open:" + id]), `the lesson list is above the fold: ${id}`);
+  // The welcome says what the page is, in the list (never over the graph), and starts M00.
+  for (const w of ["welcome", "welcome:start", "welcome:dismiss"]) assert.ok(inView(s.widgets[w]), `${w} above the fold`);
+  const graph = s.widgets["panel:graph"];
+  assert.ok(s.widgets.welcome.x + s.widgets.welcome.w <= graph.x + 1, "the welcome is beside the graph, not over it");
+  await clickWidget(page, "welcome:start");
+  s = await waitState(page, (st) => st.lessons.current && st.lessons.current.id === LESSONS[0] &&
+                      st.lessons.current.step === 1, "Start with M00");
+  assert.ok(!s.widgets.welcome, "no welcome once a lesson is begun");
+  // Not now: it stays away, across a reload.
+  const p2 = await openPage(ctx, { viewport: { width: 1280, height: 720 } });
+  await clickWidget(p2, "welcome:dismiss");
+  await waitState(p2, (st) => !st.widgets.welcome && st.widgets["lesson:open:" + LESSONS[0]], "Not now");
+  await p2.reload();
+  s = await waitState(p2, (st) => st.ready && st.frames > 3 && st.widgets["lesson:open:" + LESSONS[0]], "reloaded");
+  assert.ok(!s.widgets.welcome, "dismissed for good");
   // The first lesson's last step leads on to the next lesson.
   const first = lessonFile(LESSONS[0], "zh-TW");
   await page.evaluate((h) => { location.hash = h; }, `#${LESSONS[0]}/${first.steps.length}`);
@@ -219,6 +232,7 @@ test("lessons: the list is above the fold at 1280 x 720; the last step of a less
   await clickWidget(page, "lesson:next-lesson");
   await waitState(page, (st) => st.lessons.current.id === LESSONS[1] && st.lessons.current.step === 1, "the next lesson");
   noErrors(page);
+  noErrors(p2);
 });
 
 test("lessons: deep links on load, on hashchange and across a reload; progress and language kept", async (ctx) => {

@@ -6,7 +6,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { ROOT, serve, state, waitState, boxInView } = require("./lib");
+const { ROOT, serve, state, waitState, boxInView, watchedPage, reloadOffline } = require("./lib");
 const cli = require("./cli");
 
 const GRAPHS = path.join(ROOT, "assets/graphs");
@@ -334,6 +334,52 @@ test("files with Chinese names: the name shows in the page and in errors", async
   assert.equal(s.file, name, "the previous file stays open");
   await shot(ctx, page, "chinese-names.png");
   noErrors(page);
+});
+
+test("characters beyond the font subset: their font page is fetched when met, drawn, kept offline", async (ctx) => {
+  const chars = fs.readFileSync(path.join(ctx.dist, "fonts/chars.txt"), "utf8");
+  const index = fs.readFileSync(path.join(ctx.dist, "fonts/more/index.txt"), "utf8").trim().split(/\s+/);
+  const name = "王老師的貓.pt2";
+  const outside = [...name].filter((c) => !chars.includes(c));
+  assert.ok(outside.length >= 2, `the subset has most of ${name}: pick other characters (${outside.join("")})`);
+  const hex = (c) => (c.codePointAt(0) >> 8).toString(16).padStart(2, "0");
+  const pages = [...new Set(outside.map(hex))].sort();
+  for (const p of pages) assert.ok(index.includes(p), `page ${p} is in fonts/more/index.txt`);
+  const fetched = (page) => [...new Set(page.requests.filter((u) => /\/fonts\/more\/[0-9a-f]{2}\.otf$/.test(u))
+    .map((u) => u.slice(-6, -4)))].sort();
+  const srv = await serve(ctx.dist);
+  try {
+    const page = await watchedPage(ctx, srv.url + "?file=conv_relu.pt2");
+    let s = await state(page);
+    assert.equal(s.glyphs.missing, "", "the page's own words are all in the subset");
+    assert.deepEqual(fetched(page), [], "no font page at start");
+    // The service worker keeps what it fetched once it controls the page.
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20000 });
+    await dropFile(page, asset("conv_relu.pt2"), name);
+    s = await waitState(page, (st) => st.file === name && st.glyphs.missing === "" && !st.glyphs.pending.length,
+                        "the name's characters in the atlas");
+    assert.deepEqual(fetched(page), pages, "exactly the pages of the characters the subset lacks");
+    assert.deepEqual(s.glyphs.pages.map((p) => p.toString(16).padStart(2, "0")).sort(), pages);
+    await shot(ctx, page, "font-pages.png");
+    // A character no page has (an emoji, past the Basic Multilingual Plane): named as
+    // missing, nothing fetched for it, nothing breaks.
+    const emoji = "cat_\u{1F600}.pt2";
+    await dropFile(page, asset("conv_relu.pt2"), emoji);
+    s = await waitState(page, (st) => st.file === emoji, "an emoji in a name");
+    assert.equal(s.glyphs.missing, "\u{1F600}");
+    assert.deepEqual(fetched(page), pages, "no page asked for it");
+    // Offline, the pages fetched before come from the service worker's cache.
+    page.requests.length = 0;
+    await reloadOffline(page, srv);
+    await dropFile(page, asset("conv_relu.pt2"), name);
+    s = await waitState(page, (st) => st.file === name && st.glyphs.missing === "" && !st.glyphs.pending.length,
+                        "offline: the name's characters in the atlas");
+    assert.deepEqual(s.glyphs.pages.map((p) => p.toString(16).padStart(2, "0")).sort(), pages);
+    assert.ok(!s.log.some((l) => l.startsWith("font page")), s.log.join("\n"));
+    noErrors(page);
+  } finally {
+    srv.close();
+  }
 });
 
 test("Copy puts the code on the system clipboard", async (ctx) => {

@@ -188,6 +188,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     if (ImGui::IsItemEdited()) {
         fv.search = buf;
         fv.search_hit = -1;
+        app.glyphs().note(fv.search); // typed (an IME's Chinese too): drawn, not "?"
     }
     if (fv.search.empty() && ImGui::IsKeyPressed(ImGuiKey_Slash) && !ImGui::GetIO().WantTextInput)
         ImGui::SetKeyboardFocusHere(-1);

@@ -3,6 +3,7 @@
 #include "ui/lesson_panel.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <imgui_internal.h>
 
@@ -272,6 +273,30 @@ void link_notice(App& app) {
 
 } // namespace
 
+// A first visit: what the page is, and the course's first lesson one press away.
+// In the list, not over the graph (a card there covered nodes one must reach).
+void welcome(App& app) {
+    const auto& entries = app.lessons().entries;
+    if (!app.first_visit() || entries.empty()) return;
+    text_wrapped(tr(app, Str::welcome_text));
+    expose(app, "welcome");
+    const std::string id = entries.front().id;
+    std::string shown = id;
+    for (char& c : shown) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F5A9E)));
+    if (ImGui::Button(
+            (strf(tr(app, Str::welcome_start), shown.c_str()) + "###welcome_start").c_str())) {
+        app.dismiss_welcome();
+        app.open_lesson(id, 1);
+    }
+    ImGui::PopStyleColor();
+    expose(app, "welcome:start");
+    same_line_fit(app, button_width(tr(app, Str::welcome_dismiss)));
+    if (small_button(app, label(app, Str::welcome_dismiss).c_str())) app.dismiss_welcome();
+    expose(app, "welcome:dismiss");
+    ImGui::Spacing();
+}
+
 void lesson_list(App& app) {
     section(tr(app, Str::lessons));
     link_notice(app);
@@ -279,6 +304,7 @@ void lesson_list(App& app) {
         text_wrapped(app.lessons_error(), colors::bad);
         return;
     }
+    welcome(app);
     language_switch(app);
     for (const LessonCatalog::Entry& e : app.lessons().entries) {
         const Lesson* l = app.lessons().find(e.id, app.lesson_lang());

@@ -112,6 +112,17 @@ std::vector<uint8_t>& font_bytes(int which) {
     return which == 0 ? ui : mono;
 }
 
+// The font pages that arrived (page -> font bytes; the atlas reads them on every
+// build) and the characters beyond the subset they are for.
+struct MoreGlyphs {
+    std::map<int, std::vector<uint8_t>> pages;
+    std::vector<char32_t> chars;
+};
+MoreGlyphs& more_glyphs() {
+    static MoreGlyphs m;
+    return m;
+}
+
 } // namespace
 
 SceneMetrics scene_metrics() {
@@ -125,23 +136,38 @@ SceneMetrics scene_metrics() {
     return m;
 }
 
+void add_font_pages(std::vector<std::pair<int, std::vector<uint8_t>>> pages) {
+    for (auto& [page, bytes] : pages) more_glyphs().pages[page] = std::move(bytes);
+}
+
+void set_extra_glyphs(std::vector<char32_t> chars) {
+    more_glyphs().chars = std::move(chars);
+}
+
 bool load_fonts_and_style(float scale) {
     std::vector<uint8_t>& ui = font_bytes(0);
     std::vector<uint8_t>& mono = font_bytes(1);
     if (ui.empty()) ui = platform::preloaded("fonts/ui.otf");
     if (mono.empty()) mono = platform::preloaded("fonts/mono.ttf");
-    static ImVector<ImWchar> ranges;
-    if (ranges.empty()) {
-        std::vector<uint8_t> chars = platform::preloaded("fonts/chars.txt");
-        chars.push_back(0);
-        ImFontGlyphRangesBuilder b;
-        b.AddText(reinterpret_cast<const char*>(chars.data()));
-        b.AddRanges(ImGui::GetIO().Fonts->GetGlyphRangesDefault());
-        b.BuildRanges(&ranges);
-    }
     if (ui.empty() || mono.empty()) return false;
+    // The glyph ranges: the subset's characters, Latin-1, and those met since
+    // (ImGui keeps a pointer to them for as long as the fonts live: a static).
+    static std::vector<uint8_t> chars;
+    if (chars.empty()) {
+        chars = platform::preloaded("fonts/chars.txt");
+        chars.push_back(0);
+    }
+    static ImVector<ImWchar> ranges;
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     atlas->Clear();
+    ranges.clear();
+    ImFontGlyphRangesBuilder b;
+    b.AddText(reinterpret_cast<const char*>(chars.data()));
+    b.AddRanges(atlas->GetGlyphRangesDefault());
+    for (char32_t c : more_glyphs().chars)
+        if (c <= IM_UNICODE_CODEPOINT_MAX) b.AddChar(static_cast<ImWchar>(c));
+    b.BuildRanges(&ranges);
+
     Fonts& f = fonts();
     f.scale = scale;
     ImFontConfig cfg;
@@ -149,16 +175,25 @@ bool load_fonts_and_style(float scale) {
     cfg.OversampleH = 1; // sizes are already in device pixels
     cfg.OversampleV = 1;
     cfg.PixelSnapH = true;
-    f.ui = atlas->AddFontFromMemoryTTF(ui.data(), static_cast<int>(ui.size()), f.ui_size * scale,
-                                       &cfg, ranges.Data);
-    f.mono = atlas->AddFontFromMemoryTTF(mono.data(), static_cast<int>(mono.size()),
-                                         f.mono_size * scale, &cfg, ranges.Data);
     ImFontConfig merge = cfg;
     merge.MergeMode = true;
-    atlas->AddFontFromMemoryTTF(ui.data(), static_cast<int>(ui.size()), f.mono_size * scale, &merge,
-                                ranges.Data);
-    f.heading = atlas->AddFontFromMemoryTTF(ui.data(), static_cast<int>(ui.size()),
-                                            f.ui_size * 1.2f * scale, &cfg, ranges.Data);
+    auto add = [&](std::vector<uint8_t>& bytes, float size, const ImFontConfig& c) {
+        return atlas->AddFontFromMemoryTTF(bytes.data(), static_cast<int>(bytes.size()),
+                                           size * scale, &c, ranges.Data);
+    };
+    // Each font, then the pages merged into it (a merged font adds only the
+    // characters the fonts before it lack).
+    auto add_pages = [&](float size) {
+        if (more_glyphs().chars.empty()) return;
+        for (auto& [page, bytes] : more_glyphs().pages) add(bytes, size, merge);
+    };
+    f.ui = add(ui, f.ui_size, cfg);
+    add_pages(f.ui_size);
+    f.mono = add(mono, f.mono_size, cfg);
+    add(ui, f.mono_size, merge);
+    add_pages(f.mono_size);
+    f.heading = add(ui, f.ui_size * 1.2f, cfg);
+    add_pages(f.ui_size * 1.2f);
     atlas->Build();
     set_style(scale);
     return f.ui && f.mono && f.heading;

@@ -5,7 +5,10 @@
 
 #include <imgui.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/node.h"
@@ -67,6 +70,11 @@ Fonts& fonts();
 // devicePixelRatio changes (then recreate the renderer's font texture).
 // False when the font files are missing.
 bool load_fonts_and_style(float scale);
+// Font pages of the UI font (fonts/more/XX.otf) that arrived, kept for every rebuild,
+// and the characters beyond the subset the atlas should draw from them
+// (GlyphWants::atlas_extra). Then load_fonts_and_style builds the atlas with them.
+void add_font_pages(std::vector<std::pair<int, std::vector<uint8_t>>> pages);
+void set_extra_glyphs(std::vector<char32_t> chars);
 // Text widths of the graph's boxes, measured with the loaded fonts (layout units).
 SceneMetrics scene_metrics();
 
