@@ -321,6 +321,27 @@ TEST_CASE("decompose lowers the program and rebuilds ep.module(), saying what it
     CHECK(ws->unsupported_ops(GraphView::Program).empty());
 }
 
+TEST_CASE("a program's IR level is what was done to it, not a guess from its ops", "[workspace]") {
+    // torch.export's own file (verifier TRAINING): the training IR, though conv2d and
+    // relu are also what run_decompositions({}) would leave.
+    auto ws = open_workspace("conv_relu");
+    REQUIRE(ws->program().verifiers == std::vector<std::string>{"TRAINING"});
+    CHECK(ws->level() == IrLevel::Training);
+    apply_ok(*ws, R"({"kind": "decompose", "level": "inference"})");
+    CHECK(ws->program().verifiers == std::vector<std::string>{"ATEN"});
+    CHECK(ws->level() == IrLevel::Inference);
+    apply_ok(*ws, R"({"kind": "decompose", "level": "core"})");
+    CHECK(ws->level() == IrLevel::CoreAten);
+    // Core, then inference again: nothing to do, the program stays at core.
+    auto again = apply_ok(*ws, R"({"kind": "decompose", "level": "inference"})");
+    CHECK_FALSE(again.changed);
+    CHECK(ws->level() == IrLevel::CoreAten);
+    REQUIRE(ws->undo().ok());
+    CHECK(ws->level() == IrLevel::Inference);
+    REQUIRE(ws->undo().ok());
+    CHECK(ws->level() == IrLevel::Training);
+}
+
 TEST_CASE("a train-mode run updates buffers; undo brings them back", "[workspace]") {
     auto ws = open_workspace("conv_bn_relu_train");
     auto count = [&]() { return ws->state().tensors.at("bn.num_batches_tracked")->get(0); };

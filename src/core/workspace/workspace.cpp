@@ -346,9 +346,22 @@ const Graph& Workspace::graph(GraphView v) const {
 }
 
 IrLevel Workspace::level() const {
-    if (!cache_->level)
-        cache_->level = has_program() ? ir_level_of(*program().graph) : IrLevel::Training;
-    return *cache_->level;
+    if (cache_->level) return *cache_->level;
+    // What was done to the program: torch.export writes the TRAINING verifier and
+    // run_decompositions the ATEN one (which of its two levels, the Decompose that
+    // made it knows); only a program that records neither is judged by its ops.
+    IrLevel l = IrLevel::Training;
+    if (state_->decomposed_to) {
+        l = *state_->decomposed_to;
+    } else if (has_program()) {
+        const std::vector<std::string>& v = program().verifiers;
+        if (v.empty())
+            l = ir_level_of(*program().graph);
+        else if (v.front() != "TRAINING")
+            l = ir_level_of(*program().graph, true);
+    }
+    cache_->level = l;
+    return l;
 }
 
 bool Workspace::observers_calibrated() const {

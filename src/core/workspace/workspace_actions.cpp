@@ -18,6 +18,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     c->module_actions = module_actions;
     c->exec_fresh = exec_fresh;
     c->last_run = last_run;
+    c->decomposed_to = decomposed_to;
     return c;
 }
 
@@ -77,13 +78,13 @@ void make_writable(Workspace::State& s) {
     }
 }
 
-IrLevel ir_level_of(const Graph& g) {
+IrLevel ir_level_of(const Graph& g, bool aten_dialect) {
     const DecompTable inference = DecompTable::for_level(IrLevel::Inference);
     const DecompTable core = DecompTable::for_level(IrLevel::CoreAten);
     bool above_core = false;
     for (const Node* n : g.nodes()) {
         if (n->op() != Op::CallFunction) continue;
-        if (inference.find(*n)) return IrLevel::Training;
+        if (!aten_dialect && inference.find(*n)) return IrLevel::Training;
         if (core.find(*n)) above_core = true;
     }
     return above_core ? IrLevel::Inference : IrLevel::CoreAten;

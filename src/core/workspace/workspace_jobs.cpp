@@ -466,11 +466,19 @@ void Workspace::plan_decompose(Pending& p) const {
         if (!whole) return false;
         p.program_diff = p.diffing->take();
         p.diffing.reset();
-        p.outcome.changed = p.rules_applied || !p.program_diff.empty();
+        // A training-IR program comes back in torch's ATEN dialect even when no op
+        // changed: a new program, whose ep.module() is built as torch builds it.
+        const bool dialect = s.ep->verifiers != p.low->verifiers;
+        p.outcome.changed = p.rules_applied || !p.program_diff.empty() || dialect;
         if (!p.outcome.changed) {
             if (p.outcome.summary.empty())
                 p.outcome.summary = "nothing to decompose at this level\n";
             p.over = true;
+        } else if (!p.rules_applied && p.program_diff.empty()) {
+            p.outcome.summary +=
+                "no op to decompose at this level; the program is now in the "
+                "ATEN dialect (verifiers " +
+                (p.low->verifiers.empty() ? std::string("none") : p.low->verifiers.front()) + ")\n";
         } else if (!p.rules_applied) {
             p.outcome.summary +=
                 "no rule applied; the retrace named nodes afresh after their ops\n";
@@ -494,6 +502,8 @@ void Workspace::plan_decompose(Pending& p) const {
             p.outcome.summary += rebuilt_note(s.module_actions);
             s.set_ep(std::move(*p.low));
             p.low.reset();
+            // The lowest level reached (core, then inference, stays core).
+            s.decomposed_to = std::max(s.decomposed_to.value_or(IrLevel::Training), p.action.level);
             s.set_gm(rebuilt.take());
             s.module_actions = 0;
             return true;

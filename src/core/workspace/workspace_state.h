@@ -30,6 +30,9 @@ struct Workspace::State {
     // exec holds the file's values as loaded: no run wrote a buffer, no observer recorded.
     bool exec_fresh = true;
     std::optional<RunReport> last_run;
+    // The level a whole-program Decompose lowered ep to (what was done to it, not
+    // a guess from its ops: an inference-IR program may hold only core ops).
+    std::optional<IrLevel> decomposed_to;
 
     // A copy for an action to work on: graphs, tensors and observers shared
     // (see above); only runs write tensors and observers, and Workspace::begin
@@ -128,6 +131,9 @@ extern const char* const kSampleInputsLabel;
 
 // The IR level a program's ops are at: Training while any op has an
 // inference-level decomposition, Inference while any has a Core ATen one.
-IrLevel ir_level_of(const Graph& g);
+// A guess from the ops alone, for a program that does not say (no verifiers):
+// Training when an op has an inference decomposition, else Inference when one has
+// a core one, else CoreAten. `aten_dialect`: the program says it is past training.
+IrLevel ir_level_of(const Graph& g, bool aten_dialect = false);
 
 } // namespace pt2lab
