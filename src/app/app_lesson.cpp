@@ -423,10 +423,17 @@ void App::after_perform(const LessonStepReport& rep) {
                          a.torch_error.c_str());
     }
     enter_step(false); // the same workspaces, moved by the step: the diff's ghosts stay
-    if (!torch.empty()) {
-        view_.error = torch;
-        log(LogLine::Kind::Warning, torch);
+    if (torch.empty()) return;
+    // A step that means to show what torch raises (its expect names the exception)
+    // has it as its result, in the lesson panel, not as the page failing; any
+    // other error torch raised in a lesson is a failure, in the banner.
+    const std::string& expected = lesson_->current().expect.torch_error_kind;
+    if (!expected.empty() && expected != "none") {
+        log(LogLine::Kind::Info, torch);
+        return;
     }
+    view_.error = torch;
+    log(LogLine::Kind::Warning, torch);
 }
 
 void App::enter_step(bool new_workspaces) {

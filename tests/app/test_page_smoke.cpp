@@ -876,6 +876,9 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
                     h.click_widget("lesson:perform");
                     REQUIRE(en.perform().ok());
                     check_same_as_engine(h, en);
+                    // What torch raises where the step means to show it is the step's
+                    // result (lesson panel, log), not the page's red banner.
+                    CHECK(h.state()["error"] == "");
                 }
                 // A wrong answer (when there is one) and then the right one, by click.
                 const Check& c = st.check;
@@ -911,6 +914,27 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
     }
     CHECK(steps_walked == 76); // 38 steps per language
     CHECK(h.state()["error"] == "");
+}
+
+TEST_CASE("an action that works clears the banner of one torch refused", "[page]") {
+    Harness& h = harness();
+    h.open_asset("conv_bn_relu_eval.pt2");
+    // train() on ep.module(): torch raises, the banner says so.
+    REQUIRE(h.app->workspace());
+    Action train;
+    train.kind = Action::Kind::SetTraining;
+    train.train = true;
+    h.app->post(train);
+    h.frames(3);
+    CHECK(h.state()["error"].get<std::string>().find("NotImplementedError") != std::string::npos);
+    // A run that works: the banner goes, the log keeps the message.
+    h.key(ImGuiKey_R);
+    h.frames(6);
+    CHECK(h.state()["error"] == "");
+    bool logged = false;
+    for (const LogLine& l : h.app->ui().log)
+        logged = logged || l.text.find("NotImplementedError") != std::string::npos;
+    CHECK(logged);
 }
 
 TEST_CASE("the last step of a lesson leads on to the next lesson", "[page]") {

@@ -310,13 +310,19 @@ void lesson_list(App& app) {
         const Lesson* l = app.lessons().find(e.id, app.lesson_lang());
         if (!l) continue;
         ImGui::PushID(e.id.c_str());
-        std::string label = l->title;
+        // The title, cut with "…" where it would run into the progress (whole on hover).
+        const std::string progress = progress_label(app, e.id, l->steps.size());
+        const float x0 = ImGui::GetCursorPosX(), avail = ImGui::GetContentRegionAvail().x;
+        const float progress_w = ImGui::CalcTextSize(progress.c_str()).x;
+        const std::string title =
+            fit_text(l->title, avail - progress_w - ImGui::GetStyle().ItemSpacing.x * 2);
         bool current = app.lesson() && app.lesson()->lesson().id == e.id;
-        if (ImGui::Selectable(label.c_str(), current))
+        if (ImGui::Selectable((title + "###open").c_str(), current))
             app.open_lesson(e.id, resume_step(app, e.id, l->steps.size()));
+        if (title != l->title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l->title.c_str());
         expose(app, "lesson:open:" + e.id);
-        ImGui::SameLine(ImGui::GetContentRegionAvail().x - px(30));
-        ImGui::TextDisabled("%s", progress_label(app, e.id, l->steps.size()).c_str());
+        ImGui::SameLine(x0 + avail - progress_w);
+        ImGui::TextDisabled("%s", progress.c_str());
         ImGui::PopID();
     }
     if (!app.lesson_pending().empty()) ImGui::TextDisabled("%s", tr(app, Str::lesson_loading));

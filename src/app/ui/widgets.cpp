@@ -66,6 +66,21 @@ std::vector<LineSpan> wrap_current_font(const std::string& text, float width) {
 }
 } // namespace
 
+std::string fit_text(const std::string& text, float max_width) {
+    if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+    const char* ellipsis = "\u2026";
+    const float room = max_width - ImGui::CalcTextSize(ellipsis).x;
+    // The longest prefix of whole characters that fits beside the ellipsis.
+    size_t fit = 0;
+    for (size_t k = 0; k < text.size();) {
+        size_t next = k;
+        next_codepoint(text, next);
+        if (ImGui::CalcTextSize(text.data(), text.data() + next).x > room) break;
+        fit = k = next;
+    }
+    return text.substr(0, fit) + ellipsis;
+}
+
 void text_wrapped(const std::string& text, ImU32 color, float width) {
     if (width <= 0) width = ImGui::GetContentRegionAvail().x;
     if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);

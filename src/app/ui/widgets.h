@@ -30,6 +30,8 @@ void same_line_fit(const App& app, float w, float spacing = -1.0f);
 // The width of a Button / SmallButton with this label, of a badge() with this text.
 float button_width(const char* label);
 float badge_width(const std::string& text);
+// `text` cut to `max_width` with "…" (at a character boundary) when it is wider.
+std::string fit_text(const std::string& text, float max_width);
 // Text wrapped at `width` (0: the available width), breaking between CJK
 // characters too; and the height that takes.
 void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);
