@@ -22,6 +22,7 @@
 #include "platform/platform.h"
 #include "ui/frame.h"
 #include "ui/graph_toolbar.h"
+#include "ui/markdown_view.h"
 #include "ui/theme.h"
 #include "ui/transforms.h"
 
@@ -914,6 +915,35 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
     }
     CHECK(steps_walked == 76); // 38 steps per language
     CHECK(h.state()["error"] == "");
+}
+
+TEST_CASE("lesson text: a word wider than its column breaks over lines, never past the edge",
+          "[page]") {
+    Harness& h = harness();
+    h.frames(1);
+    ImGui::NewFrame();
+    const std::string text = "`ep.run_decompositions({})` and `torch.export.export(model, (x,))`";
+    const float width = ImGui::CalcTextSize("ep.run_deco").x; // a narrow table column
+    ui::InlineLayout l = ui::layout_inline(text, width);
+    CHECK(l.lines >= 4);
+    std::string joined;
+    for (const ui::InlineLayout::Piece& p : l.pieces) {
+        INFO(p.text);
+        CHECK(p.x + p.w <= width + 1);
+        joined += p.text;
+    }
+    // Nothing lost: every character is drawn (the spaces between words are kept too).
+    std::string plain = "ep.run_decompositions({}) and torch.export.export(model, (x,))";
+    std::string a, b;
+    for (char c : joined)
+        if (c != ' ') a += c;
+    for (char c : plain)
+        if (c != ' ') b += c;
+    CHECK(a == b);
+    // The cut falls after a '.' or '_' when one is far enough along.
+    CHECK(l.pieces.front().text == "ep.run_");
+    CHECK(l.pieces.front().line == 0);
+    ImGui::EndFrame();
 }
 
 TEST_CASE("an action that works clears the banner of one torch refused", "[page]") {

@@ -102,16 +102,52 @@ InlineLayout layout_inline(const std::string& markdown, float width) {
                 x = 0;
             }
             if (space && x == 0) continue; // no leading spaces on a line
-            std::string text = sp.text.substr(start, i - start);
-            InlineLayout::Piece* last = l.pieces.empty() ? nullptr : &l.pieces.back();
-            if (last && last->line == line && last->style == sp.style && !first_unit) {
-                last->text += text;
-                last->w += w;
-            } else {
-                l.pieces.push_back({text, sp.style, x + extra, line, w});
+            auto emit = [&](std::string text, float tw) {
+                InlineLayout::Piece* last = l.pieces.empty() ? nullptr : &l.pieces.back();
+                if (last && last->line == line && last->style == sp.style && !first_unit) {
+                    last->text += text;
+                    last->w += tw;
+                } else {
+                    l.pieces.push_back({std::move(text), sp.style, x + extra, line, tw});
+                }
+                x += tw + extra;
+                first_unit = false;
+                extra = 0;
+            };
+            if (space || x + w + extra <= width) {
+                emit(sp.text.substr(start, i - start), w);
+                continue;
             }
-            x += w + extra;
-            first_unit = false;
+            // A word wider than a whole line (`ep.run_decompositions({})` in a table's
+            // narrow column): broken over lines rather than cut at the edge, after a
+            // '.', '_', '(' or ',' when one is far enough along, else anywhere.
+            size_t from = start;
+            while (from < i) {
+                size_t k = from, cut = from, soft = from;
+                float cw = 0, soft_w = 0;
+                while (k < i) {
+                    size_t k2 = k;
+                    const uint32_t c = next_codepoint(sp.text, k2);
+                    const float a = adv(c);
+                    if (cut > from && x + cw + a + extra > width) break;
+                    cw += a;
+                    k = cut = k2;
+                    if (c == '.' || c == '_' || c == '(' || c == ',' || c == '/') {
+                        soft = k;
+                        soft_w = cw;
+                    }
+                }
+                if (k < i && soft > from && soft_w >= 0.4f * (width - x)) {
+                    cut = soft;
+                    cw = soft_w;
+                }
+                emit(sp.text.substr(from, cut - from), cw);
+                from = cut;
+                if (from < i) {
+                    ++line;
+                    x = 0;
+                }
+            }
         }
         if (sp.style == 1) x += code_pad;
     }
