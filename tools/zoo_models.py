@@ -83,6 +83,10 @@ MODELS = {
     "shufflenet_v2_x0_5": (V.shufflenet_v2_x0_5, VISION_INPUT),
     "regnet_y_400mf": (V.regnet_y_400mf, VISION_INPUT),
     "densenet121": (V.densenet121, VISION_INPUT),
+    # GoogLeNet's auxiliary classifiers only run in training: left out (25 MB of unused weights)
+    "googlenet": (lambda: V.googlenet(aux_logits=False, init_weights=True), VISION_INPUT),
+    "mnasnet0_5": (V.mnasnet0_5, VISION_INPUT),
+    "regnet_x_400mf": (V.regnet_x_400mf, VISION_INPUT),
     "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
