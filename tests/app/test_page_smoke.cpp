@@ -943,6 +943,20 @@ TEST_CASE("lesson text: a word wider than its column breaks over lines, never pa
     // The cut falls after a '.' or '_' when one is far enough along.
     CHECK(l.pieces.front().text == "ep.run_");
     CHECK(l.pieces.front().line == 0);
+    // Closing CJK punctuation at a line's end: it goes down with the character before
+    // it, and no piece runs past the width.
+    const std::string zh = "可以有迴圈、條件判斷";
+    const float cut = ImGui::CalcTextSize("可以有迴圈").x + 1; // room for 迴圈 but not 、
+    ui::InlineLayout z = ui::layout_inline(zh, cut);
+    for (const ui::InlineLayout::Piece& p : z.pieces) {
+        INFO(p.text);
+        CHECK(p.x + p.w <= cut + 1);
+    }
+    REQUIRE(z.lines >= 2);
+    std::string second;
+    for (const ui::InlineLayout::Piece& p : z.pieces)
+        if (p.line == 1) second += p.text;
+    CHECK(second.rfind("圈、", 0) == 0);
     ImGui::EndFrame();
 }
 

@@ -97,7 +97,15 @@ InlineLayout layout_inline(const std::string& markdown, float width) {
             }
             float extra = sp.style == 1 && first_unit ? code_pad : 0;
             bool hang = no_break_before(cp);
-            if (!space && x > 0 && x + w + extra > width && !hang) {
+            // Closing punctuation never starts a line: a unit it follows goes down with
+            // it rather than leave it hanging past the edge ("迴圈、" showed a cut "、").
+            float follow = 0;
+            if (i < sp.text.size()) {
+                size_t k2 = i;
+                const uint32_t next = next_codepoint(sp.text, k2);
+                if (no_break_before(next) && next != ' ') follow = adv(next);
+            }
+            if (!space && x > 0 && x + w + follow + extra > width && !hang) {
                 ++line;
                 x = 0;
             }
