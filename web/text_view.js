@@ -159,8 +159,14 @@
     }
     p.prev.addEventListener("click", go(-1));
     p.next.addEventListener("click", go(+1));
+    // On a lesson's last step: the course's next lesson, in place of a Next that leads nowhere.
+    p.nextLesson = plain("button", "");
+    p.nextLesson.type = "button";
+    p.nextLesson.id = "text-view-next-lesson";
+    p.nextLesson.addEventListener("click", function () { if (last && last.next_lesson) command(3, 0); });
     nav.appendChild(p.prev);
     nav.appendChild(p.next);
+    nav.appendChild(p.nextLesson);
     p.link = document.createElement("a");
     p.link.className = "link";
     [p.counter, p.title, p.text, p.action, p.after, p.graph, p.check, p.feedback, nav, p.link]
@@ -323,6 +329,12 @@
     parts.next.textContent = s.step >= s.steps ? w.web_last : w.web_next;
     setDisabled(parts.prev, s.step <= 1);
     setDisabled(parts.next, s.step >= s.steps);
+    parts.next.hidden = !!s.next_lesson;
+    parts.nextLesson.hidden = !s.next_lesson;
+    if (s.next_lesson) {
+      parts.nextLesson.textContent = w.lesson_next_lesson;
+      parts.nextLesson.setAttribute("aria-label", fmt(w.lesson_next_lesson_tip, s.next_lesson.title));
+    }
     parts.link.href = s.link;
     parts.link.textContent = w.web_link + s.link;
     // A new step while the learner works in the view: its heading takes focus, so

@@ -423,6 +423,8 @@ public:
     // --- lessons (app_lesson.cpp) ----------------------------------------------
     // The lessons the page ships (assets/lessons, fetched by the loader).
     const LessonCatalog& lessons() const { return catalog_; }
+    // On a lesson's last step: the course's next lesson (in the page's language), else null.
+    const Lesson* next_lesson() const;
     const std::string& lessons_error() const { return catalog_error_; }
     // What was wrong with the last deep link (#m00-9/1, #m00-4/0), "" when nothing.
     const std::string& link_notice() const { return link_notice_; }

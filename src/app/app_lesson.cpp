@@ -62,6 +62,14 @@ bool LessonProgress::is_done(int step) const {
     return std::binary_search(done.begin(), done.end(), step);
 }
 
+const Lesson* App::next_lesson() const {
+    if (!lesson_ || lesson_->step() < lesson_->step_count()) return nullptr;
+    const auto& entries = catalog_.entries;
+    for (size_t i = 0; i + 1 < entries.size(); ++i)
+        if (entries[i].id == lesson_->lesson().id) return catalog_.find(entries[i + 1].id, lang_);
+    return nullptr;
+}
+
 bool App::first_visit() const {
     if (lesson_ || welcomed_ || !pending_id_.empty()) return false;
     for (const auto& [id, p] : progress_)
@@ -542,6 +550,8 @@ std::string App::text_view_json() const {
               {"button", st.button},
               {"performed", r.performed()},
               {"quiz", st.is_quiz}};
+    if (const Lesson* next = next_lesson())
+        j["next_lesson"] = {{"id", next->id}, {"title", next->title}};
     if (st.actions.empty() || r.performed()) j["after"] = blocks_json(step_text_.after);
     if (const auto& rep = r.report(); rep && r.performed()) {
         json results = json::array();

@@ -104,6 +104,10 @@ int main() {
                     break;
                 case platform::TextViewCommand::Kind::Go: app.lesson_go(c.number); break;
                 case platform::TextViewCommand::Kind::Answer: app.lesson_answer(c.number); break;
+                case platform::TextViewCommand::Kind::NextLesson:
+                    if (const pt2lab::Lesson* next = app.next_lesson())
+                        app.open_lesson(next->id, 1);
+                    break;
                 }
                 frames_left = 3;
             }

@@ -1001,13 +1001,18 @@ TEST_CASE("the last step of a lesson leads on to the next lesson", "[page]") {
             REQUIRE(h.app->lesson()->step() == last);
             h.frame();
             const auto& w = h.app->ui().widgets;
+            const auto tv = nlohmann::json::parse(platform::null_platform_text_view());
             if (i + 1 == entries.size()) {
                 // The course's last lesson: no lesson after it, Next stays (inert).
                 CHECK(w.count("lesson:next-lesson") == 0);
                 CHECK(w.count("lesson:next") == 1);
+                CHECK_FALSE(tv.contains("next_lesson"));
                 continue;
             }
             CHECK(w.count("lesson:next") == 0);
+            // The text view offers the same next lesson.
+            REQUIRE(tv.contains("next_lesson"));
+            CHECK(tv["next_lesson"]["id"] == entries[i + 1].id);
             h.click_widget("lesson:next-lesson");
             h.frames(3);
             h.settle();

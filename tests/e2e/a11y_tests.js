@@ -279,6 +279,18 @@ test("a11y: the same lesson in the text view alone (buttons, radio group, live r
   await tabToElement(page, () => document.activeElement.id === "text-view-prev", "Previous step");
   await page.keyboard.press("Enter");
   await waitState(page, (x) => x.lessons.current.step === file.steps.length - 1, "Previous in the text view moves the canvas");
+  // The last step of a lesson that has a next one: the text view leads on to it.
+  await page.evaluate(() => { location.hash = "#m00/5"; });
+  await waitState(page, (x) => x.lessons.current.id === "m00" && x.lessons.current.step === 5, "M00's last step");
+  await page.waitForFunction(() => !document.getElementById("text-view-next-lesson").hidden &&
+    document.getElementById("text-view-next").hidden);
+  const label = await page.evaluate(() => document.getElementById("text-view-next-lesson").getAttribute("aria-label"));
+  assert.match(label, /M00-1/, `the button names the next lesson: ${label}`);
+  await tabToElement(page, () => document.activeElement.id === "text-view-next-lesson", "Next lesson");
+  await page.keyboard.press("Enter");
+  await waitState(page, (x) => x.lessons.current.id === "m00-1" && x.lessons.current.step === 1, "the next lesson from the text view");
+  await page.waitForFunction(() => document.getElementById("text-view-next-lesson").hidden &&
+    !document.getElementById("text-view-next").hidden);
   noErrors(page);
 });
 

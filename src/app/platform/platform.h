@@ -91,7 +91,7 @@ void toggle_text_view();
 // step's button, go to a step, answer the check (the app does it as if its own
 // panel had been used).
 struct TextViewCommand {
-    enum class Kind { Perform, Go, Answer } kind = Kind::Perform;
+    enum class Kind { Perform, Go, Answer, NextLesson } kind = Kind::Perform;
     int number = 0; // Go: the step (from 1); Answer: the option (from 0)
 };
 std::vector<TextViewCommand> take_text_view_commands();

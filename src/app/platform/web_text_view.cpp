@@ -17,11 +17,11 @@ std::vector<pt2lab::app::platform::TextViewCommand>& commands() {
 } // namespace
 
 // Called by web/text_view.js: kind 0 the step's button, 1 go to step `number`,
-// 2 answer option `number`.
+// 2 answer option `number`, 3 open the next lesson (on a lesson's last step).
 extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_text_view_command(int kind, int number) {
     using K = pt2lab::app::platform::TextViewCommand::Kind;
-    if (kind < 0 || kind > 2) return;
-    K k = kind == 0 ? K::Perform : kind == 1 ? K::Go : K::Answer;
+    if (kind < 0 || kind > 3) return;
+    K k = kind == 0 ? K::Perform : kind == 1 ? K::Go : kind == 2 ? K::Answer : K::NextLesson;
     commands().push_back({k, number});
 }
 

@@ -221,14 +221,7 @@ void footer(App& app, const LessonRunner& r) {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x2F3D5C)));
     // The last step leads on to the next lesson of the course, when there is one.
-    const Lesson* next_lesson = nullptr;
-    if (r.step() >= r.step_count()) {
-        const auto& entries = app.lessons().entries;
-        for (size_t i = 0; i + 1 < entries.size() && !next_lesson; ++i)
-            if (entries[i].id == r.lesson().id)
-                next_lesson = app.lessons().find(entries[i + 1].id, app.lesson_lang());
-    }
-    if (next_lesson) {
+    if (const Lesson* next_lesson = app.next_lesson()) {
         if (inert_button(label(app, Str::lesson_next_lesson), ImVec2(w, 0), false))
             app.open_lesson(next_lesson->id, 1);
         expose(app, "lesson:next-lesson");
