@@ -74,8 +74,7 @@ struct Workspace::Pending {
     bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
     bool before_fresh = false;    // Run: the state was the file's, as loaded
     RunResult last;               // Run: the last forward's result
-    // Run of the module: did forward() run an older recompile (compared in pieces)?
-    std::optional<StaleGlancing> glancing;
+    // Run of the module: did forward() run an older recompile (Workspace::write_code)?
     std::optional<bool> stale;
     // Calibrate: the observers whose qparams the summary shows, and how many are done
     // (HistogramObserver's search takes milliseconds each: it is sliced too).
