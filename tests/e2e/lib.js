@@ -139,9 +139,23 @@ async function watchedPage(ctx, url, opts = {}) {
 }
 
 // Clicks a widget the app exposed in the state hook (waits for it to be drawn).
+// The widget's box once it has held still for a frame: a menu or popup places its
+// items on the frame after it first measures them, and a slow machine may show
+// that first frame's box (a click there landed on the menu's next item).
+async function steadyWidget(page, name) {
+  let r = (await waitState(page, (st) => st.widgets[name], `widget ${name}`)).widgets[name];
+  for (let i = 0; i < 40; i++) {
+    await page.waitForTimeout(50);
+    const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
+    const b = s.widgets[name];
+    if (r.x === b.x && r.y === b.y && r.w === b.w && r.h === b.h) return b; // idle, or held still
+    r = b;
+  }
+  return r;
+}
+
 async function clickWidget(page, name) {
-  const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
-  const r = s.widgets[name];
+  const r = await steadyWidget(page, name);
   await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
   await page.waitForTimeout(30);
   await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
@@ -159,4 +173,5 @@ async function reloadOffline(page, server) {
   return waitState(page, (st) => st.ready && st.frames > 1, "the page after a reload offline", 30000);
 }
 
-module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView, watchedPage, clickWidget, reloadOffline };
+module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView, watchedPage, clickWidget, steadyWidget,
+  reloadOffline };

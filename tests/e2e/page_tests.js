@@ -6,7 +6,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { ROOT, serve, state, waitState, boxInView, watchedPage, reloadOffline } = require("./lib");
+const { ROOT, serve, state, waitState, boxInView, watchedPage, reloadOffline, steadyWidget } = require("./lib");
 const cli = require("./cli");
 
 const GRAPHS = path.join(ROOT, "assets/graphs");
@@ -66,8 +66,7 @@ async function clickAt(page, x, y) {
 
 // Clicks a widget the app exposed in the state hook (waits for it to be drawn).
 async function clickWidget(page, name) {
-  const s = await waitState(page, (st) => st.widgets[name], `widget ${name}`);
-  const r = s.widgets[name];
+  const r = await steadyWidget(page, name);
   await clickAt(page, r.x + r.w / 2, r.y + r.h / 2);
 }
 
