@@ -273,6 +273,34 @@ def dq_case(name, x, scale, zero_point, quant_min, quant_max, dtype):
 # A quantization scale as convert_pt2e writes it (float(float32 scale)), from the fact sheet.
 ACT_SCALE, ACT_ZP = 0.021406318992376328, 130
 
+def rnn_case(name, target, gates, x_shape, hidden, layers=1, bidirectional=False,
+             batch_first=True, biases=True):
+    """lstm.input (gates 4, hx = [h0, c0]) or gru.input (gates 3, hx = h0) with every argument
+    written out, as export holds them; params per layer and direction as torch flattens them."""
+    dirs = 2 if bidirectional else 1
+    batch = x_shape[0] if batch_first else x_shape[1]
+    tensors = {"x": randn(*x_shape)}
+    params = []
+    for layer in range(layers):
+        in_size = x_shape[2] if layer == 0 else dirs * hidden
+        for d in range(dirs):
+            sfx = f"l{layer}" + ("_reverse" if d else "")
+            tensors[f"w_ih_{sfx}"] = conv_weight(gates * hidden, in_size)
+            tensors[f"w_hh_{sfx}"] = conv_weight(gates * hidden, hidden)
+            params += [T(f"w_ih_{sfx}"), T(f"w_hh_{sfx}")]
+            if biases:
+                tensors[f"b_ih_{sfx}"] = randn(gates * hidden, scale=0.1)
+                tensors[f"b_hh_{sfx}"] = randn(gates * hidden, scale=0.1)
+                params += [T(f"b_ih_{sfx}"), T(f"b_hh_{sfx}")]
+    tensors["h0"] = randn(layers * dirs, batch, hidden, scale=0.5)
+    hx = T("h0")
+    if gates == 4:
+        tensors["c0"] = randn(layers * dirs, batch, hidden, scale=0.5)
+        hx = [T("h0"), T("c0")]
+    return Case(name, target, [T("x"), hx, params, biases, layers, 0.0, False, bidirectional,
+                               batch_first], tensors)
+
+
 CASES: List[Case] = [
     # conv2d: stride, padding, dilation, groups, bias, batch, non-square shapes, lesson sizes
     conv_case("conv2d_stride2_pad0_bias", (2, 4, 9, 9), (6, 4, 3, 3), stride=2),
@@ -546,6 +574,35 @@ CASES: List[Case] = [
     Case("full_like_zero", "aten.full_like.default", [T("x"), 0],
          {"x": randn(2, 2, 5, 5)},
          kwargs={"pin_memory": False}),
+
+    # factories, slices and tanh (nn.LSTM / nn.GRU at Core ATen: the initial state, one time
+    # step of the precomputed input, the cell's tanh)
+    Case("tanh_wide_range", "aten.tanh.default", [T("x")], {"x": randn(2, 8, 4, 4, scale=3.0)}),
+    Case("slice_dim0_one_step", "aten.slice.Tensor", [T("x"), 0, 3, 4], {"x": randn(10, 1, 16)}),
+    Case("slice_dim1_negative_start_step2", "aten.slice.Tensor", [T("x"), 1, -5, None, 2],
+         {"x": randn(2, 7, 3)}),
+    Case("slice_end_past_the_size", "aten.slice.Tensor", [T("x"), -1, 2, 100],
+         {"x": randn(3, 5)}),
+    Case("slice_defaults_whole", "aten.slice.Tensor", [T("x")], {"x": randn(3, 4)}),
+    Case("slice_empty_range", "aten.slice.Tensor", [T("x"), 1, 4, 2], {"x": randn(3, 5)}),
+    Case("full_zero_lstm_state", "aten.full.default", [[1, 1, 32], 0], {},
+         kwargs={"dtype": torch.float32, "layout": torch.strided, "device": torch.device("cpu"),
+                 "pin_memory": False}),
+    Case("full_float_fill_default_dtype", "aten.full.default", [[2, 3], 1.5], {}),
+    Case("full_int_fill_int64", "aten.full.default", [[4], 7], {}),
+    Case("zeros_lstm_state", "aten.zeros.default", [[1, 1, 32]], {},
+         kwargs={"dtype": torch.float32, "device": torch.device("cpu"), "pin_memory": False}),
+    Case("zeros_default_dtype", "aten.zeros.default", [[2, 3]], {}),
+    Case("zeros_negative_size", "aten.zeros.default", [[-1, 2]], {}, raises=True),
+
+    # recurrent layers (nn.LSTM, nn.GRU) as export keeps them
+    rnn_case("lstm_one_layer_batch_first", "aten.lstm.input", 4, (2, 5, 6), 8),
+    rnn_case("lstm_two_layers_bidirectional_seq_first", "aten.lstm.input", 4, (5, 2, 6), 8,
+             layers=2, bidirectional=True, batch_first=False),
+    rnn_case("lstm_no_biases", "aten.lstm.input", 4, (1, 4, 3), 5, biases=False),
+    rnn_case("gru_one_layer_batch_first", "aten.gru.input", 3, (2, 5, 6), 8),
+    rnn_case("gru_two_layers_bidirectional_no_biases", "aten.gru.input", 3, (5, 2, 6), 8,
+             layers=2, bidirectional=True, batch_first=False, biases=False),
 
     # multi-output ops are unpacked with operator.getitem
     Case("getitem_max_pool2d_with_indices_1", "operator.getitem", [N("pool"), 1],

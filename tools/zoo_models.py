@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The model zoo: torchvision classifiers and transformer layers exported by
+"""The model zoo: torchvision classifiers, transformer and recurrent layers exported by
 torch 2.14.1, with what torch prints for them and their eager outputs, for
 pt2lab's zoo test (tests/core/test_zoo.cpp, docs/FORMATS.md section 11).
 
@@ -68,6 +68,19 @@ class SelfAttention(nn.Module):
         return out, weights
 
 
+class Recurrent(nn.Module):
+    """nn.LSTM or nn.GRU (16 -> 32, batch_first, zero initial state), its outputs flat:
+    output, h_n (, c_n)."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.rnn = cls(16, 32, batch_first=True)
+
+    def forward(self, x):
+        out, state = self.rnn(x)
+        return (out, *state) if isinstance(state, tuple) else (out, state)
+
+
 def encoder(**kwargs):
     return lambda: nn.TransformerEncoderLayer(32, 4, 64, **kwargs)
 
@@ -91,6 +104,8 @@ MODELS = {
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
     "multihead_attention": (SelfAttention, (1, 10, 32)),
+    "lstm": (lambda: Recurrent(nn.LSTM), (1, 10, 16)),
+    "gru": (lambda: Recurrent(nn.GRU), (1, 10, 16)),
 }
 
 

@@ -122,6 +122,12 @@ Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& 
 
 Status calibrate_observers(Workspace& ws, const CliArgs& a, const InputSource& inputs,
                            const std::string& source) {
+    if (ws.state().observers.empty()) {
+        // prepare_pt2e annotated nothing (nn.LSTM, nn.GRU): torch's calibration would record
+        // nothing, and convert_pt2e leaves the module as it is
+        std::printf("# nothing to calibrate: prepare_pt2e placed no observer\n");
+        return {};
+    }
     Action cal = Action::of(Action::Kind::Calibrate);
     cal.inputs = inputs;
     cal.repeat = a.calibrate + 1; // the real input, then SeededRng(1..N).normal()

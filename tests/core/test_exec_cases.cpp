@@ -59,6 +59,11 @@ Argument decode(const json& j, const std::map<std::string, Node*>& tensors) {
     }
     if (j.contains("dtype"))
         return Argument::from_dtype(*scalar_type_from_name(j["dtype"].get<std::string>()));
+    if (j.contains("device")) return Argument::device(j["device"].get<std::string>());
+    if (j.contains("repr")) { // torch.strided, the one layout a factory case passes
+        const std::string r = j["repr"].get<std::string>();
+        return r == "torch.strided" ? Argument::layout(7) : Argument::repr(r);
+    }
     if (j.contains("float")) {
         std::string s = j["float"].get<std::string>();
         return Argument::from_float(s == "nan" ? std::nan("") : s == "-inf" ? -INFINITY : INFINITY);

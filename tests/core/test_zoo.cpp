@@ -1,5 +1,5 @@
 // The model zoo against torch 2.14.1 (tools/zoo_models.py): torchvision
-// classifiers and transformer layers exported by real torch. For each model:
+// classifiers, transformer and recurrent layers exported by real torch. For each model:
 // pt2lab prints the export as torch does (graph, code, print_readable,
 // ep.module().code), its own run_decompositions at both levels print as
 // torch's, every form runs on the archive's sample input within 1e-4 of torch's
@@ -128,6 +128,16 @@ ExportedProgram load(const std::string& path) {
     INFO(path << ": " << (r.ok() ? "" : r.error().str()));
     REQUIRE(r.ok());
     return r.take();
+}
+
+// Whether prepare_pt2e (XNNPACKQuantizer's recipe) places any observer in the file's module.
+bool observed(const std::string& path) {
+    ExportedProgram ep = load(path);
+    auto gm = unlift(ep);
+    REQUIRE(gm.ok());
+    auto prep = prepare_pt2e(gm.value());
+    REQUIRE(prep.ok());
+    return !prep.value().observers.empty();
 }
 
 } // namespace
@@ -267,6 +277,13 @@ TEST_CASE("zoo: the page's path runs every model on default settings and quantiz
             cal.fast_kernels = true;
             auto c = ws.value()->apply(cal);
             INFO((c.ok() ? std::string() : c.error().str()));
+            if (!observed(folder + file)) {
+                // XNNPACKQuantizer annotates none of its ops (nn.LSTM, nn.GRU): prepare placed
+                // no observer, and Calibrate says so rather than run for nothing
+                REQUIRE_FALSE(c.ok());
+                CHECK(c.error().message == "the module has no observers to calibrate");
+                continue;
+            }
             REQUIRE(c.ok());
             auto q = ws.value()->apply(Action::of(Action::Kind::Convert));
             INFO((q.ok() ? std::string() : q.error().str()));

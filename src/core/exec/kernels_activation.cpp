@@ -1,5 +1,5 @@
 // Activation kernels beyond relu: hardtanh, hardsigmoid, hardswish, sigmoid,
-// silu, gelu, clamp and their in-place forms; dropout (identity in eval, refused
+// tanh, silu, gelu, clamp and their in-place forms; dropout (identity in eval, refused
 // in training: pt2lab does not reproduce torch's random masks).
 #include <cmath>
 
@@ -146,6 +146,11 @@ Result<Value> kernel_hardswish_(const CallArgs& a, const KernelOptions& opt) {
 // sigmoid(self): 1 / (1 + exp(-x))
 Result<Value> kernel_sigmoid(const CallArgs& a, const KernelOptions& opt) {
     return unary_float(a, opt, sigmoid_of);
+}
+
+// tanh(self) (the LSTM and GRU cells at Core ATen, MaxViT)
+Result<Value> kernel_tanh(const CallArgs& a, const KernelOptions& opt) {
+    return unary_float(a, opt, [](double v) { return std::tanh(v); });
 }
 
 // silu(self): x * sigmoid(x)

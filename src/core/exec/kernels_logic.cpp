@@ -1,5 +1,6 @@
 // Comparison, boolean and selection kernels (what sdpa's Core ATen form uses for
-// fully masked rows): eq.Scalar, logical_not, any.dim, where.self, full_like.
+// fully masked rows): eq.Scalar, logical_not, any.dim, where.self, full_like; the
+// factories full and zeros (an LSTM's initial state).
 #include <cmath>
 #include <cstring>
 
@@ -139,6 +140,46 @@ Result<Value> kernel_full_like(const CallArgs& a, const KernelOptions& opt) {
     if (!yr.ok()) return yr.error();
     for (int64_t k = 0; k < yr.value().numel(); ++k) yr.value().set(k, fill.value());
     return Value::of(yr.take());
+}
+
+namespace {
+// A factory's result: `sizes` (each >= 0) of `dtype` filled with `value`; `name` is
+// what torch's refusal of a negative size names ("zeros").
+Result<Value> filled(const KernelOptions& opt, const std::vector<int64_t>& sizes, ScalarType dtype,
+                     double value, const std::string& op, const std::string& name) {
+    for (int64_t s : sizes)
+        if (s < 0)
+            return kernel_error(op + ": " + name + ": Dimension size must be non-negative.",
+                                "size " + shape_str(sizes));
+    auto yr = new_tensor(opt, dtype, sizes, op);
+    if (!yr.ok()) return yr.error();
+    if (value != 0.0) // new_tensor zero-fills
+        for (int64_t k = 0; k < yr.value().numel(); ++k) yr.value().set(k, value);
+    return Value::of(yr.take());
+}
+} // namespace
+
+// full(size, fill_value, *, dtype=None, layout, device, pin_memory): without a dtype,
+// the fill value's (float32 for a float, int64 for an int, bool for a bool), as torch
+Result<Value> kernel_full(const CallArgs& a, const KernelOptions& opt) {
+    const std::string op = "aten.full.default";
+    auto size = a.ints(0);
+    if (!size.ok()) return size.error();
+    auto fill = a.real(1);
+    if (!fill.ok()) return fill.error();
+    ScalarType dt = a[2].kind == Value::Kind::Dtype  ? a[2].dtype
+                    : a[1].kind == Value::Kind::Int  ? ScalarType::Long
+                    : a[1].kind == Value::Kind::Bool ? ScalarType::Bool
+                                                     : ScalarType::Float;
+    return filled(opt, size.value(), dt, fill.value(), op, "full");
+}
+
+// zeros(size, *, dtype=None, layout, device, pin_memory): float32 unless a dtype is given
+Result<Value> kernel_zeros(const CallArgs& a, const KernelOptions& opt) {
+    auto size = a.ints(0);
+    if (!size.ok()) return size.error();
+    ScalarType dt = a[1].kind == Value::Kind::Dtype ? a[1].dtype : ScalarType::Float;
+    return filled(opt, size.value(), dt, 0.0, "aten.zeros.default", "zeros");
 }
 
 } // namespace pt2lab

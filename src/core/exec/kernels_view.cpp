@@ -1,6 +1,6 @@
 // View-like shape kernels the vision and transformer exports reach (results are
 // materialized contiguous copies, as every executor tensor is contiguous):
-// transpose, select, squeeze, unsqueeze, unflatten, expand, contiguous,
+// transpose, select, slice, squeeze, unsqueeze, unflatten, expand, contiguous,
 // _unsafe_view; and the ops that split or join along a dimension: cat, chunk,
 // split, split_with_sizes.
 #include <cstring>
@@ -116,6 +116,54 @@ Result<Value> kernel_select(const CallArgs& a, const KernelOptions& opt) {
     if (!y.ok()) return y.error();
     y.value().sizes.erase(y.value().sizes.begin() + dim.value());
     return Value::of(y.take());
+}
+
+// slice.Tensor(self, dim=0, start=None, end=None, step=1): x[..., start:end:step, ...] along
+// dim, start and end clamped into [0, size(dim)] as Python's slices are (a copy, as select's)
+Result<Value> kernel_slice(const CallArgs& a, const KernelOptions& opt) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    const std::string op = "aten.slice.Tensor";
+    const Tensor& in = *x.value();
+    if (in.dim() == 0) return kernel_error(op + ": slice() cannot be applied to a 0-dim tensor.");
+    auto dim = dim_arg(a, 1, in.dim(), op);
+    if (!dim.ok()) return dim.error();
+    auto step = a.integer(4);
+    if (!step.ok()) return step.error();
+    if (step.value() <= 0) return kernel_error(op + ": slice step must be positive");
+    const int64_t n = in.sizes[static_cast<size_t>(dim.value())];
+    // None is the whole range; a negative bound counts from the end
+    auto bound = [&](size_t i, int64_t absent) -> Result<int64_t> {
+        if (a[i].kind == Value::Kind::None) return absent;
+        auto v = a.integer(i);
+        if (!v.ok()) return v.error();
+        int64_t b = v.value();
+        if (b < 0) b = b < -n ? 0 : b + n;
+        return b > n ? n : b;
+    };
+    auto start = bound(2, 0), end = bound(3, n);
+    if (!start.ok()) return start.error();
+    if (!end.ok()) return end.error();
+    const int64_t s = start.value(), st = step.value();
+    const int64_t len = end.value() > s ? (end.value() - s + st - 1) / st : 0;
+    if (st == 1) {
+        auto y = narrow_copy(opt, in, dim.value(), s, len, op);
+        if (!y.ok()) return y.error();
+        return Value::of(y.take());
+    }
+    std::vector<int64_t> sizes = in.sizes;
+    sizes[static_cast<size_t>(dim.value())] = len;
+    auto yr = new_tensor(opt, in.dtype, sizes, op);
+    if (!yr.ok()) return yr.error();
+    int64_t outer, inner;
+    split_dims(in, dim.value(), outer, inner);
+    const size_t item = scalar_type_size(in.dtype);
+    const size_t row = static_cast<size_t>(inner) * item;
+    for (int64_t o = 0; o < outer; ++o) // x: [outer, n, inner] -> y: [outer, len, inner]
+        for (int64_t k = 0; k < len && row; ++k)
+            std::memcpy(&yr.value().storage[static_cast<size_t>(o * len + k) * row],
+                        &in.storage[static_cast<size_t>((o * n + s + k * st) * inner) * item], row);
+    return Value::of(yr.take());
 }
 
 // squeeze.dim(self, dim): drops dim if its size is 1

@@ -20,6 +20,9 @@ struct DecompContext {
     Graph& g;
     Node* node;
     std::vector<Node*> created;
+    // Nodes after `node` that the rule erased (a multi-output op's getitem readers),
+    // which the pass must no longer visit.
+    std::vector<const Node*> erased;
 
     // A new call_function before `node`, carrying node's metadata (module
     // stack, torch_fn, stack trace) and the given value metadata.
@@ -42,6 +45,11 @@ struct DecompContext {
                                {Argument::from_node(multi), Argument::from_int(int64_t(k))}, {},
                                "getitem", vals[k]));
         return out;
+    }
+    // Erases n, a node after `node` that nothing reads any more, and records it.
+    Status erase_later_node(Node* n) {
+        erased.push_back(n);
+        return g.erase_node(n);
     }
     // Users of `node` read `value` instead; `node` goes.
     Status replace_with(Node* value) {
@@ -182,6 +190,8 @@ bool t_is_2d(const Node& n);
 bool dropout_is_eval(const Node& n);
 bool softmax_no_dtype(const Node& n);
 bool sdpa_plain(const Node& n);
+bool lstm_decomposes(const Node& n);
+bool gru_decomposes(const Node& n);
 #undef NO_DECOMP
 #undef NO_KERNEL
 #undef K

@@ -266,14 +266,16 @@ namespace {
 // (torch decomposes until every op is in the target opset: chunk -> split ->
 // split_with_sizes). `created` gets the surviving new nodes, in graph order.
 Status apply_rules(ExportedProgram& ep, const DecompTable& table, Node* n,
-                   std::vector<Node*>& created, int depth) {
+                   std::vector<Node*>& created, std::vector<const Node*>& erased, int depth) {
     const DecompRule* rule = table.find(*n);
-    DecompContext ctx{ep, *ep.graph, n, {}};
-    if (Status s = rule->apply(ctx); !s.ok()) return s;
+    DecompContext ctx{ep, *ep.graph, n, {}, {}};
+    Status applied = rule->apply(ctx);
+    erased.insert(erased.end(), ctx.erased.begin(), ctx.erased.end());
+    if (!applied.ok()) return applied;
     for (Node* m : ctx.created) {
         // A rule never creates its own op, so the depth only guards against a table bug.
         if (depth < 8 && table.find(*m)) {
-            if (Status s = apply_rules(ep, table, m, created, depth + 1); !s.ok()) return s;
+            if (Status s = apply_rules(ep, table, m, created, erased, depth + 1); !s.ok()) return s;
         } else {
             created.push_back(m);
         }
@@ -329,7 +331,9 @@ namespace {
 
 // One node's rule (and the rules of what it made), and the drop of its unused
 // outputs. Leaves the program half-changed on error: callers keep a copy.
-Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node* n) {
+// `erased` gets the nodes after n that a rule erased (a multi-output op's readers).
+Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node* n,
+                             std::vector<const Node*>* erased = nullptr) {
     const DecompRule* rule = table.find(*n);
     if (!rule)
         return make_error("%" + n->name(),
@@ -338,7 +342,10 @@ Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node
     step.node = n->name();
     step.rule = rule->summary;
     std::vector<Node*> created;
-    if (Status s = apply_rules(ep, table, n, created, 0); !s.ok()) return s.error();
+    std::vector<const Node*> gone;
+    Status applied = apply_rules(ep, table, n, created, gone, 0);
+    if (erased) erased->insert(erased->end(), gone.begin(), gone.end());
+    if (!applied.ok()) return applied.error();
     sync_output_specs(ep);
     // The rule's outputs nobody reads (getitem_1 ...) go, as the retrace's DCE drops them.
     std::vector<std::string> names;
@@ -377,7 +384,8 @@ struct Decomposing::Impl {
     ExportedProgram& ep;
     const DecompTable table;
     DecompReport report;
-    std::vector<Node*> nodes; // the graph's nodes before, in order
+    std::vector<Node*> nodes;        // the graph's nodes before, in order
+    std::vector<const Node*> erased; // those of them a rule erased since (never visited)
     size_t next = 0;
     Stages stages;
 
@@ -392,8 +400,9 @@ struct Decomposing::Impl {
             for (size_t end = std::min(nodes.size(), next + piece_size().nodes); next < end;
                  ++next) {
                 Node* n = nodes[next];
+                if (std::find(erased.begin(), erased.end(), n) != erased.end()) continue;
                 if (!table.find(*n)) continue;
-                auto step = apply_one(ep, table, n);
+                auto step = apply_one(ep, table, n, &erased);
                 if (!step.ok()) return step.error();
                 report.steps.push_back(step.take());
             }
