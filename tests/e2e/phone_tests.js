@@ -148,4 +148,18 @@ for (const [label, viewport, dpr] of [["a 390 x 844 phone", { width: 390, height
   });
 }
 
+test("touch: a first visit on a phone opens on the welcome and the lessons; Start with M00 is a tap", async (ctx) => {
+  const viewport = { width: 390, height: 844 };
+  const page = await openTouchPage(ctx, viewport, 3, "");
+  let s = await waitState(page, (x) => x.widgets["welcome:start"] && x.widgets["lesson:open:m00"], "the welcome");
+  assert.equal(s.widgets["panel:graph"], undefined, "the graph waits behind its button");
+  for (const w of ["welcome:start", "welcome:dismiss", "view:graph"]) onScreen(s, w, viewport, "first visit");
+  await shot(ctx, page, "390x844-welcome.png");
+  await tap(page, s, "welcome:start", viewport, "Start with M00");
+  s = await waitState(page, (x) => x.lessons.current && x.lessons.current.id === "m00" && x.widgets["panel:lesson"],
+                      "M00 by a tap");
+  assert.ok(s.widgets["panel:lesson"].w >= viewport.width - 1, "the lesson fills the phone");
+  assert.deepEqual(page.errors, [], "no console errors");
+});
+
 module.exports = { list };

@@ -328,10 +328,13 @@ void draw_frame(App& app) {
         ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
                             ImVec2(ImGui::GetStyle().FramePadding.x, pad_y));
         // The lesson first when one opens (a deep link opens it after the first frame),
-        // the graph when it is left.
-        if (ui.compact_pane < 0 || in_lesson != ui.compact_in_lesson)
-            ui.compact_pane = static_cast<int>(in_lesson && !opt.hide_left ? UiState::Pane::Side
-                                                                           : UiState::Pane::Graph);
+        // and on a first visit (the welcome and the lesson list); the graph when a
+        // lesson is left.
+        if (ui.compact_pane < 0 || in_lesson != ui.compact_in_lesson) {
+            const bool side =
+                (in_lesson || (ui.compact_pane < 0 && app.first_visit())) && !opt.hide_left;
+            ui.compact_pane = static_cast<int>(side ? UiState::Pane::Side : UiState::Pane::Graph);
+        }
         ui.compact_in_lesson = in_lesson;
     }
     float top = opt.hide_top ? 0 : top_bar_height();
