@@ -53,36 +53,27 @@ def missing_characters(src: str, face: int, text: str) -> str:
     return "".join(ch for ch in text if ord(ch) not in cmap)
 
 
-def subset_font(src: str, face: int, text: str, dst: str) -> int:
+def subset_font(src: str, face: int, dst: str, text: str = "", unicodes=(),
+                notdef: bool = True) -> None:
+    """Writes the glyphs of `text` / `unicodes` from face `face` of `src` to `dst`."""
     opts = subset.Options()
     opts.layout_features = []
     opts.hinting = False
     opts.name_IDs = [1, 2]  # family and style: enough to identify the file
-    opts.notdef_outline = True
+    opts.notdef_outline = notdef
     opts.glyph_names = False
     opts.font_number = face
     font = subset.load_font(src, opts, dontLoadGlyphNames=True)
     sub = subset.Subsetter(opts)
-    sub.populate(text=text)
+    sub.populate(text=text, unicodes=list(unicodes))
     sub.subset(font)
     subset.save_font(font, dst, opts)
-    return len(TTFont(dst).getGlyphOrder())
 
 
 def _subset_page(job) -> tuple:
     page, unicodes, dst = job
-    opts = subset.Options()
-    opts.layout_features = []
-    opts.hinting = False
-    opts.name_IDs = [1, 2]
-    opts.notdef_outline = False
-    opts.glyph_names = False
-    opts.font_number = CJK_FACE
-    font = subset.load_font(CJK_TTC, opts, dontLoadGlyphNames=True)
-    sub = subset.Subsetter(opts)
-    sub.populate(unicodes=unicodes)
-    sub.subset(font)
-    subset.save_font(font, dst, opts)
+    # A page is merged under the subset, whose .notdef is the one drawn.
+    subset_font(CJK_TTC, CJK_FACE, dst, unicodes=unicodes, notdef=False)
     return page, len(unicodes), os.path.getsize(dst)
 
 
@@ -125,8 +116,10 @@ def main() -> int:
               " ".join(f"U+{ord(c):04X} {c!r}" for c in missing) +
               " (used in " + ", ".join(TEXT_GLOBS) + ")", file=sys.stderr)
         return 1
-    ui = subset_font(CJK_TTC, CJK_FACE, text, os.path.join(args.out, "ui.otf"))
-    mono = subset_font(MONO_TTF, 0, text, os.path.join(args.out, "mono.ttf"))
+    subset_font(CJK_TTC, CJK_FACE, os.path.join(args.out, "ui.otf"), text=text)
+    subset_font(MONO_TTF, 0, os.path.join(args.out, "mono.ttf"), text=text)
+    ui, mono = (len(TTFont(os.path.join(args.out, n)).getGlyphOrder())
+                for n in ("ui.otf", "mono.ttf"))
     with open(os.path.join(args.out, "chars.txt"), "w", encoding="utf-8") as f:
         f.write(text)
     sizes = {n: os.path.getsize(os.path.join(args.out, n)) for n in ("ui.otf", "mono.ttf")}

@@ -943,10 +943,11 @@ void App::finish_job() {
     std::string summary = o.summary;
     while (!summary.empty() && summary.back() == '\n') summary.pop_back();
     log(LogLine::Kind::Action, std::string(action_kind_name(a.kind)) + ": " + summary);
-    // An action that did what was asked ends the banner of the one that did not (the log
-    // keeps it).
-    if (o.torch_error.empty()) view_.error.clear();
-    if (!o.torch_error.empty()) {
+    if (o.torch_error.empty()) {
+        // An action that did what was asked ends the banner of the one that did not (the
+        // log keeps it).
+        view_.error.clear();
+    } else {
         // What torch raises for this (train() on ep.module(), erasing a used node): shown
         // in the banner like an error, since the action did not do what was asked.
         std::string type =

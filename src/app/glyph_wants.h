@@ -58,7 +58,4 @@ private:
     std::vector<int> fetches_;
 };
 
-// The UTF-8 bytes of one code point.
-std::string utf8_encode(char32_t c);
-
 } // namespace pt2lab::app

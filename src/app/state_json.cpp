@@ -9,6 +9,7 @@
 #include "exec/observer.h"
 #include "tensor_summary.h"
 #include "ui/theme.h"
+#include "util/utf8.h"
 
 namespace pt2lab::app {
 namespace {
@@ -252,7 +253,7 @@ std::string App::state_json() const {
         for (char32_t c : glyphs_.noted())
             if (!font || c > IM_UNICODE_CODEPOINT_MAX ||
                 !font->FindGlyphNoFallback(static_cast<ImWchar>(c)))
-                missing += utf8_encode(c);
+                append_utf8(missing, c);
         j["glyphs"] = {
             {"missing", missing}, {"pending", glyphs_.pending()}, {"pages", glyphs_.arrived()}};
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "glyph_wants.h"
+#include "util/utf8.h"
 
 using namespace pt2lab::app;
 
@@ -13,7 +14,7 @@ namespace {
 
 std::string text_of(const std::vector<char32_t>& cps) {
     std::string s;
-    for (char32_t c : cps) s += utf8_encode(c);
+    for (char32_t c : cps) pt2lab::append_utf8(s, c);
     return s;
 }
 

@@ -9,6 +9,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/utf8.h"
+
 namespace pt2lab {
 
 namespace {
@@ -409,23 +411,7 @@ struct JsonParser::Impl {
         }
         return true;
     }
-    void put_utf8(uint32_t cp) {
-        if (cp < 0x80) {
-            scratch += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            scratch += static_cast<char>(0xC0 | (cp >> 6));
-            scratch += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            scratch += static_cast<char>(0xE0 | (cp >> 12));
-            scratch += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            scratch += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            scratch += static_cast<char>(0xF0 | (cp >> 18));
-            scratch += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            scratch += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            scratch += static_cast<char>(0x80 | (cp & 0x3F));
-        }
-    }
+    void put_utf8(uint32_t cp) { append_utf8(scratch, cp); }
     // Length of the well-formed UTF-8 sequence at `at` (RFC 3629: no overlongs,
     // no surrogates, nothing past U+10FFFF), 0 when ill-formed.
     size_t utf8_length(size_t at) const {
