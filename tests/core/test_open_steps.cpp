@@ -204,3 +204,125 @@ TEST_CASE("An opening dropped halfway leaves nothing behind", "[workspace]") {
         // ~Opening frees the load (ASan checks the leak).
     }
 }
+
+namespace {
+
+// The file's bytes with its late ranges (zip_late_ranges over its last `tail`
+// bytes, every weight record of over 1 KB) not yet there: zeros, as the page's
+// buffer holds them before the browser has read them.
+struct Arriving {
+    std::vector<uint8_t> whole;
+    std::vector<ByteRange> late;
+    std::shared_ptr<std::vector<uint8_t>> buffer;
+
+    explicit Arriving(const std::string& path, size_t tail = 1 << 20) {
+        auto b = read_file_bytes(source_path(path));
+        REQUIRE(b.ok());
+        whole = b.take();
+        tail = std::min(tail, whole.size());
+        late = zip_late_ranges(whole.data() + whole.size() - tail, tail, whole.size(), 0);
+        buffer = std::make_shared<std::vector<uint8_t>>(whole);
+        for (const ByteRange& r : late)
+            std::fill(buffer->begin() + static_cast<std::ptrdiff_t>(r.begin),
+                      buffer->begin() + static_cast<std::ptrdiff_t>(r.end), 0);
+    }
+    Result<std::unique_ptr<Workspace>> open(const std::string& name) const {
+        OpenOptions opt;
+        opt.late = late;
+        Opening o(std::shared_ptr<const std::vector<uint8_t>>(buffer), name, opt);
+        int steps = 0;
+        while (!o.step(1e-9)) REQUIRE(++steps < 1000000);
+        return o.finish();
+    }
+    void arrive() const { std::copy(whole.begin(), whole.end(), buffer->begin()); }
+};
+
+} // namespace
+
+TEST_CASE("A .pt2 opens before its weights arrive, and is the same file once they have",
+          "[workspace]") {
+    int files = 0;
+    for (const std::string& path : list_dir("assets/graphs", ".pt2")) {
+        INFO(path);
+        const std::string name = path.substr(path.find_last_of('/') + 1);
+        auto whole = Workspace::open_file(source_path(path));
+        REQUIRE(whole.ok());
+        Arriving a(path);
+        if (a.late.empty()) continue; // the small lessons: no weight record over 1 KB
+        ++files;
+        uint64_t late_bytes = 0;
+        for (const ByteRange& r : a.late) late_bytes += r.end - r.begin;
+        auto ws = a.open(name);
+        if (!ws.ok()) FAIL(ws.error().str());
+        Workspace& w = *ws.value();
+        // The graph, its code and every shape are there; no value may be read yet.
+        CHECK_FALSE(w.file_whole());
+        CHECK(w.code(GraphView::Module).text == whole.value()->code(GraphView::Module).text);
+        CHECK(w.program_str() == whole.value()->program_str());
+        Status s = w.begin(Action::of(Action::Kind::Run));
+        REQUIRE_FALSE(s.ok());
+        CHECK(s.error().str().find("still being read") != std::string::npos);
+        CHECK_FALSE(w.save_pt2().ok());
+        // The bytes arrive; the check goes in pieces of at most 4 MB, and then the
+        // values are the file's: views into the buffer, not copies made at the open.
+        a.arrive();
+        uint64_t done = 0, total = 0;
+        int pieces = 0;
+        while (true) {
+            auto r = w.check_arrived(std::chrono::steady_clock::time_point::min(), &done, &total);
+            REQUIRE(r.ok());
+            ++pieces;
+            if (r.value()) break;
+            REQUIRE(pieces < 100000);
+        }
+        CHECK(done == total);
+        CHECK(total >= late_bytes);
+        CHECK(w.file_whole());
+        const std::string fa = fingerprint(*whole.value()), fb = fingerprint(w);
+        INFO(first_difference(fa, fb));
+        CHECK(fa == fb);
+        auto run = w.apply(Action::of(Action::Kind::Run));
+        REQUIRE(run.ok());
+        CHECK(w.save_pt2().ok());
+    }
+    CHECK(files >= 1); // resnet_style.pt2: 7 of its weight records arrive late
+}
+
+TEST_CASE("Weights that arrive damaged are named; a tail without the directory defers nothing",
+          "[workspace]") {
+    Arriving a("assets/graphs/resnet_style.pt2");
+    REQUIRE_FALSE(a.late.empty());
+    auto ws = a.open("resnet_style.pt2");
+    REQUIRE(ws.ok());
+    a.arrive();
+    // One byte of the last late range differs from the file.
+    (*a.buffer)[a.late.back().end - 1] ^= 0x5a;
+    Result<bool> r = false;
+    while (true) {
+        r = ws.value()->check_arrived(std::chrono::steady_clock::time_point::max());
+        if (!r.ok() || r.value()) break;
+    }
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().file == "resnet_style.pt2");
+    CHECK(r.error().where.find("data/weights/") != std::string::npos);
+    CHECK(r.error().message.find("CRC mismatch") != std::string::npos);
+    CHECK_FALSE(ws.value()->file_whole());
+
+    // 100 bytes of tail do not reach the central directory: read the file whole.
+    CHECK(zip_late_ranges(a.whole.data() + a.whole.size() - 100, 100, a.whole.size(), 0).empty());
+    // A JSON file has no records to defer, and refuses ranges it was given.
+    const std::string json = read_text(source_path("tests/golden/zoo/manifest.json"));
+    CHECK(
+        zip_late_ranges(reinterpret_cast<const uint8_t*>(json.data()), json.size(), json.size(), 0)
+            .empty());
+    OpenOptions opt;
+    opt.late = {{10, 20}};
+    auto bytes = read_file_bytes(source_path("tests/corpus/good/bare_model.json"));
+    REQUIRE(bytes.ok());
+    Opening o(bytes.take(), "bare_model.json", opt);
+    while (!o.step()) {
+    }
+    auto j = o.finish();
+    REQUIRE_FALSE(j.ok());
+    CHECK(j.error().message.find("only a .pt2 archive") != std::string::npos);
+}

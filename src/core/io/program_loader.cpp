@@ -71,6 +71,14 @@ struct Archive {
                 return s.error();
         return zip.view(*e);
     }
+    // view(), except that a weight record still arriving is a view before its bytes are
+    // there (ZipArchive::view_arriving); `late` says whether it is.
+    Result<Bytes> view_arriving(const std::string& rel, bool& late) const {
+        const ZipEntry* e = zip.find(prefix + rel);
+        late = e && zip.late(*e);
+        if (!late) return view(rel);
+        return zip.view_arriving(*e);
+    }
     std::string label(const std::string& rel) const { return file + ":" + rel; }
 };
 
@@ -309,11 +317,18 @@ struct PayloadRead {
             return entry.get("path_name")
                 .error("points at \"" + rel + "\", which is not in the archive",
                        "the archive is incomplete; export it again");
-        auto storage = ar.view(rel);
+        bool late = false;
+        auto storage = ar.view_arriving(rel, late);
         if (!storage.ok()) return storage.error();
         auto t =
             tensor_from_storage(storage.value(), meta, ar.label(rel), "tensor " + key, ar.budget);
         if (!t.ok()) return t.error();
+        // A copy made now would hold bytes that have not arrived: such a file opens whole.
+        if (late && t.value().numel() && !storage.value().contains(t.value().bytes.data()))
+            return file_error(ar.label(rel), "tensor " + key,
+                              "is not a plain view of its record, and the record's bytes have "
+                              "not all been read yet",
+                              "open the file again once it is read whole");
         out[key] = std::make_shared<TensorData>(t.take());
         return {};
     }
@@ -539,13 +554,16 @@ void read_sample_inputs(const Archive& ar, ExportedProgram& ep) {
 } // namespace
 
 struct ProgramLoad::Impl {
-    Impl(std::shared_ptr<const std::vector<uint8_t>> b, std::string f, const Limits& limits)
-        : bytes(std::move(b)), file(std::move(f)),
+    Impl(std::shared_ptr<const std::vector<uint8_t>> b, std::string f, const Limits& limits,
+         std::vector<ByteRange> l)
+        : bytes(std::move(b)), file(std::move(f)), late(std::move(l)),
           budget(limits, Budget::Scope::File, bytes->size()) {}
 
     enum class Kind { Json, Archive, Legacy };
     std::shared_ptr<const std::vector<uint8_t>> bytes;
     std::string file;
+    std::vector<ByteRange> late; // not yet in `bytes` (an archive's weights still arriving)
+    std::vector<ArrivingRecord> arriving; // the records viewed before they arrived
     Budget budget;
     Kind kind = Kind::Json;
     bool started = false;
@@ -573,6 +591,8 @@ struct ProgramLoad::Impl {
                (b[first] == ' ' || b[first] == '\n' || b[first] == '\r' || b[first] == '\t'))
             ++first;
         if (b.size() >= 2 && b[0] == 'P' && b[1] == 'K') return start_archive();
+        if (!late.empty())
+            return file_error(file, "", "only a .pt2 archive opens before all of it is read");
         if (first < b.size() && (b[first] == '{' || b[first] == '[')) {
             kind = Kind::Json;
             ep.format = "ExportedProgram JSON";
@@ -590,7 +610,7 @@ struct ProgramLoad::Impl {
     }
 
     Status start_archive() {
-        auto z = ZipArchive::open(bytes, file);
+        auto z = ZipArchive::open(bytes, file, late);
         if (!z.ok()) return z.error();
         zip.emplace(z.take());
         // Find the root folder from the records, not from the file name.
@@ -729,6 +749,7 @@ struct ProgramLoad::Impl {
             ep.file_size = bytes->size();
             result = Result<ExportedProgram>(std::move(ep));
         }
+        if (zip) arriving = zip->take_arriving();
         ar.reset();
         zip.reset();
         bytes.reset();
@@ -737,8 +758,8 @@ struct ProgramLoad::Impl {
 };
 
 ProgramLoad::ProgramLoad(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
-                         const Limits& limits)
-    : impl_(std::make_unique<Impl>(std::move(bytes), std::move(file), limits)) {
+                         const Limits& limits, std::vector<ByteRange> late)
+    : impl_(std::make_unique<Impl>(std::move(bytes), std::move(file), limits, std::move(late))) {
     PT2LAB_CHECK(impl_->bytes != nullptr);
 }
 ProgramLoad::~ProgramLoad() = default;
@@ -784,6 +805,13 @@ LoadProgress ProgramLoad::progress() const {
         p.tensors_done = p.tensors_total = 1; // the weights are read; constants and the rest
     }
     return p;
+}
+
+std::vector<ArrivingRecord> ProgramLoad::take_arriving() {
+    if (impl_->zip) return impl_->zip->take_arriving();
+    std::vector<ArrivingRecord> out;
+    out.swap(impl_->arriving);
+    return out;
 }
 
 Result<ExportedProgram> ProgramLoad::finish() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/export_json.h"
+#include "io/zip.h"
 #include "program/exported_program.h"
 #include "util/limits.h"
 
@@ -42,8 +43,10 @@ struct LoadProgress {
 class ProgramLoad {
 public:
     using Clock = std::chrono::steady_clock;
+    // `late`: ranges of an archive not yet in `bytes` (zip_late_ranges); their weight
+    // records become views whose CRCs take_arriving() lists for a later check.
     ProgramLoad(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
-                const Limits& limits = Limits());
+                const Limits& limits = Limits(), std::vector<ByteRange> late = {});
     ~ProgramLoad();
     ProgramLoad(const ProgramLoad&) = delete;
     ProgramLoad& operator=(const ProgramLoad&) = delete;
@@ -52,6 +55,8 @@ public:
     bool step(Clock::time_point deadline);
     LoadProgress progress() const;
     Result<ExportedProgram> finish(); // once step() said done
+    // The records viewed before their bytes arrived (none without `late`).
+    std::vector<ArrivingRecord> take_arriving();
 
 private:
     struct Impl;

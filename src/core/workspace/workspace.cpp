@@ -107,7 +107,9 @@ struct Opening::Impl {
     std::string file;
     uint64_t size = 0;
     OpenOptions opt;
-    std::vector<uint8_t> bytes; // until the load takes them
+    std::vector<uint8_t> bytes;                         // until the load takes them
+    std::shared_ptr<const std::vector<uint8_t>> shared; // or these
+    std::vector<ArrivingRecord> arriving;               // the load's late records
     Stage stage = Stage::Start;
     std::unique_ptr<ProgramLoad> load;
     std::optional<ExportedProgram> ep;    // loaded; ep.module() is next
@@ -120,6 +122,7 @@ struct Opening::Impl {
         load.reset();
         ep.reset();
         bytes = std::vector<uint8_t>();
+        shared.reset();
         result = std::move(r);
         stage = Stage::Done;
     }
@@ -127,11 +130,12 @@ struct Opening::Impl {
     bool work(Clock::time_point deadline) {
         switch (stage) {
         case Stage::Start: {
-            std::string head(bytes.begin(), bytes.begin() + std::min<size_t>(bytes.size(), 4096));
-            if (!opt.programs_only && looks_like_fx_graph_json(head)) {
+            if (!shared) shared = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+            const std::vector<uint8_t>& b = *shared;
+            std::string head(b.begin(), b.begin() + std::min<size_t>(b.size(), 4096));
+            if (!opt.programs_only && opt.late.empty() && looks_like_fx_graph_json(head)) {
                 // pt2lab's own symbolic_trace graphs (the lessons' fx views): small, read whole.
-                auto fx =
-                    read_fx_graph_json(std::string(bytes.begin(), bytes.end()), file, opt.limits);
+                auto fx = read_fx_graph_json(std::string(b.begin(), b.end()), file, opt.limits);
                 if (!fx.ok()) {
                     end(fx.error());
                     return false;
@@ -139,14 +143,14 @@ struct Opening::Impl {
                 end(Workspace::from_module(module_from_fx(fx.take()), file, size, opt));
                 return false;
             }
-            load = std::make_unique<ProgramLoad>(
-                std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), file, opt.limits);
+            load = std::make_unique<ProgramLoad>(std::move(shared), file, opt.limits, opt.late);
             stage = Stage::Load;
             return true;
         }
         case Stage::Load: {
             if (!load->step(deadline)) return true;
             auto r = load->finish();
+            arriving = load->take_arriving();
             load.reset();
             if (!r.ok()) {
                 end(r.error());
@@ -171,7 +175,7 @@ struct Opening::Impl {
                 end(e);
                 return false;
             }
-            end(Workspace::from_unlifted(std::move(*ep), gm.take(), opt));
+            end(Workspace::from_unlifted(std::move(*ep), gm.take(), opt, std::move(arriving)));
             return false;
         }
         case Stage::Done: return false;
@@ -185,6 +189,15 @@ Opening::Opening(std::vector<uint8_t> bytes, std::string file, OpenOptions opt)
     impl_->file = std::move(file);
     impl_->size = bytes.size();
     impl_->bytes = std::move(bytes);
+    impl_->opt = std::move(opt);
+}
+Opening::Opening(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
+                 OpenOptions opt)
+    : impl_(std::make_unique<Impl>()) {
+    PT2LAB_CHECK(bytes != nullptr);
+    impl_->file = std::move(file);
+    impl_->size = bytes->size();
+    impl_->shared = std::move(bytes);
     impl_->opt = std::move(opt);
 }
 Opening::~Opening() = default;
@@ -295,9 +308,48 @@ Result<std::unique_ptr<Workspace>> Workspace::from_program(ExportedProgram ep,
     return from_unlifted(std::move(ep), gm.take(), opt);
 }
 
+Result<bool> Workspace::check_arrived(std::chrono::steady_clock::time_point deadline,
+                                      uint64_t* done, uint64_t* total) {
+    // A piece is at most 4 MB of CRC (a few ms), so a 500 MB record keeps frames coming.
+    constexpr uint64_t kPiece = uint64_t(4) << 20;
+    bool first = true;
+    while (arriving_k_ < arriving_.size() &&
+           (first || std::chrono::steady_clock::now() < deadline)) {
+        first = false;
+        const ArrivingRecord& r = arriving_[arriving_k_];
+        const uint64_t n = std::min<uint64_t>(kPiece, r.data.size() - arriving_at_);
+        arriving_crc_ = crc32_update(arriving_crc_, r.data.data() + arriving_at_, n);
+        arriving_at_ += n;
+        if (arriving_at_ < r.data.size()) continue;
+        if (arriving_crc_ != r.crc32) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "CRC mismatch (stored %08x, computed %08x)", r.crc32,
+                          arriving_crc_);
+            Error e = make_error(r.name, buf, "the file is damaged; get it again");
+            e.file = file_;
+            return e;
+        }
+        ++arriving_k_;
+        arriving_at_ = 0;
+        arriving_crc_ = 0;
+    }
+    if (done || total) {
+        uint64_t d = 0, t = 0;
+        for (size_t k = 0; k < arriving_.size(); ++k) {
+            t += arriving_[k].data.size();
+            d += k < arriving_k_ ? arriving_[k].data.size() : k == arriving_k_ ? arriving_at_ : 0;
+        }
+        if (done) *done = d;
+        if (total) *total = t;
+    }
+    return arriving_k_ >= arriving_.size();
+}
+
 std::unique_ptr<Workspace> Workspace::from_unlifted(ExportedProgram ep, GraphModule gm,
-                                                    const OpenOptions& opt) {
+                                                    const OpenOptions& opt,
+                                                    std::vector<ArrivingRecord> arriving) {
     std::unique_ptr<Workspace> ws(new Workspace());
+    ws->arriving_ = std::move(arriving);
     ws->file_ = ep.source_file;
     ws->file_size_ = ep.file_size;
     ws->options_ = opt;

@@ -24,6 +24,7 @@
 #include "edit/edit_action.h"
 #include "exec/interpreter.h"
 #include "exec/parity.h"
+#include "io/zip.h"
 #include "passes/decompose.h"
 #include "passes/graph_diff.h"
 #include "passes/pt2e.h"
@@ -163,6 +164,10 @@ struct OpenOptions {
     // Refuse pt2lab's symbolic_trace graph JSON (the CLI's run, decompose, prepare and
     // convert work on ExportedPrograms): the program loader says what the file is.
     bool programs_only = false;
+    // Ranges of a .pt2 still being read in (zip_late_ranges): the page opens a big
+    // file's graph before its weights are in. The workspace is not file_whole() until
+    // check_arrived() has checked them; the bytes must not move meanwhile.
+    std::vector<ByteRange> late;
 };
 
 class Workspace;
@@ -182,6 +187,9 @@ struct OpenProgress {
 class Opening {
 public:
     Opening(std::vector<uint8_t> bytes, std::string file, OpenOptions opt = {});
+    // Over a buffer the caller shares (OpenOptions::late: one still being filled in).
+    Opening(std::shared_ptr<const std::vector<uint8_t>> bytes, std::string file,
+            OpenOptions opt = {});
     ~Opening();
     Opening(const Opening&) = delete;
     Opening& operator=(const Opening&) = delete;
@@ -275,6 +283,17 @@ public:
     // ops write buffers: graph/written_attrs.h), so a page does not run it on its own.
     bool run_changes_state() const;
 
+    // --- a file still arriving ---------------------------------------------------
+    // False while weights the open viewed before they were read in (OpenOptions::late)
+    // are unchecked: until then begin(), apply() and save_pt2() are refused and no
+    // weight value may be read; the graphs, the code and every shape may.
+    bool file_whole() const { return arriving_k_ >= arriving_.size(); }
+    // The late bytes are in: checks those records' CRCs until `deadline` (at least a
+    // piece), true once all are checked (file_whole()), or an Error naming the file and
+    // the damaged record; `done` / `total` in bytes.
+    Result<bool> check_arrived(std::chrono::steady_clock::time_point deadline,
+                               uint64_t* done = nullptr, uint64_t* total = nullptr);
+
     // --- saving --------------------------------------------------------------
     // The program to save: program() while ep.module() is its unlift (no module
     // change since), else the program torch.export.export would record for the
@@ -326,7 +345,8 @@ private:
     friend class Opening;
     // Over a program and the ep.module() made of it (Unlifting, in pieces).
     static std::unique_ptr<Workspace> from_unlifted(ExportedProgram ep, GraphModule gm,
-                                                    const OpenOptions& opt);
+                                                    const OpenOptions& opt,
+                                                    std::vector<ArrivingRecord> arriving = {});
     struct Step {
         HistoryEntry entry;
         std::shared_ptr<State> state;
@@ -362,6 +382,11 @@ private:
     // The original module's outputs per input source (parity's reference), computed once.
     std::map<std::string, RunResult> baselines_;
     uint64_t version_ = 1;
+    // Records viewed before their bytes arrived, and how far check_arrived() got.
+    std::vector<ArrivingRecord> arriving_;
+    size_t arriving_k_ = 0;
+    uint64_t arriving_at_ = 0; // bytes of record arriving_k_ checked
+    uint32_t arriving_crc_ = 0;
 };
 
 } // namespace pt2lab

@@ -26,6 +26,12 @@ const Action* Workspace::pending_action() const {
 }
 
 Status Workspace::begin(const Action& a) {
+    if (!file_whole()) {
+        Error e = make_error(action_kind_name(a.kind), "the file's weights are still being read in",
+                             "wait until the file is read whole");
+        e.file = file_;
+        return e;
+    }
     if (pending_)
         return make_error(action_kind_name(a.kind),
                           std::string("another action (") +

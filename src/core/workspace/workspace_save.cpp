@@ -24,6 +24,12 @@ Result<ExportedProgram> Workspace::program_to_save() const {
 }
 
 Result<std::vector<uint8_t>> Workspace::save_pt2(const std::string& root) const {
+    if (!file_whole()) {
+        Error e = make_error("save", "the file's weights are still being read in",
+                             "wait until the file is read whole");
+        e.file = file_;
+        return e;
+    }
     auto ep = program_to_save();
     if (!ep.ok()) return ep.error();
     // The live values of what the program holds (shared, not copied, where no run wrote them).
