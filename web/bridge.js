@@ -17,15 +17,22 @@
 
   // Hands a filled buffer (from _pt2lab_file_buffer, or 0) or an error to the app; it
   // opens the file on its next frame.
+  // A C string of s in the app's heap, for one call (the caller frees it).
+  function cstr(M, s) {
+    var len = M.lengthBytesUTF8(s) + 1, p = M._malloc(len);
+    M.stringToUTF8(s, p, len);
+    return p;
+  }
   function arrive(name, data, n, error) {
-    var M = app();
-    var nameLen = M.lengthBytesUTF8(name) + 1, namePtr = M._malloc(nameLen);
-    M.stringToUTF8(name, namePtr, nameLen);
-    var err = error || "", errLen = M.lengthBytesUTF8(err) + 1, errPtr = M._malloc(errLen);
-    M.stringToUTF8(err, errPtr, errLen);
+    var M = app(), namePtr = cstr(M, name), errPtr = cstr(M, error || "");
     M._pt2lab_file_arrived(namePtr, data, n, errPtr);
     M._free(namePtr);
     M._free(errPtr);
+  }
+  function lateDone(M, data, error) {
+    var p = cstr(M, error);
+    M._pt2lab_file_late_done(data, p);
+    M._free(p);
   }
 
   // Hands bytes (or an error) to the app.
@@ -43,41 +50,93 @@
   // (File.stream(): pieces of up to a few MB, each copied in its own task): no task
   // copies the whole file, the file is never held twice, and the app shows how far
   // the reading is (pt2lab.reads) and can cancel it.
+  // A big .pt2 goes in two parts: its tail (the zip's directory) first, from which the
+  // app says which ranges (its big weight records) it can open without; the rest of
+  // the file then arrives and opens, and those ranges stream in after it, into the
+  // same buffer, while the graph is already on screen (pt2lab.reads marks them late).
   pt2lab.reads = [];
+  var LATE_FILE = 4 << 20, TAIL = 1 << 20;
   function readFile(file) {
     var M = app();
     if (!M || !M._pt2lab_file_arrived) return;
     var n = file.size, data = n ? M._pt2lab_file_buffer(n) : 0;
-    var r = { name: file.name, done: 0, total: n, cancelled: false };
-    var reader = file.stream().getReader();
+    var r = { name: file.name, done: 0, total: n, cancelled: false, late: false, buffer: 0 };
     pt2lab.reads.push(r);
-    function end() { pt2lab.reads.splice(pt2lab.reads.indexOf(r), 1); }
+    function end() { var k = pt2lab.reads.indexOf(r); if (k >= 0) pt2lab.reads.splice(k, 1); }
     function fail(message) {
       end();
+      if (r.late) return lateDone(M, data, message || "cancelled");
       if (data) M._pt2lab_file_release(data);
       if (message) arrive(file.name, 0, 0, message);
     }
-    function next(chunk) {
-      if (r.cancelled) { reader.cancel(); return fail(""); }
-      if (chunk.done) {
-        if (r.done !== n) return fail("the browser read " + r.done + " of the file's " + n + " bytes");
-        end();
-        return arrive(file.name, data, n, "");
+    function failed(e) { fail("the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : "")); }
+    // Streams [from, to) of the file into the buffer at the same offsets, then calls done.
+    function stream(from, to, done) {
+      var reader = file.slice(from, to).stream().getReader(), at = from;
+      function next(chunk) {
+        if (r.cancelled) { reader.cancel(); return fail(""); }
+        if (chunk.done) {
+          if (at !== to) return fail("the browser read " + (at - from) + " of " + (to - from) + " bytes");
+          return done();
+        }
+        var v = chunk.value;
+        if (at + v.length > to) { reader.cancel(); return fail("the file grew while it was read"); }
+        M.HEAPU8.set(v, data + at); // HEAPU8 anew each time: the heap may have grown
+        at += v.length;
+        r.done += v.length;
+        reader.read().then(next, failed);
       }
-      var v = chunk.value;
-      if (r.done + v.length > n) { reader.cancel(); return fail("the file grew while it was read"); }
-      M.HEAPU8.set(v, data + r.done); // HEAPU8 anew each time: the heap may have grown
-      r.done += v.length;
       reader.read().then(next, failed);
     }
-    function failed(e) { fail("the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : "")); }
-    reader.read().then(next, failed);
+    function whole() { stream(0, n, function () { end(); arrive(file.name, data, n, ""); }); }
+    if (n < LATE_FILE || !M._pt2lab_file_late_plan) return whole();
+    var tail = n - Math.min(n, TAIL);
+    file.slice(tail).arrayBuffer().then(function (b) {
+      if (r.cancelled) return fail("");
+      M.HEAPU8.set(new Uint8Array(b), data + tail);
+      var p = M._pt2lab_file_late_plan(data, n, tail), late = null;
+      if (p) { late = JSON.parse(M.UTF8ToString(p)); M._free(p); }
+      if (!late || !late.length) { r.done = 0; return whole(); } // not a .pt2 worth it: whole
+      r.done = n - tail;
+      // Everything but the late ranges (small pieces: headers, the graph's JSON), all at once.
+      var parts = [], at = 0;
+      late.forEach(function (g) { if (g[0] > at) parts.push([at, g[0]]); at = g[1]; });
+      if (at < tail) parts.push([at, tail]);
+      Promise.all(parts.map(function (q) {
+        return file.slice(q[0], q[1]).arrayBuffer().then(function (b) {
+          if (r.cancelled) return;
+          M.HEAPU8.set(new Uint8Array(b), data + q[0]);
+          r.done += b.byteLength;
+        });
+      })).then(function () {
+        if (r.cancelled) return fail("");
+        // The file opens now; its late bytes go on arriving (r is now the late read).
+        var lateBytes = 0;
+        late.forEach(function (g) { lateBytes += g[1] - g[0]; });
+        r.late = true; r.buffer = data; r.done = 0; r.total = lateBytes;
+        var namePtr = cstr(M, file.name), latePtr = cstr(M, JSON.stringify(late));
+        M._pt2lab_file_arrived_early(namePtr, data, n, latePtr);
+        M._free(namePtr);
+        M._free(latePtr);
+        var j = 0;
+        (function nextLate() {
+          if (j < late.length) { var g = late[j++]; return stream(g[0], g[1], nextLate); }
+          end();
+          lateDone(M, data, "");
+        })();
+      }, failed);
+    }, failed);
   }
   // What window.pt2lab.reads holds, for the app (web_files.cpp), and its Cancel.
   pt2lab.readsJson = function () {
-    return JSON.stringify(pt2lab.reads.map(function (r) { return { name: r.name, done: r.done, total: r.total }; }));
+    return JSON.stringify(pt2lab.reads.map(function (r) {
+      return { name: r.name, done: r.done, total: r.total, late: r.late, buffer: r.buffer };
+    }));
   };
-  pt2lab.cancelReads = function () { pt2lab.reads.forEach(function (r) { r.cancelled = true; }); };
+  pt2lab.cancelReads = function () { pt2lab.reads.forEach(function (r) { if (!r.late) r.cancelled = true; }); };
+  pt2lab.cancelLateRead = function (buffer) {
+    pt2lab.reads.forEach(function (r) { if (r.late && r.buffer === buffer) r.cancelled = true; });
+  };
 
   pt2lab.openPicker = function () { document.getElementById("file-input").click(); };
   document.getElementById("file-input").addEventListener("change", function (e) {

@@ -488,6 +488,7 @@ std::string megabytes(uint64_t bytes) {
 } // namespace
 
 std::string App::opening() const {
+    if (arriving_ && ws_) return file_name_ + " (" + megabytes(ws_->file_size()) + ")";
     if (opening_)
         return base_name(opening_->file()) + " (" + megabytes(opening_->file_size()) + ")";
     if (!reads_.empty())
@@ -498,6 +499,18 @@ std::string App::opening() const {
 OpenProgress App::open_progress() const {
     if (opening_) return opening_->progress();
     OpenProgress p;
+    if (arriving_) {
+        // The file is shown; the browser reads its weights in, then they are checked.
+        const Arriving& a = *arriving_;
+        char done[32];
+        std::snprintf(done, sizeof done, "%.1f", static_cast<double>(a.done) / 1e6);
+        p.what = std::string(a.read ? "checking the weights: " : "reading the weights: ") + done +
+                 " of " + megabytes(a.total);
+        p.done = a.total ? std::min<uint64_t>(a.done * 1000 / a.total, 1000) : 0;
+        p.total = 1000;
+        p.seconds = platform::now_seconds() - t_read_;
+        return p;
+    }
     if (reads_.empty()) return p;
     // The browser reads the file in: the first part of its open.
     const platform::FileRead& r = reads_.back();
@@ -602,8 +615,25 @@ void App::show_tab(Tab t) {
 
 bool App::take_files() {
     const size_t reading = reads_.size();
-    reads_ = platform::file_reads();
+    const uint64_t arrived_before = arriving_ ? arriving_->done : 0;
+    reads_.clear();
+    for (platform::FileRead& r : platform::file_reads()) {
+        if (r.late && arriving_ && r.buffer == arriving_->buffer) {
+            if (!arriving_->read) arriving_->done = r.done, arriving_->total = r.total;
+            continue;
+        }
+        const bool reopen = std::any_of(reopen_.begin(), reopen_.end(), [&](const FileToOpen& f) {
+            return f.shared->data() == r.buffer;
+        });
+        if (r.late && !reopen) continue; // the late read of a file given up (being cancelled)
+        reads_.push_back(std::move(r));
+    }
     if (reading == 0 && !reads_.empty()) t_read_ = platform::now_seconds();
+    bool late_done = false;
+    for (const platform::LateReadDone& d : platform::take_late_reads_done()) {
+        late_read_done(d);
+        late_done = true;
+    }
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
@@ -632,12 +662,90 @@ bool App::take_files() {
             continue;
         }
         bench_.t_arrived = platform::now_seconds();
-        to_open_.push_back({f.name, std::move(f.bytes)}); // work() opens it
+        // work() opens it
+        to_open_.push_back({f.name, std::move(f.bytes), std::move(f.shared), std::move(f.late)});
     }
     if (lesson_files) start_pending_lesson();
     std::string hash = platform::take_hash_change();
     if (!hash.empty()) follow_hash(hash);
-    return !files.empty() || !hash.empty() || reading != reads_.size();
+    return !files.empty() || !hash.empty() || reading != reads_.size() || late_done ||
+           (arriving_ && arriving_->done != arrived_before);
+}
+
+void App::late_read_done(const platform::LateReadDone& d) {
+    for (size_t k = 0; k < reopen_.size(); ++k) {
+        if (reopen_[k].shared->data() != d.buffer) continue;
+        FileToOpen f = std::move(reopen_[k]);
+        reopen_.erase(reopen_.begin() + static_cast<std::ptrdiff_t>(k));
+        if (d.error.empty()) {
+            f.late.clear(); // whole now: it opens as any other file
+            to_open_.push_back(std::move(f));
+        } else if (d.error != "cancelled") {
+            view_.error = base_name(f.name) + ": " + d.error;
+            log(LogLine::Kind::Error, view_.error);
+        }
+        return;
+    }
+    if (!arriving_ || arriving_->buffer != d.buffer) return; // a file given up
+    if (!d.error.empty()) {
+        if (d.error != "cancelled") give_back(d.error, true);
+        return;
+    }
+    arriving_->read = true; // every byte is in: work() checks them
+    arriving_->done = 0;
+}
+
+bool App::check_arriving(double seconds) {
+    if (!arriving_ || !arriving_->read || !ws_) return false;
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(std::max(seconds, 1e-6)));
+    uint64_t done = 0, total = 0;
+    const double t0 = platform::now_seconds();
+    Result<bool> r = ws_->check_arrived(deadline, &done, &total);
+    count_compute(t0);
+    if (!r.ok()) {
+        give_back(r.error().str(), true);
+        return true;
+    }
+    arriving_->done = done;
+    arriving_->total = total;
+    if (!r.value()) return true;
+    // Whole: the file shown before goes, and what waited for the weights runs.
+    if (arriving_->held) retired_.push_back(std::move(arriving_->held));
+    arriving_.reset();
+    bench_.t_whole = platform::now_seconds();
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f s", bench_.t_whole - t_read_);
+    log(LogLine::Kind::Info, file_name_ + ": every weight is in and checked (" + megabytes(total) +
+                                 ", " + secs + " after the read began)");
+    return true;
+}
+
+void App::give_back(const std::string& why, bool error) {
+    if (!arriving_) return;
+    Arriving a = std::move(*arriving_);
+    arriving_.reset();
+    if (!a.read) platform::cancel_late_read(a.buffer);
+    const std::string gone = file_name_;
+    drop_file_requests(); // they were for the file that goes
+    if (ws_) retired_.push_back(std::move(ws_));
+    ws_ = std::move(a.held);
+    file_name_ = a.held_name;
+    view_ = std::move(a.held_view);
+    ++shown_serial_;
+    ++modules_rev_;
+    for (SceneCache& c : scenes_) c = SceneCache{};
+    diff_since_ = -1;
+    last_change_.reset();
+    ++graph_epoch_;
+    std::string back = ws_ ? file_name_ + " is shown again" : "no file is open";
+    if (error) {
+        view_.error = gone + ": " + why;
+        log(LogLine::Kind::Error, "could not read " + view_.error + "; " + back);
+    } else {
+        log(LogLine::Kind::Info, "opening " + gone + " " + why + "; " + back);
+    }
 }
 
 void App::begin_open() {
@@ -645,7 +753,15 @@ void App::begin_open() {
     to_open_.pop_front();
     bench_.t_open_call = platform::now_seconds();
     job_began("open", base_name(f.name), false, 0);
-    opening_ = std::make_unique<Opening>(std::move(f.bytes), f.name);
+    opening_late_.reset();
+    if (f.shared) {
+        OpenOptions opt;
+        opt.late = std::move(f.late);
+        if (!opt.late.empty()) opening_late_ = f.shared;
+        opening_ = std::make_unique<Opening>(std::move(f.shared), f.name, std::move(opt));
+    } else {
+        opening_ = std::make_unique<Opening>(std::move(f.bytes), f.name);
+    }
 }
 
 void App::finish_open() {
@@ -653,13 +769,23 @@ void App::finish_open() {
     const double t0 = platform::now_seconds();
     auto ws = o->finish();
     count_compute(t0);
+    std::shared_ptr<const std::vector<uint8_t>> late = std::move(opening_late_);
+    if (!ws.ok() && late) {
+        // Opened before its weights, it needs more of them than the open may view (a
+        // copy of one): it opens once read whole, and an error then is the file's.
+        job_ended(false, true);
+        reopen_.push_back({o->file(), {}, late, {}});
+        log(LogLine::Kind::Info,
+            base_name(o->file()) + " opens once it is read whole (" + ws.error().message + ")");
+        return;
+    }
     job_ended(ws.ok(), false);
     if (!ws.ok()) {
         view_.error = ws.error().str();
         log(LogLine::Kind::Error, "could not open " + view_.error);
         return;
     }
-    adopt(ws.take(), o->file(), o->file_size());
+    adopt(ws.take(), o->file(), o->file_size(), late ? late->data() : nullptr);
     bench_.t_opened = platform::now_seconds();
     bench_.awaiting_draw = true;
 }
@@ -688,7 +814,14 @@ bool App::open(std::vector<uint8_t> bytes, const std::string& name) {
     return true;
 }
 
-void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size) {
+void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size,
+                const void* late) {
+    // A file still arriving goes, and so does the one held behind it.
+    if (arriving_) {
+        if (!arriving_->read) platform::cancel_late_read(arriving_->buffer);
+        if (arriving_->held) retired_.push_back(std::move(arriving_->held));
+        arriving_.reset();
+    }
     // The first file is the page's backdrop: a deep link's lesson still opens over it.
     bool first = ws_ == nullptr;
     if (busy()) {
@@ -705,7 +838,15 @@ void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t
         platform::set_text_view("");
     }
     // The file replaced goes over the next frames (Workspace::shed): a 20k-node
-    // history freed at once held a frame for 190 ms.
+    // history freed at once held a frame for 190 ms; or, while the new file's weights
+    // arrive, it is held to go back to.
+    if (late) {
+        arriving_.emplace();
+        arriving_->buffer = late;
+        arriving_->held = std::move(ws_);
+        arriving_->held_name = file_name_;
+        arriving_->held_view = std::move(view_);
+    }
     if (ws_) retired_.push_back(std::move(ws_));
     ws_ = std::move(ws);
     file_name_ = base_name(name);
@@ -789,6 +930,12 @@ bool App::end_frame_work() {
             drop_opening(std::string("cancelled after ") + secs + " (" + p.what + ")");
             if (!reads_.empty()) platform::cancel_file_reads(); // the files behind it go too
             reads_.clear();
+            did = true;
+        } else if (arriving_ && !busy()) {
+            OpenProgress p = open_progress();
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%.1f s", p.seconds);
+            give_back(std::string("cancelled after ") + secs + " (" + p.what + ")", false);
             did = true;
         } else if (busy()) {
             ActionProgress p = ws_->progress();
@@ -882,7 +1029,16 @@ bool App::work(double budget) {
             did = true;
             continue;
         }
+        // The open file's weights arrived: they are checked before what waits for them.
+        if (arriving_ && arriving_->read) {
+            if (advanced && left() <= 0) break;
+            advanced = true;
+            did |= check_arriving(left());
+            continue;
+        }
         if (requests_.empty()) break;
+        // What acts on the file waits for its weights (lesson requests do not).
+        if (arriving_ && requests_.front().kind < Request::Kind::LessonOpen) break;
         // A request that begins a job starts with this frame's budget left, or on the next frame.
         if (did && left() <= 0) break;
         Request r = std::move(requests_.front());

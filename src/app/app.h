@@ -260,6 +260,7 @@ struct BenchLog {
     std::vector<float> loop_ms;  // the whole main-loop call, including opening files
     std::vector<float> gap_ms;   // from the previous main-loop call's start to this one's
     double t_arrived = 0, t_opened = 0, t_drawn = 0; // seconds: bytes taken, opened, drawn
+    double t_whole = 0;     // seconds: a file opened before its weights was read and checked whole
     double t_open_call = 0; // seconds: App::open called (t_opened - this: the open itself)
     bool awaiting_draw = false;
     double t_loop = 0;     // the last main-loop call's start (seconds)
@@ -364,8 +365,8 @@ public:
     size_t waiting() const { return requests_.size(); }
     // Nothing in flight and nothing waiting.
     bool idle() const {
-        return !busy() && !opening_ && reads_.empty() && to_open_.empty() && requests_.empty() &&
-               !cancel_requested_;
+        return !busy() && !opening_ && !arriving_ && reads_.empty() && to_open_.empty() &&
+               requests_.empty() && reopen_.empty() && !cancel_requested_;
     }
     // Work per frame: about 10 ms, so a frame stays well under 50 ms (a slice
     // overruns by at most one node). Tests set it smaller to catch a job mid-way.
@@ -384,7 +385,7 @@ public:
     // spinning meanwhile would only compete with its reads for the main thread.
     bool work_left() const {
         return busy() || opening_ || !to_open_.empty() || !requests_.empty() || cancel_requested_ ||
-               !retired_.empty();
+               !retired_.empty() || (arriving_ && arriving_->read);
     }
     double slice_seconds() const { return slice_seconds_; }
     void set_slice_seconds(double s) { slice_seconds_ = s; }
@@ -477,7 +478,9 @@ public:
     // The file being opened: "resnet50.pt2 (103.6 MB)" while it opens, else "".
     std::string opening() const;
     // A file is opening: being read in by the browser (platform::file_reads) or opened.
-    bool opening_file() const { return opening_ != nullptr || !reads_.empty(); }
+    bool opening_file() const { return opening_ != nullptr || !reads_.empty() || arriving_; }
+    // The open file's weights are still arriving (it opened before they were read in).
+    bool arriving() const { return arriving_.has_value(); }
     OpenProgress open_progress() const; // of opening(); zeros when none
     // Files that arrived and wait for the one being opened.
     size_t files_waiting() const { return to_open_.size(); }
@@ -581,15 +584,40 @@ private:
     struct FileToOpen {
         std::string name;
         std::vector<uint8_t> bytes;
+        // Or a buffer the browser is still writing the late ranges of (OpenedFile::late).
+        std::shared_ptr<const std::vector<uint8_t>> shared;
+        std::vector<ByteRange> late;
     };
     std::deque<FileToOpen> to_open_;   // arrived; opened in turn
     std::unique_ptr<Opening> opening_; // the one being opened, in pieces
+    std::shared_ptr<const std::vector<uint8_t>>
+        opening_late_; // its buffer, when it has late ranges
     void begin_open();
     void finish_open();
-    void drop_opening(const std::string& why); // "cancelled after 1.2 s (...)"
+    // The open file arrived before its late ranges (a big .pt2's weights): the browser
+    // reads them, then Workspace::check_arrived checks them a piece at a time. Until the
+    // file is whole, requests on it wait, and the file shown before it is held, to go
+    // back to when the read or the check fails or is cancelled.
+    struct Arriving {
+        const void* buffer = nullptr;
+        bool read = false;               // all the late bytes are in: checking them
+        uint64_t done = 0, total = 0;    // late bytes read (then checked)
+        std::unique_ptr<Workspace> held; // the file shown before, and how it was shown
+        std::string held_name;
+        FileView held_view;
+    };
+    std::optional<Arriving> arriving_;
+    // Files whose open before their late ranges failed: they open again once read whole.
+    std::vector<FileToOpen> reopen_;
+    void late_read_done(const platform::LateReadDone& d);
+    bool check_arriving(double seconds);                // true when it did something
+    void give_back(const std::string& why, bool error); // to the file held
+    void drop_opening(const std::string& why);          // "cancelled after 1.2 s (...)"
     // A file opened (at once or in pieces) becomes the page's: everything shown of it starts
     // afresh.
-    void adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size);
+    // `late`: the file's buffer, whose late ranges are still arriving (nullptr: none).
+    void adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t size,
+               const void* late = nullptr);
     std::string file_name_;
     std::deque<Request> requests_; // in order; they wait while a job is in flight
     bool cancel_requested_ = false;

@@ -96,6 +96,7 @@ std::string App::bench_json() const {
     j["t_opened"] = bench_.t_opened * 1000;
     j["t_open_call"] = bench_.t_open_call * 1000;
     j["t_drawn"] = bench_.t_drawn * 1000;
+    j["t_whole"] = bench_.t_whole * 1000;
     j["gap_ms"] = bench_.gap_ms;
     // The job in flight and the last jobs (times in ms, performance.now): light, no graph.
     if (opening_file()) {
@@ -269,6 +270,14 @@ std::string App::state_json() const {
         widgets[name]["whole"] = {{"x", r[0]}, {"y", r[1]}, {"w", r[2]}, {"h", r[3]}};
     j["widgets"] = widgets;
     j["opening"] = opening();
+    // A file opened before its weights arrived: how far they are read, then checked.
+    if (arriving_)
+        j["arriving"] = {{"read", arriving_->read},
+                         {"done", arriving_->done},
+                         {"total", arriving_->total},
+                         {"held", arriving_->held ? arriving_->held_name : std::string()}};
+    else
+        j["arriving"] = nullptr;
     // The action in flight (App::busy), or the file being opened: what it does and
     // how far it is; the panels below still show the state as it was before it began.
     if (opening_file()) {

@@ -85,6 +85,10 @@ TensorSummary summarize(const TensorData& t, size_t first_count) {
     return summarize_bytes(t.dtype, t.sizes, t.bytes.data(), t.bytes.size(), first_count);
 }
 
+TensorSummary type_only(ScalarType dtype, const std::vector<int64_t>& sizes) {
+    return summarize_bytes(dtype, sizes, nullptr, 0, 0); // no bytes: not numeric
+}
+
 TensorSummary summarize(const Tensor& t, size_t first_count) {
     return summarize_bytes(t.dtype, t.sizes, t.storage.data(), t.storage.size(), first_count);
 }

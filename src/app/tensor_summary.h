@@ -22,6 +22,8 @@ struct TensorSummary {
 };
 
 TensorSummary summarize(const TensorData& t, size_t first_count = 6);
+// Only the type, for a tensor whose bytes are still arriving (Workspace::file_whole).
+TensorSummary type_only(ScalarType dtype, const std::vector<int64_t>& sizes);
 TensorSummary summarize(const Tensor& t, size_t first_count = 6);
 
 // A number as the page prints it: up to 6 significant digits, like %g

@@ -734,6 +734,93 @@ TEST_CASE("a file being read in shows the bytes read; Cancel stops the read", "[
     CHECK(h.state()["file"] == "resnet_style.pt2");
 }
 
+// A big .pt2 arrives before its weights (web/bridge.js reads its late ranges after
+// the rest): its graph is shown at once, what acts on it waits for the weights, and
+// a failed check or Cancel brings back the file shown before, exactly as it was.
+TEST_CASE("a .pt2 shown before its weights arrive; what waits runs once they are in", "[page]") {
+    Harness& h = harness();
+    auto whole = read_file_bytes(kSite + "/assets/graphs/resnet_style.pt2");
+    REQUIRE(whole.ok());
+    const std::vector<uint8_t>& file = whole.value();
+    auto late = zip_late_ranges(file.data(), file.size(), file.size(), 0);
+    REQUIRE(late.size() >= 2);
+    // The buffer as the browser leaves it: everything but the late ranges.
+    auto early = [&] {
+        auto b = std::make_shared<std::vector<uint8_t>>(file);
+        for (const ByteRange& r : late)
+            std::fill(b->begin() + static_cast<std::ptrdiff_t>(r.begin),
+                      b->begin() + static_cast<std::ptrdiff_t>(r.end), 0);
+        return b;
+    };
+
+    // 1. It arrives, is shown, and a Run waits for the weights; then they come in.
+    h.open_asset("conv_relu.pt2");
+    auto buffer = early();
+    platform::null_platform_pick_early("resnet_style.pt2", buffer, late);
+    h.frames(3);
+    nlohmann::json s = h.state();
+    REQUIRE(s["file"] == "resnet_style.pt2");
+    REQUIRE(h.app->arriving());
+    CHECK(s["arriving"]["held"] == "conv_relu.pt2");
+    CHECK(s["busy"]["kind"] == "open");
+    CHECK(s["busy"]["what"].get<std::string>().rfind("reading the weights: 0.0 of ", 0) == 0);
+    CHECK_FALSE(h.app->workspace()->file_whole());
+    Action run = Action::of(Action::Kind::Run);
+    h.app->post(run);
+    h.frames(3);
+    CHECK_FALSE(h.app->workspace()->last_run()); // it waits
+    CHECK(h.app->waiting() == 1);
+    std::copy(file.begin(), file.end(), buffer->begin());
+    platform::null_platform_late_read_done(buffer->data(), "");
+    h.settle();
+    s = h.state();
+    CHECK_FALSE(h.app->arriving());
+    CHECK(s["arriving"].is_null());
+    CHECK(s["file"] == "resnet_style.pt2");
+    CHECK(h.app->workspace()->file_whole());
+    REQUIRE(h.app->workspace()->last_run());
+    CHECK(h.app->workspace()->last_run()->reference.has_value());
+    CHECK(h.app->workspace()->last_run()->reference->allclose());
+    bool told = false;
+    for (const auto& line : s["log"])
+        told |= line.get<std::string>().find("every weight is in and checked") != std::string::npos;
+    CHECK(told);
+
+    // 2. Cancel while they arrive: the file before is back, as it was.
+    h.open_asset("conv_relu.pt2");
+    const uint64_t version = h.app->workspace()->version();
+    buffer = early();
+    platform::null_platform_pick_early("resnet_style.pt2", buffer, late);
+    h.frames(3);
+    REQUIRE(h.app->arriving());
+    h.click_widget("cancel");
+    h.frames(2);
+    s = h.state();
+    CHECK_FALSE(h.app->arriving());
+    CHECK(s["file"] == "conv_relu.pt2");
+    CHECK(h.app->workspace()->version() == version);
+    CHECK(s["log"].back().get<std::string>().find("; conv_relu.pt2 is shown again") !=
+          std::string::npos);
+    CHECK(platform::file_reads().empty()); // the late read was stopped
+
+    // 3. Damaged weights: named, and the file before is back.
+    buffer = early();
+    platform::null_platform_pick_early("resnet_style.pt2", buffer, late);
+    h.frames(3);
+    REQUIRE(h.app->arriving());
+    std::copy(file.begin(), file.end(), buffer->begin());
+    (*buffer)[late.back().end - 1] ^= 0x5a;
+    platform::null_platform_late_read_done(buffer->data(), "");
+    h.settle();
+    s = h.state();
+    CHECK_FALSE(h.app->arriving());
+    CHECK(s["file"] == "conv_relu.pt2");
+    const std::string banner = s["error"];
+    CHECK(banner.find("resnet_style.pt2") != std::string::npos);
+    CHECK(banner.find("CRC mismatch") != std::string::npos);
+    h.settle();
+}
+
 // Module grouping in the whole UI: a real export with modules opens expanded
 // (small), collapse all / expand all, a click on a module box expands it, and
 // a search for a hidden node expands its modules and selects it.

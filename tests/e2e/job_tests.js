@@ -258,6 +258,56 @@ test("open a 10k-node graph through the picker: frames keep coming, progress sho
   noErrors(page);
 });
 
+test("a big .pt2 is drawn before its weights are in: R waits for them, Cancel brings back the file before", async (ctx) => {
+  const file = zooModel("resnet18");
+  if (!file) return;
+  const page = await openPage(ctx, { init: frameRecorder });
+  const before = (await state(page)).file;
+  const t0 = await pageNow(page);
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+  await chooser.setFiles(file);
+  // R as soon as the graph is there (bench() is light: no graph in it).
+  let b;
+  for (let k = 0; k < 2000; k++) {
+    b = await bench(page);
+    if (b.file === "model.pt2" && b.t_drawn > 0) break;
+    await page.waitForTimeout(5);
+  }
+  assert.equal(b.file, "model.pt2", "the file is shown");
+  await page.keyboard.press("r");
+  let s = await waitGently(page, (st) => (st.run && st.run.current && st.busy === null) || st.error !== "", "the run after the weights");
+  assert.equal(s.error, "");
+  b = await bench(page);
+  const size = fs.statSync(file).size;
+  console.log(`       resnet18 (${(size / 1e6).toFixed(1)} MB): drawn ${(b.t_drawn - t0).toFixed(0)} ms after the pick, ` +
+              `weights in and checked at ${(b.t_whole - t0).toFixed(0)} ms`);
+  assert.ok(b.t_whole > 0, "the file was opened before its weights (App::arriving)");
+  assert.ok(b.t_drawn < b.t_whole, `drawn (${b.t_drawn}) before the weights were whole (${b.t_whole})`);
+  // The run that waited used the real weights: the CLI's outputs, bit for bit.
+  const expected = cliOutputs(file);
+  assert.equal(s.run.outputs[0].fnv1a64, fnv1a64(expected[0].data), "R ran on the whole file's weights");
+
+  // Cancel while they arrive: the file before comes back. (On a fast read the weights
+  // may all be in before the click lands; then this part says so.)
+  const [chooser2] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+  const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-e2e-")), "again.pt2");
+  fs.copyFileSync(file, copy);
+  await chooser2.setFiles(copy);
+  s = await waitGently(page, (st) => (st.file === "again.pt2" && st.arriving) || (st.file === "again.pt2" && st.busy === null), "again.pt2 shown");
+  if (s.arriving) {
+    await page.keyboard.press("Escape");
+    s = await waitGently(page, (st) => st.busy === null && st.arriving === null, "the cancel");
+    assert.equal(s.file, "model.pt2", "the file shown before is back");
+    assert.ok(s.run && s.run.current, "with its run");
+    assert.match(s.log[s.log.length - 1], /^opening again\.pt2 cancelled after .*; model\.pt2 is shown again$/);
+  } else {
+    console.log("       (the second read was whole before Escape could cancel it)");
+  }
+  fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+  assert.notEqual(before, "model.pt2");
+  noErrors(page);
+});
+
 for (const name of ["mobilenet_v2", "resnet18", "efficientnet_b0"]) {
   test(`${name} (torch 2.14.1) runs with the default settings: the CLI's numbers, eager within 1e-4`, async (ctx) => {
     const file = zooModel(name);

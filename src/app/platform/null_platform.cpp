@@ -1,6 +1,7 @@
 // The page's platform seams for headless native runs (like Dear ImGui's
 // example_null): files come from a folder, the clipboard and settings are
 // kept in memory, nothing is displayed. Used by tests/app's UI smoke test.
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -29,6 +30,7 @@ struct NullState {
     std::function<bool()> between; // set_between_frames
     std::vector<FileRead> reads;   // null_platform_set_reads
     int reads_cancelled = 0;
+    std::vector<LateReadDone> late_done; // take_late_reads_done
     bool between_armed = false;
     std::vector<NullDownload> downloads;
 };
@@ -229,8 +231,50 @@ std::vector<FileRead> file_reads() {
 }
 
 void cancel_file_reads() {
-    if (!st().reads.empty()) ++st().reads_cancelled;
-    st().reads.clear();
+    auto& r = st().reads;
+    auto late = std::stable_partition(r.begin(), r.end(), [](const FileRead& f) { return f.late; });
+    if (late != r.end()) ++st().reads_cancelled;
+    r.erase(late, r.end());
+}
+
+void null_platform_late_read_done(const void* buffer, const std::string& error) {
+    auto& r = st().reads;
+    r.erase(std::remove_if(r.begin(), r.end(),
+                           [&](const FileRead& f) { return f.late && f.buffer == buffer; }),
+            r.end());
+    st().late_done.push_back({buffer, error});
+}
+
+void cancel_late_read(const void* buffer) {
+    for (const FileRead& f : st().reads)
+        if (f.late && f.buffer == buffer) {
+            null_platform_late_read_done(buffer, "cancelled");
+            return;
+        }
+}
+
+std::vector<LateReadDone> take_late_reads_done() {
+    std::vector<LateReadDone> out;
+    out.swap(st().late_done);
+    return out;
+}
+
+void null_platform_pick_early(const std::string& name,
+                              std::shared_ptr<const std::vector<uint8_t>> buffer,
+                              std::vector<ByteRange> late) {
+    uint64_t total = 0;
+    for (const ByteRange& r : late) total += r.end - r.begin;
+    FileRead read;
+    read.name = name;
+    read.total = total;
+    read.late = true;
+    read.buffer = buffer->data();
+    st().reads.push_back(read);
+    OpenedFile f;
+    f.name = name;
+    f.shared = std::move(buffer);
+    f.late = std::move(late);
+    st().arrived.push_back(std::move(f));
 }
 
 void null_platform_set_reads(std::vector<FileRead> reads) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ bool null_platform_first_frame();
 // Files the browser is reading (file_reads() returns them until cancelled or replaced),
 // and how many times cancel_file_reads() found some to cancel.
 void null_platform_set_reads(std::vector<FileRead> reads);
+// A big .pt2 arrives before its `late` ranges (OpenedFile::shared / late): the app
+// sees a late FileRead for it until null_platform_late_read_done (or its cancel).
+void null_platform_pick_early(const std::string& name,
+                              std::shared_ptr<const std::vector<uint8_t>> buffer,
+                              std::vector<ByteRange> late);
+// The late ranges of that buffer are in (error "") or could not be read.
+void null_platform_late_read_done(const void* buffer, const std::string& error);
 int null_platform_reads_cancelled();
 // The browser's tasks between frames: while armed (wake_between_frames, or the last
 // task asked for another), runs the task, at most max_tasks times; returns how many ran.

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "io/zip.h"
 
 namespace pt2lab::app::platform {
 
@@ -30,6 +33,11 @@ struct OpenedFile {
     std::string name;
     std::vector<uint8_t> bytes;
     std::string error; // the browser could not read or fetch it ("" when bytes are valid)
+    // A big .pt2 that arrives before its weights: `shared` holds the file's bytes but
+    // for its `late` ranges (zip_late_ranges), which the browser is still reading into
+    // it (they end with take_late_reads_done()); `bytes` is then empty.
+    std::shared_ptr<const std::vector<uint8_t>> shared;
+    std::vector<pt2lab::ByteRange> late;
 };
 // A file the loader fetched before main() ran (fonts, the first graph); empty when absent.
 std::vector<uint8_t> preloaded(const std::string& name);
@@ -46,10 +54,24 @@ std::vector<OpenedFile> take_opened();
 struct FileRead {
     std::string name;
     uint64_t done = 0, total = 0;
+    // The late ranges of a file that arrived already (OpenedFile::late): `buffer` is
+    // its OpenedFile::shared->data(), done / total count the late bytes.
+    bool late = false;
+    const void* buffer = nullptr;
 };
 std::vector<FileRead> file_reads();
-// Stops every read in flight; their files never arrive.
+// Stops every read in flight but the late ones; their files never arrive.
 void cancel_file_reads();
+// The late ranges of the file whose buffer this is: stops reading them (they end, as
+// cancelled, through take_late_reads_done()). The buffer stays valid meanwhile.
+void cancel_late_read(const void* buffer);
+// Late reads that ended since the last call: all their bytes are in (error ""), or
+// the browser could not read them, or they were cancelled.
+struct LateReadDone {
+    const void* buffer = nullptr;
+    std::string error;
+};
+std::vector<LateReadDone> take_late_reads_done();
 // Hands `bytes` to the browser as a download named `name` (web_download.cpp: a Blob
 // and an <a download> click); nothing leaves the machine.
 void download_file(const std::string& name, const std::vector<uint8_t>& bytes);

@@ -21,6 +21,18 @@ std::vector<std::vector<uint8_t>>& buffers() {
     static std::vector<std::vector<uint8_t>> b;
     return b;
 }
+// Buffers of files that arrived before their late ranges, which JS is still writing:
+// kept alive here until JS says it stopped (pt2lab_file_late_done), whoever else lets go.
+std::vector<std::shared_ptr<const std::vector<uint8_t>>>& filling() {
+    static std::vector<std::shared_ptr<const std::vector<uint8_t>>> f;
+    return f;
+}
+std::vector<pt2lab::app::platform::LateReadDone>& late_done() {
+    static std::vector<pt2lab::app::platform::LateReadDone> d;
+    return d;
+}
+// Weight records of at least this size are read after the rest of a file.
+constexpr uint64_t kLateRecordBytes = 64 * 1024;
 } // namespace
 
 // Called by web/bridge.js: a buffer for a file of `size` bytes, which JS fills and
@@ -51,6 +63,54 @@ extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived(const char* name, uint8
     arrived().push_back(std::move(f));
 }
 
+// Called by web/bridge.js with the last `size - tail_start` bytes of a file read into
+// a buffer from pt2lab_file_buffer: the ranges it may read after the rest, as JSON
+// ([[begin, end], ...], malloc'd for JS to free), or null to read it whole.
+extern "C" EMSCRIPTEN_KEEPALIVE char* pt2lab_file_late_plan(const uint8_t* data, int size,
+                                                            int tail_start) {
+    if (!data || size <= 0 || tail_start < 0 || tail_start >= size) return nullptr;
+    auto late = pt2lab::zip_late_ranges(data + tail_start, static_cast<size_t>(size - tail_start),
+                                        static_cast<uint64_t>(size), kLateRecordBytes);
+    if (late.empty()) return nullptr;
+    nlohmann::json j = nlohmann::json::array();
+    for (const pt2lab::ByteRange& r : late) j.push_back({r.begin, r.end});
+    std::string s = j.dump();
+    char* p = static_cast<char*>(std::malloc(s.size() + 1));
+    if (p) std::memcpy(p, s.c_str(), s.size() + 1);
+    return p;
+}
+
+// Called by web/bridge.js: a file whose bytes are in but for its late ranges (JSON from
+// pt2lab_file_late_plan), which JS goes on writing into `data` until
+// pt2lab_file_late_done.
+extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived_early(const char* name, uint8_t* data,
+                                                               int size, const char* late) {
+    auto& b = buffers();
+    auto it = std::find_if(b.begin(), b.end(), [&](const auto& v) { return v.data() == data; });
+    if (!data || it == b.end() || size <= 0 || it->size() != static_cast<size_t>(size)) return;
+    pt2lab::app::platform::OpenedFile f;
+    f.name = name ? name : "";
+    nlohmann::json j = nlohmann::json::parse(late ? late : "", nullptr, false);
+    if (j.is_array())
+        for (const auto& r : j)
+            if (r.is_array() && r.size() == 2 && r[0].is_number_unsigned() &&
+                r[1].is_number_unsigned())
+                f.late.push_back({r[0].get<uint64_t>(), r[1].get<uint64_t>()});
+    f.shared = std::make_shared<const std::vector<uint8_t>>(std::move(*it));
+    b.erase(it);
+    filling().push_back(f.shared);
+    arrived().push_back(std::move(f));
+}
+
+// Called by web/bridge.js: JS stopped writing the late ranges of the buffer at `data`:
+// all are in (error ""), or the read failed or was cancelled (error says which).
+extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_late_done(const uint8_t* data, const char* error) {
+    auto& f = filling();
+    f.erase(std::remove_if(f.begin(), f.end(), [&](const auto& v) { return v->data() == data; }),
+            f.end());
+    late_done().push_back({data, error ? error : ""});
+}
+
 // Called by web/bridge.js: a buffer from pt2lab_file_buffer whose read was cancelled.
 extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_release(uint8_t* data) {
     auto& b = buffers();
@@ -67,6 +127,7 @@ EM_JS(char*, js_file_reads, (), {
     return p;
 });
 EM_JS(void, js_cancel_file_reads, (), { window.pt2lab.cancelReads(); });
+EM_JS(void, js_cancel_late_read, (const void* buffer), { window.pt2lab.cancelLateRead(buffer); });
 
 EM_JS(int, js_preloaded_size, (const char* name), {
     var f = window.pt2lab && window.pt2lab.preloaded[UTF8ToString(name)];
@@ -120,12 +181,24 @@ std::vector<FileRead> file_reads() {
         for (const auto& r : j)
             if (r.is_object())
                 out.push_back({r.value("name", std::string()), r.value("done", uint64_t{0}),
-                               r.value("total", uint64_t{0})});
+                               r.value("total", uint64_t{0}), r.value("late", false),
+                               reinterpret_cast<const void*>(
+                                   static_cast<uintptr_t>(r.value("buffer", uint64_t{0})))});
     return out;
 }
 
 void cancel_file_reads() {
     js_cancel_file_reads();
+}
+
+void cancel_late_read(const void* buffer) {
+    js_cancel_late_read(buffer);
+}
+
+std::vector<LateReadDone> take_late_reads_done() {
+    std::vector<LateReadDone> out;
+    out.swap(late_done());
+    return out;
 }
 
 std::vector<OpenedFile> take_opened() {

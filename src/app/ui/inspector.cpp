@@ -204,13 +204,17 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
                 if (!spec->target.empty()) fact("target FQN", spec->target);
                 if (!spec->target.empty())
                     if (auto t = ws->program().find_tensor(spec->target))
-                        tensor_rows(app, tr(app, Str::insp_stored), summarize(*t));
+                        tensor_rows(app, tr(app, Str::insp_stored),
+                                    ws->file_whole() ? summarize(*t)
+                                                     : type_only(t->dtype, t->sizes));
             }
         }
         if (n->op() == Op::GetAttr) {
             auto it = ws->module().attrs.find(n->target());
             if (it != ws->module().attrs.end() && it->second)
-                tensor_rows(app, tr(app, Str::insp_stored), summarize(*it->second));
+                tensor_rows(app, tr(app, Str::insp_stored),
+                            ws->file_whole() ? summarize(*it->second)
+                                             : type_only(it->second->dtype, it->second->sizes));
         }
         end_facts();
     }

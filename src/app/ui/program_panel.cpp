@@ -24,8 +24,11 @@ PanelCaches::Summaries& cache(App& app) {
     return c;
 }
 
+// A tensor's summary, kept per tensor; only its type while the file's weights arrive.
 template <typename T>
-const TensorSummary& summary(PanelCaches::Summaries& c, const std::shared_ptr<T>& t, bool live) {
+TensorSummary summary(PanelCaches::Summaries& c, const std::shared_ptr<T>& t, bool live,
+                      const Workspace& ws) {
+    if (!ws.file_whole()) return type_only(t->dtype, t->sizes);
     auto& m = live ? c.live : c.stored;
     auto it = m.find(t.get());
     if (it == m.end()) it = m.emplace(t.get(), std::make_pair(t, summarize(*t))).first;
@@ -136,7 +139,7 @@ void draw_program_tab(App& app) {
                             what = s.kind == InputKind::Parameter ? tr(app, Str::prog_parameter)
                                    : s.kind == InputKind::Buffer  ? "buffer"
                                                                   : what;
-                    tensor_row(app, name, what, summary(c, t, false), t->stand_in);
+                    tensor_row(app, name, what, summary(c, t, false, ws), t->stand_in);
                 }
             };
             rows(ws.program().state_dict, false);
@@ -150,7 +153,7 @@ void draw_program_tab(App& app) {
             tensor_table_header(app);
             for (const auto& [name, t] : ws.state().tensors) {
                 if (!t) continue;
-                tensor_row(app, name, tr(app, Str::prog_attribute), summary(c, t, true), false);
+                tensor_row(app, name, tr(app, Str::prog_attribute), summary(c, t, true, ws), false);
             }
             ImGui::EndTable();
         }
