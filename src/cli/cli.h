@@ -45,6 +45,8 @@ int cmd_run(const CliArgs& args);
 int cmd_decompose(const CliArgs& args);
 int cmd_prepare_convert(const CliArgs& args);
 int cmd_save(const CliArgs& args);
+// pt2lab lesson check PATH [--no-index]: the arguments after "lesson" (cmd_lesson.cpp).
+int cmd_lesson(const std::vector<std::string>& args);
 // The real input the module is calibrated and compared on: --input files, else the
 // file's sample inputs; without either, an error that says what to give (cmd_passes.cpp).
 Result<InputSource> calibration_inputs(const CliArgs& a, const ExportedProgram& ep,

@@ -1,6 +1,7 @@
 // pt2lab: command-line view of torch.export files (and pt2lab's symbolic_trace
 // graph JSON), printed exactly the way PyTorch prints them.
-// Exit status: 0 success, 1 bad input (message on stderr), 2 bad usage.
+// Exit status: 0 success, 1 bad input (message on stderr; for lesson check, a
+// lesson that fails its check), 2 bad usage.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -27,6 +28,7 @@ const char* kUsage =
     "[--no-fold]\n"
     "       pt2lab save FILE OUT.pt2 [--decompose inference|core [--keep OP ...]]\n"
     "                               [--prepare | --convert [--input x.npy ...] [--calibrate N]]\n"
+    "       pt2lab lesson check PATH [--no-index]\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"
@@ -52,6 +54,10 @@ const char* kUsage =
     "             prints the code and the quantization error (max |diff|, SQNR)\n"
     "  save       write the program, after the actions given (decompose, then prepare or\n"
     "             convert), as a .pt2 that torch.export.load reads (docs/FORMATS.md)\n"
+    "  lesson check  PATH is a lesson file <id>.<lang>.md or a course folder of them: parse\n"
+    "             each, compare the translations, open every graph, run every step and say per\n"
+    "             step whether its expect claims hold; a folder that passes gets index.json\n"
+    "             (--no-index: not written; docs/LESSONS.md \"Checking a course\")\n"
     "\n";
 
 std::string shape_str(const TensorData& t) {
@@ -225,7 +231,9 @@ std::string usage_text() {
                       o.commands);
         s += line;
     }
-    return s + "\nexit status: 0 success, 1 bad input, 2 bad usage\n";
+    return s +
+           "\nexit status: 0 success, 1 bad input (lesson check: a lesson fails its check), 2 bad "
+           "usage\n";
 }
 
 int usage_error(const std::string& msg) {
@@ -270,6 +278,9 @@ bool parse_count(const char* s, uint64_t& out) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // lesson check takes a lesson file or a course folder and options of its own.
+    if (argc >= 2 && std::strcmp(argv[1], "lesson") == 0)
+        return cmd_lesson(std::vector<std::string>(argv + 2, argv + argc));
     std::vector<std::string> positional;
     std::vector<std::pair<const CliOption*, std::string>> options; // in command-line order
     for (int i = 1; i < argc; ++i) {
