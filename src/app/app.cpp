@@ -849,6 +849,7 @@ void App::adopt(std::unique_ptr<Workspace> ws, const std::string& name, uint64_t
     }
     if (ws_) retired_.push_back(std::move(ws_));
     ws_ = std::move(ws);
+    ws_->set_shed_dropped_later(true); // shed_retired frees it between frames
     file_name_ = base_name(name);
     note_graph_text(*ws_);
     // Everything shown of a file starts afresh; settings and the log stay.
@@ -966,13 +967,14 @@ bool App::end_frame_work() {
     mods.swap(module_requests_);
     for (const ModuleRequest& r : mods) apply_module(r);
     save_settings();
-    return did || !mods.empty() || busy() || !retired_.empty();
+    return did || !mods.empty() || busy() || freeing();
 }
 
 void App::shed_retired(double seconds) {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(std::max(seconds, 0.001)));
+    if (ws_ && !ws_->shed_dropped(deadline)) return;
     while (!retired_.empty()) {
         if (!retired_.front()->shed(deadline)) break;
         retired_.erase(retired_.begin());
@@ -987,7 +989,7 @@ bool App::work_between_frames() {
     std::string what = doing();
     bool did = work(budget);
     const double left = budget - (platform::now_seconds() - t0);
-    if (!retired_.empty() && left > 0) shed_retired(left);
+    if (freeing() && left > 0) shed_retired(left);
     changed_between_frames_ |= did;
     const float ms = static_cast<float>((platform::now_seconds() - t0) * 1000);
     bench_.max_task_ms = std::max(bench_.max_task_ms, ms);

@@ -385,7 +385,7 @@ public:
     // spinning meanwhile would only compete with its reads for the main thread.
     bool work_left() const {
         return busy() || opening_ || !to_open_.empty() || !requests_.empty() || cancel_requested_ ||
-               !retired_.empty() || (arriving_ && arriving_->read);
+               freeing() || (arriving_ && arriving_->read);
     }
     double slice_seconds() const { return slice_seconds_; }
     void set_slice_seconds(double s) { slice_seconds_ = s; }
@@ -642,11 +642,14 @@ private:
     std::vector<platform::FileRead> reads_; // files the browser is reading (take_files)
     double t_read_ = 0;                     // when the browser began reading them
     bool changed_between_frames_ = false; // work_between_frames did something since the last frame
-    void shed_retired(double seconds);    // frees replaced files' workspaces for up to `seconds`
-    double frame_t0_ = 0;                 // begin_frame(): platform::now_seconds()
-    double end_ms_ = 0;                   // the last end_frame()'s time (ms)
-    std::string end_what_;                // what the job was doing when it began
-    bool frame_began_ = false;            // begin_frame() ran since the last end_frame()
+    // Replaced files' workspaces, or states the open file's last action let go of
+    // (Workspace::shed_dropped), still being freed.
+    bool freeing() const { return !retired_.empty() || (ws_ && ws_->has_dropped()); }
+    void shed_retired(double seconds); // frees replaced files' workspaces for up to `seconds`
+    double frame_t0_ = 0;              // begin_frame(): platform::now_seconds()
+    double end_ms_ = 0;                // the last end_frame()'s time (ms)
+    std::string end_what_;             // what the job was doing when it began
+    bool frame_began_ = false;         // begin_frame() ran since the last end_frame()
     double derive_allowance_ = kDeriveAllowance;
     mutable bool derived_in_frame_ = false; // a derived piece ran in this frame
     mutable bool derive_waited_ = false;    // a derived piece waited for a later frame

@@ -5,11 +5,13 @@
 // the run budget is the file's, for the parity baseline too.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "graph/written_attrs.h"
@@ -316,8 +318,11 @@ TEST_CASE("prepare, convert, decompose and fold in pieces of one node equal one 
     for (const char* name : {"conv_bn_relu_train", "conv_bn_relu_eval", "resnet_style"}) {
         INFO(name);
         auto whole = open_workspace(name), sliced = open_workspace(name);
+        // As the page: what a commit lets go of (the redo branch an action after an
+        // undo cuts) waits for shed_dropped, a few entries per call.
+        sliced->set_shed_dropped_later(true);
         const size_t nodes = whole->module().graph->size();
-        bool last_changed = false;
+        bool last_changed = false, undone = false;
         for (const char* json :
              {R"({"kind": "decompose", "level": "inference"})", R"({"kind": "undo"})",
               R"({"kind": "decompose", "level": "core"})", R"({"kind": "undo"})",
@@ -331,6 +336,7 @@ TEST_CASE("prepare, convert, decompose and fold in pieces of one node equal one 
                 INFO((u.ok() ? std::string() : u.error().str()));
                 REQUIRE(u.ok());
                 REQUIRE(v.ok());
+                undone = true;
                 continue;
             }
             Action a = action(json);
@@ -360,6 +366,15 @@ TEST_CASE("prepare, convert, decompose and fold in pieces of one node equal one 
                 CHECK(stages.size() > 3);
             }
             last_changed = w.value().changed;
+            CHECK_FALSE(whole->has_dropped()); // freed by the commit: the default
+            if (std::exchange(undone, false) && s.value().changed) {
+                CHECK(sliced->has_dropped()); // the redo branch
+                const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+                int calls = 1; // a batch per call (test_graph.cpp: shed)
+                while (!sliced->shed_dropped(past)) REQUIRE(++calls < 100000);
+                CHECK_FALSE(sliced->has_dropped());
+                CHECK_FALSE(sliced->can_redo());
+            }
             CHECK(w.value().summary == s.value().summary);
             CHECK(w.value().changed == s.value().changed);
             CHECK(whole->module().code() == sliced->module().code());

@@ -362,9 +362,8 @@ bool Graph::shed(std::chrono::steady_clock::time_point deadline) {
         nodes_.pop_back();
         if (n % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
     }
-    by_name_.clear();
-    by_id_.clear();
-    return true;
+    return erase_until(by_name_, deadline) && erase_until(by_id_, deadline) &&
+           names_.shed(deadline);
 }
 
 bool is_impure(const Node& n, const std::function<bool(const Node&)>& impure_module) {
@@ -402,18 +401,28 @@ Result<bool> Graph::eliminate_dead_code(const std::function<bool(const Node&)>& 
                                         bool lint_first) {
     if (lint_first)
         if (Status s = lint(); !s.ok()) return s.error();
-    bool changed = false;
-    std::vector<Node*> order = nodes();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        Node* n = *it;
-        if (n->users().empty() && !is_impure(*n, impure_module)) {
-            Status s = erase_node(n);
+    DeadCodeEliminating d(*this, impure_module);
+    while (!d.step(~size_t(0))) {
+    }
+    return d.changed();
+}
+
+DeadCodeEliminating::DeadCodeEliminating(Graph& g, std::function<bool(const Node&)> impure_module)
+    : g_(g), impure_module_(std::move(impure_module)), order_(g.nodes()), left_(order_.size()) {
+}
+
+bool DeadCodeEliminating::step(size_t nodes) {
+    // In reverse, so a node whose last reader goes is visited after it (one pass is enough).
+    for (size_t k = 0; k < nodes && left_ > 0; ++k) {
+        Node* n = order_[--left_];
+        if (n->users().empty() && !is_impure(*n, impure_module_)) {
+            Status s = g_.erase_node(n);
             PT2LAB_CHECK(s.ok());
             (void)s;
-            changed = true;
+            changed_ = true;
         }
     }
-    return changed;
+    return left_ == 0;
 }
 
 std::unique_ptr<Graph> Graph::clone() const {
@@ -424,9 +433,8 @@ std::unique_ptr<Graph> Graph::clone() const {
 }
 
 GraphCloning::GraphCloning(const Graph& src)
-    : src_(src), g_(std::make_unique<Graph>()), by_id_(src.next_id_, nullptr),
+    : src_(src), g_(std::make_unique<Graph>()), names_(src.names_), by_id_(src.next_id_, nullptr),
       at_(src.nodes_.begin()) {
-    g_->names_ = src.names_;
     g_->next_id_ = src.next_id_;
     g_->by_name_.reserve(src.nodes_.size());
     g_->by_id_.reserve(src.nodes_.size());
@@ -472,8 +480,8 @@ bool GraphCloning::step(size_t nodes) {
             if (at_ == src_.nodes_.end()) {
                 g_->insert_ = src_.insert_;
                 if (src_.insert_.anchor) g_->insert_.anchor = mapped(src_.insert_.anchor);
-                phase_ = Phase::Done;
-                return true;
+                phase_ = Phase::Names;
+                continue;
             }
             Node* n = dst_->get();
             auto swap = [&](Node* x) { return mapped(x); };
@@ -483,6 +491,12 @@ bool GraphCloning::step(size_t nodes) {
             for (Node* u : (*at_)->users_) n->users_.push_back(mapped(u));
             ++at_;
             ++dst_;
+        } else if (phase_ == Phase::Names) {
+            // Two names per node's worth of work (they are short strings, a node is not).
+            const size_t left = nodes - done;
+            if (names_.step(left > SIZE_MAX / 2 ? SIZE_MAX : 2 * left, g_->names_))
+                phase_ = Phase::Done;
+            break;
         } else {
             return true;
         }

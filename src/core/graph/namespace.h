@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/shed.h"
+
 namespace pt2lab {
 
 class Namespace {
@@ -19,6 +21,31 @@ public:
     bool used(const std::string& name) const { return used_.count(name) != 0; }
     // Marks an exact name as taken (names read from a file).
     void reserve(const std::string& name) { used_.insert(name); }
+
+    // Frees the names until `deadline`: true once none is left (Graph::shed).
+    bool shed(std::chrono::steady_clock::time_point deadline) {
+        return erase_until(used_, deadline) && erase_until(base_count_, deadline);
+    }
+    // A copy made a piece at a time (GraphCloning: a 17k-name namespace copied at once
+    // took ~11 ms natively): step() copies up to `count` more entries into `to`, which
+    // starts empty, and says whether the copy is whole. `from` must not change meanwhile.
+    class Copying {
+    public:
+        explicit Copying(const Namespace& from)
+            : from_(from), used_at_(from.used_.begin()), base_at_(from.base_count_.begin()) {}
+        bool step(size_t count, Namespace& to) {
+            for (; count > 0 && used_at_ != from_.used_.end(); --count, ++used_at_)
+                to.used_.insert(to.used_.end(), *used_at_);
+            for (; count > 0 && base_at_ != from_.base_count_.end(); --count, ++base_at_)
+                to.base_count_.insert(to.base_count_.end(), *base_at_);
+            return used_at_ == from_.used_.end() && base_at_ == from_.base_count_.end();
+        }
+
+    private:
+        const Namespace& from_;
+        std::set<std::string>::const_iterator used_at_;
+        std::map<std::string, long long>::const_iterator base_at_;
+    };
 
 private:
     std::set<std::string> used_;

@@ -54,6 +54,7 @@ struct Converting::Impl {
     std::map<const Observer*, QParams> qparams_of;
     int frozen = 0; // _frozen_param<N> made so far
     std::unique_ptr<GraphCloning> snapshot;
+    std::unique_ptr<DeadCodeEliminating> dce; // the stage "eliminate dead code" under way
     Stages stages;
 
     Impl(GraphModule& m, const ModuleState& st, bool fold) : gm(m), state(st), fold_quantize(fold) {
@@ -72,8 +73,11 @@ struct Converting::Impl {
             stages.add("fold weight quantize into int8 constants",
                        [this](Stages::Clock::time_point) -> Result<bool> {
                            int64_t elements = 0;
-                           for (; next < quantizes.size() && elements < piece_size().elements;
-                                ++next)
+                           // Bounded by elements (big weights) and by nodes (many small ones).
+                           for (size_t n = 0;
+                                next < quantizes.size() && elements < piece_size().elements &&
+                                n < piece_size().nodes;
+                                ++next, ++n)
                                if (Status s = fold_one(next, elements); !s.ok()) return s.error();
                            stages.work_unit = "quantize";
                            stages.work_done = next;
@@ -103,8 +107,12 @@ struct Converting::Impl {
     void add_dead_code_elimination() {
         add_lint(stages, gm);
         stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
-            auto dce = gm.eliminate_dead_code(false);
-            if (!dce.ok()) return dce.error();
+            if (!dce) dce = std::make_unique<DeadCodeEliminating>(*gm.graph, gm.impure_modules());
+            const bool over = dce->step(4 * piece_size().nodes);
+            stages.work_done = dce->done();
+            stages.work_total = dce->total();
+            if (!over) return false;
+            dce.reset();
             return true;
         });
     }

@@ -298,33 +298,60 @@ std::string op_name_base(const Node& n) {
     return n.name();
 }
 
-void retrace_names(Graph& g) {
-    std::map<Node*, std::string> name_of;
-    std::vector<Node*> order;
-    Namespace names;
-    for (Node* n : g.nodes())
-        if (n->op() != Op::CallFunction) names.reserve(n->name());
-    for (Node* n : g.nodes()) {
-        if (n->op() != Op::CallFunction || name_of.count(n)) continue;
-        order.push_back(n);
-        name_of[n] = names.create_name(op_name_base(*n));
-        if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) continue;
+class RetraceNaming {
+public:
+    explicit RetraceNaming(Graph& g) : g_(g), nodes_(g.nodes()) {}
+    // Up to `count` more nodes; true once every node has its new name. The graph must
+    // not change between calls.
+    bool step(size_t count) {
+        const size_t end_of = phase_ < 2 ? nodes_.size() : order_.size();
+        const size_t end = std::min(end_of, at_ + count);
+        for (; at_ < end; ++at_) {
+            if (phase_ == 0) {
+                if (nodes_[at_]->op() != Op::CallFunction) names_.reserve(nodes_[at_]->name());
+            } else if (phase_ == 1) {
+                name(nodes_[at_]);
+            } else if (phase_ == 2) { // a new name may be another node's old one
+                PT2LAB_CHECK(g_.force_name(order_[at_], "__retrace_" + std::to_string(at_)));
+            } else {
+                PT2LAB_CHECK(g_.force_name(order_[at_], name_of_[order_[at_]]));
+            }
+        }
+        if (at_ < end_of) return false;
+        at_ = 0;
+        return ++phase_ == 4;
+    }
+    size_t done() const { return at_; }
+    size_t total() const { return phase_ < 2 ? nodes_.size() : order_.size(); }
+
+private:
+    void name(Node* n) {
+        if (n->op() != Op::CallFunction || name_of_.count(n)) return;
+        order_.push_back(n);
+        name_of_[n] = names_.create_name(op_name_base(*n));
+        if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) return;
         std::vector<std::string> outputs;
         for (size_t k = 0; k < n->meta.val.items.size(); ++k)
-            outputs.push_back(names.create_name("getitem"));
+            outputs.push_back(names_.create_name("getitem"));
         for (Node* u : n->users()) {
-            if (!u->is(OpId::getitem) || u->args().size() < 2 || name_of.count(u)) continue;
+            if (!u->is(OpId::getitem) || u->args().size() < 2 || name_of_.count(u)) continue;
             const Argument& i = u->args()[1];
             if (i.kind != ArgKind::Int || i.i < 0 || size_t(i.i) >= outputs.size()) continue;
-            name_of[u] = outputs[static_cast<size_t>(i.i)];
-            order.push_back(u);
+            name_of_[u] = outputs[static_cast<size_t>(i.i)];
+            order_.push_back(u);
         }
     }
-    // Two passes: a new name may be another node's old one.
-    for (size_t k = 0; k < order.size(); ++k)
-        PT2LAB_CHECK(g.force_name(order[k], "__retrace_" + std::to_string(k)));
-    for (Node* n : order) PT2LAB_CHECK(g.force_name(n, name_of[n]));
-}
+
+    Graph& g_;
+    std::vector<Node*> nodes_;
+    // 0: reserve the names of the nodes that keep theirs, 1: name the call_functions in
+    // graph order, 2 and 3: rename them in two passes.
+    int phase_ = 0;
+    size_t at_ = 0;
+    std::map<Node*, std::string> name_of_;
+    std::vector<Node*> order_;
+    Namespace names_;
+};
 } // namespace
 
 namespace {
@@ -387,6 +414,8 @@ struct Decomposing::Impl {
     std::vector<Node*> nodes;        // the graph's nodes before, in order
     std::vector<const Node*> erased; // those of them a rule erased since (never visited)
     size_t next = 0;
+    std::unique_ptr<GraphLinting> linting;
+    std::unique_ptr<RetraceNaming> naming;
     Stages stages;
 
     Impl(ExportedProgram& p, DecompTable t) : ep(p), table(std::move(t)) {
@@ -411,13 +440,25 @@ struct Decomposing::Impl {
             return next >= nodes.size();
         });
         stages.add("lint", [this](Stages::Clock::time_point) -> Result<bool> {
-            if (Status s = ep.graph->lint(); !s.ok()) return s.error();
+            if (!linting) linting = std::make_unique<GraphLinting>(*ep.graph);
+            const bool over = linting->step(4 * piece_size().nodes);
+            stages.work_done = linting->done();
+            stages.work_total = ep.graph->size();
+            if (!over) return false;
+            Status s = linting->status();
+            linting.reset();
+            if (!s.ok()) return s.error();
             return true;
         });
         if (table.level != IrLevel::Training)
             stages.add("name the nodes afresh, as the retrace does",
                        [this](Stages::Clock::time_point) -> Result<bool> {
-                           retrace_names(*ep.graph);
+                           if (!naming) naming = std::make_unique<RetraceNaming>(*ep.graph);
+                           const bool over = naming->step(piece_size().nodes);
+                           stages.work_done = naming->done();
+                           stages.work_total = naming->total();
+                           if (!over) return false;
+                           naming.reset();
                            sync_output_specs(ep);
                            return true;
                        });

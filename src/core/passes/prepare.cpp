@@ -100,6 +100,18 @@ const std::initializer_list<const char*> kShareOps = {
     "torch.ops.aten.flatten.using_ints",
 };
 
+// Erases entries of `c` (a map from its front, a vector from its back) while `budget`
+// lasts, taking them off it; true when `c` is empty. A 10k-node graph's annotations
+// and specs freed at once took ~8 ms natively.
+template <class Map> bool shed_some(Map& c, size_t& budget) {
+    for (; budget > 0 && !c.empty(); --budget) c.erase(c.begin());
+    return c.empty();
+}
+template <class T> bool shed_some(std::vector<T>& c, size_t& budget) {
+    for (; budget > 0 && !c.empty(); --budget) c.pop_back();
+    return c.empty();
+}
+
 Node* node_arg(const Node& n, size_t k) {
     return k < n.args().size() && n.args()[k].is_node() ? n.args()[k].node : nullptr;
 }
@@ -332,10 +344,47 @@ public:
     Placer(GraphModule& gm, std::map<Node*, Annotation>& ann) : gm_(gm), ann_(ann) {}
 
     // The specs and their sharing groups, for the nodes as they are now.
-    void group_specs() {
-        before_ = gm_.graph->nodes();
-        collect_specs(before_);
-        group();
+    // Collects and groups the specs in pieces of about `count` nodes or specs (a 10k-node
+    // graph has ~20k specs: one piece of it all took 25-30 ms natively); true once done.
+    bool group_specs(size_t count) {
+        auto chunk = [&](size_t total, auto&& one) {
+            for (size_t end = std::min(total, at_ + count); at_ < end; ++at_) one(at_);
+            if (at_ < total) return false;
+            at_ = 0;
+            phase_ = static_cast<Grouping>(static_cast<int>(phase_) + 1);
+            return phase_ == Grouping::Done;
+        };
+        switch (phase_) {
+        case Grouping::Collect:
+            if (at_ == 0 && before_.empty()) before_ = gm_.graph->nodes();
+            return chunk(before_.size(), [&](size_t k) { collect_spec(before_[k]); });
+        case Grouping::Index:
+            return chunk(specs_.size(), [&](size_t k) { spec_index_.emplace(specs_[k].first, k); });
+        case Grouping::Parents:
+            return chunk(specs_.size(),
+                         [&](size_t k) { parent_.emplace(specs_[k].first, specs_[k].first); });
+        case Grouping::Unite: return chunk(specs_.size(), [&](size_t k) { unite_spec(k); });
+        case Grouping::Number: {
+            const bool over = chunk(specs_.size(), [&](size_t k) { number_spec(k); });
+            if (over) root_id_.clear();
+            return over;
+        }
+        case Grouping::Done: return true;
+        }
+        return true;
+    }
+    // After place(): lets go of what grouping built, up to `budget` entries at a time;
+    // true once it is all gone.
+    bool shed(size_t& budget) {
+        return shed_some(specs_, budget) && shed_some(spec_index_, budget) &&
+               shed_some(parent_, budget) && shed_some(group_, budget) &&
+               shed_some(before_, budget);
+    }
+    // What group_specs() walks now, and how far it is.
+    const char* grouping_unit() const { return phase_ == Grouping::Collect ? "node" : "spec"; }
+    size_t grouping_done() const { return at_; }
+    size_t grouping_total() const {
+        return phase_ == Grouping::Collect ? before_.size() : specs_.size();
     }
     // Observers for up to `count` more of those nodes; true once all have theirs.
     bool place(size_t count, PrepareReport& report) {
@@ -365,6 +414,12 @@ private:
     std::map<int, std::string> instance_;             // group -> first observer name
     int next_name_ = 0;                               // new_submodule_name resumes here
     std::map<std::string, int> observer_group_;       // observer name -> group
+    // group_specs() in pieces: the phase it is in and its place there.
+    enum class Grouping { Collect, Index, Parents, Unite, Number, Done };
+    Grouping phase_ = Grouping::Collect;
+    size_t at_ = 0;
+    std::map<EdgeOrNode, int> root_id_; // Number: each group's root -> its id
+    int next_group_ = 0;
 
     static std::string describe(const Annotation& a) {
         std::string s = "input_qspec_map: {";
@@ -377,14 +432,11 @@ private:
         auto it = spec_index_.find(e);
         return it == spec_index_.end() ? nullptr : &specs_[it->second].second;
     }
-    void collect_specs(const std::vector<Node*>& nodes) {
-        for (Node* n : nodes) {
-            auto a = ann_.find(n);
-            if (a == ann_.end()) continue;
-            for (const auto& [in, q] : a->second.inputs) specs_.emplace_back(EdgeOrNode{in, n}, q);
-            if (a->second.output) specs_.emplace_back(output_of(n), *a->second.output);
-        }
-        for (size_t k = 0; k < specs_.size(); ++k) spec_index_.emplace(specs_[k].first, k);
+    void collect_spec(Node* n) {
+        auto a = ann_.find(n);
+        if (a == ann_.end()) return;
+        for (const auto& [in, q] : a->second.inputs) specs_.emplace_back(EdgeOrNode{in, n}, q);
+        if (a->second.output) specs_.emplace_back(output_of(n), *a->second.output);
     }
     // Iterative, with path compression: a chain of thousands of shared specs must not
     // recurse as deep as it is long.
@@ -398,7 +450,7 @@ private:
         }
         return r;
     }
-    // Every edge or node with a spec has a parent (group() puts them all in first).
+    // Every edge or node with a spec has a parent (group_specs() puts them all in first).
     const EdgeOrNode& parent_of(const EdgeOrNode& e) const {
         auto it = parent_.find(e);
         PT2LAB_CHECK(it != parent_.end());
@@ -424,31 +476,31 @@ private:
         if (!q) return;
         if (same_attrs(unwrap(q), edge_root)) unite(other, edge);
     }
-    void group() {
-        for (const auto& [e, q] : specs_) parent_.emplace(e, e);
-        for (const auto& [e, q] : specs_) {
-            if (e.arg) { // an input edge: implicit sharing with the producer's other readers
-                const QSpec* edge_root = unwrap(&q);
-                for (Node* user : e.arg->users())
-                    if (user != e.node) union_input_edge_with(e, edge_root, {e.arg, user});
-                union_input_edge_with(e, edge_root, output_of(e.arg));
-            }
-            if (q.kind == QSpec::Kind::Shared) unite(q.shared, e);
+    // Every spec's own parent first (Parents), then each spec's unions in order:
+    void unite_spec(size_t k) {
+        const auto& [e, q] = specs_[k];
+        if (e.arg) { // an input edge: implicit sharing with the producer's other readers
+            const QSpec* edge_root = unwrap(&q);
+            for (Node* user : e.arg->users())
+                if (user != e.node) union_input_edge_with(e, edge_root, {e.arg, user});
+            union_input_edge_with(e, edge_root, output_of(e.arg));
         }
-        int next = 0;
-        std::map<EdgeOrNode, int> root_id;
-        for (const auto& [e, q] : specs_) {
-            EdgeOrNode r = root(e);
-            if (!root_id.count(r)) root_id[r] = next++;
-            group_[e] = root_id[r];
-        }
+        if (q.kind == QSpec::Kind::Shared) unite(q.shared, e);
+    }
+    // then the groups numbered in the order their first spec comes.
+    void number_spec(size_t k) {
+        const EdgeOrNode& e = specs_[k].first;
+        EdgeOrNode r = root(e);
+        auto [it, added] = root_id_.emplace(r, next_group_);
+        if (added) ++next_group_;
+        group_[e] = it->second;
     }
     // The group's observer config (its root spec), or none when the edge/node stays float.
     std::optional<std::pair<int, ObserverConfig>> observer_for(const EdgeOrNode& e) {
         const QSpec* q = unwrap(spec(e));
         if (!q || q->kind != QSpec::Kind::Config) return std::nullopt;
         auto g = group_.find(e);
-        PT2LAB_CHECK(g != group_.end()); // group() numbered every edge or node with a spec
+        PT2LAB_CHECK(g != group_.end()); // group_specs() numbered every edge or node with a spec
         return std::make_pair(g->second, q->config);
     }
     bool is_observer_node(const Node* n) const {
@@ -590,14 +642,21 @@ struct Preparing::Impl {
                        return true;
                    });
         stages.add("group the specs", [this](Stages::Clock::time_point) -> Result<bool> {
-            placer.group_specs();
-            return true;
+            const bool over = placer.group_specs(piece_size().nodes);
+            stages.work_unit = placer.grouping_unit();
+            stages.work_done = placer.grouping_done();
+            stages.work_total = placer.grouping_total();
+            return over;
         });
         stages.add("place observers", [this](Stages::Clock::time_point) -> Result<bool> {
             const bool over = placer.place(piece_size().nodes, report);
             stages.work_done = placer.placed();
             stages.work_total = placer.nodes();
             return over;
+        });
+        stages.add("let go of the annotations", [this](Stages::Clock::time_point) -> Result<bool> {
+            size_t budget = 4 * piece_size().nodes;
+            return shed_some(annotator.ann, budget) && placer.shed(budget);
         });
         add_lint(stages, gm);
         add_recompile(stages, gm, snapshot);
@@ -666,14 +725,30 @@ Status calibrate(const GraphModule& gm, ModuleState& state,
 }
 
 std::string PrepareReport::str() const {
+    return lines(0, line_count());
+}
+
+size_t PrepareReport::line_count() const {
+    return fold.folded.size() + fold.new_parameters.size() + fold.skipped.size() + patterns.size() +
+           observers.size();
+}
+
+std::string PrepareReport::lines(size_t from, size_t to) const {
     std::string s;
-    for (const auto& f : fold.folded) s += "  folded " + f + "\n";
-    for (const auto& p : fold.new_parameters) s += "  new parameter " + p + "\n";
-    for (const auto& k : fold.skipped) s += "  not folded: " + k + "\n";
-    for (const auto& p : patterns) s += "  pattern " + p + "\n";
-    for (const auto& o : observers)
+    size_t at = 0; // the first line of the part below
+    auto part = [&](const auto& items, auto&& line) {
+        for (size_t k = from > at ? from - at : 0; k < items.size() && at + k < to; ++k)
+            line(items[k]);
+        at += items.size();
+    };
+    part(fold.folded, [&](const std::string& f) { s += "  folded " + f + "\n"; });
+    part(fold.new_parameters, [&](const std::string& p) { s += "  new parameter " + p + "\n"; });
+    part(fold.skipped, [&](const std::string& k) { s += "  not folded: " + k + "\n"; });
+    part(patterns, [&](const std::string& p) { s += "  pattern " + p + "\n"; });
+    part(observers, [&](const ObserverPlacement& o) {
         s += "  %" + o.observer + " observes %" + o.observes + " (" + o.role +
              "): " + o.config.describe() + "\n";
+    });
     return s;
 }
 

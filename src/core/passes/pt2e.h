@@ -54,6 +54,10 @@ struct PrepareReport {
     std::vector<std::string> patterns; // "conv2d -> relu", "linear"
     std::vector<ObserverPlacement> observers;
     std::string str() const;
+    // The report a line at a time (the page writes a 10k-node graph's in pieces):
+    // lines [from, to) of str(), of line_count().
+    size_t line_count() const;
+    std::string lines(size_t from, size_t to) const;
 };
 Result<PrepareReport> prepare_pt2e(GraphModule& gm);
 

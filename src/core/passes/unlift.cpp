@@ -60,11 +60,12 @@ Error unlift_error(const ExportedProgram& ep, const std::string& where, const st
 } // namespace
 
 struct Unlifting::Impl {
-    enum class Stage { Copy, Rename, Lift, Rest, Snapshot, Done };
+    enum class Stage { Copy, Rename, Lift, Rest, Lint, Snapshot, Done };
     const ExportedProgram& ep;
     UnliftOptions opt;
     Stage stage = Stage::Copy;
     std::optional<GraphCloning> copying;
+    std::optional<ModuleLinting> linting;
     GraphModule gm;
     std::optional<Result<GraphModule>> result;
     std::vector<Node*> nodes; // Rename, Lift: the nodes (placeholders) being walked
@@ -78,6 +79,7 @@ struct Unlifting::Impl {
         : ep(e), opt(o), copying(std::in_place, *e.graph) {}
 
     void end(Result<GraphModule> r) {
+        linting.reset();
         copying.reset();
         nodes.clear();
         result = std::move(r);
@@ -169,7 +171,15 @@ struct Unlifting::Impl {
         }
         case Stage::Rest: {
             if (Status s = rest(); !s.ok()) return fail(s.error());
-            if (Status s = gm.lint(); !s.ok()) return fail(s.error());
+            linting.emplace(gm);
+            stage = Stage::Lint;
+            return true;
+        }
+        case Stage::Lint: {
+            if (!linting->step(4 * kNodes)) return true;
+            Status s = linting->status();
+            linting.reset();
+            if (!s.ok()) return fail(s.error());
             copying.emplace(*gm.graph);
             stage = Stage::Snapshot;
             return true;
@@ -327,6 +337,7 @@ const char* Unlifting::stage() const {
     case Impl::Stage::Rename:
     case Impl::Stage::Lift:
     case Impl::Stage::Rest: return "unlifting parameters";
+    case Impl::Stage::Lint: return "lint";
     case Impl::Stage::Snapshot: return "recompiling";
     case Impl::Stage::Done: return "done";
     }

@@ -34,7 +34,7 @@ public:
     Unlifting(const Unlifting&) = delete;
     Unlifting& operator=(const Unlifting&) = delete;
     bool step(Clock::time_point deadline);
-    const char* stage() const; // "copying the graph", "unlifting parameters", "recompiling"
+    const char* stage() const; // "copying the graph", "unlifting parameters", "lint", "recompiling"
     Result<GraphModule> finish();
 
 private:

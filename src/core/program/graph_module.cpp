@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "util/check.h"
+#include "util/shed.h"
 
 namespace pt2lab {
 
@@ -26,7 +27,7 @@ bool GraphModule::shed(std::chrono::steady_clock::time_point deadline) {
     if (compiled_ && compiled_.use_count() == 1 && compiled_->graph.use_count() == 1 &&
         !const_cast<Graph&>(*compiled_->graph).shed(deadline))
         return false;
-    return true;
+    return erase_until(submodules, deadline) && erase_until(attrs, deadline);
 }
 
 void GraphModule::Compiled::write() const {
@@ -164,7 +165,8 @@ bool GraphModule::stale() const {
 
 Status GraphModule::lint() const {
     ModuleLinting l(*this);
-    l.step(static_cast<size_t>(-1));
+    while (!l.step(static_cast<size_t>(-1))) {
+    } // the graph's part, then the targets' part
     return l.status();
 }
 
@@ -221,12 +223,14 @@ size_t ModuleLinting::done() const {
 Result<bool> GraphModule::eliminate_dead_code(bool lint_first) {
     if (lint_first)
         if (Status s = lint(); !s.ok()) return s.error();
-    return graph->eliminate_dead_code(
-        [this](const Node& n) {
-            auto it = submodules.find(n.target());
-            return it != submodules.end() && it->second.impure;
-        },
-        false);
+    return graph->eliminate_dead_code(impure_modules(), false);
+}
+
+std::function<bool(const Node&)> GraphModule::impure_modules() const {
+    return [this](const Node& n) {
+        auto it = submodules.find(n.target());
+        return it != submodules.end() && it->second.impure;
+    };
 }
 
 std::string GraphModule::new_submodule_name(const std::string& prefix, int* next) const {

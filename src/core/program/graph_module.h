@@ -95,6 +95,9 @@ struct GraphModule : GraphModuleFields {
     // graph.eliminate_dead_code() with this module's impure submodules.
     // `lint_first` false: the caller ran lint() just before (a pass in pieces).
     Result<bool> eliminate_dead_code(bool lint_first = true);
+    // What makes a call_module node impure here (its submodule says so), for
+    // DeadCodeEliminating.
+    std::function<bool(const Node&)> impure_modules() const;
     // First unused "activation_post_process_N" (torch.ao's get_new_attr_name_with_prefix).
     // A caller that only adds names passes `next` (starts at 0, advanced past each name
     // returned) so that naming n submodules stays linear.

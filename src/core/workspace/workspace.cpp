@@ -10,6 +10,7 @@
 #include "io/fx_json.h"
 #include "io/program_loader.h"
 #include "passes/unlift.h"
+#include "util/shed.h"
 #include "workspace/workspace_state.h"
 
 namespace pt2lab {
@@ -66,39 +67,59 @@ Workspace::Workspace() : cache_(std::make_unique<Cache>()) {
 }
 Workspace::~Workspace() = default;
 
+namespace {
+using Deadline = std::chrono::steady_clock::time_point;
+// Drops a module or a program, its graphs in pieces when nothing else holds it; true
+// once it is gone.
+bool shed_module(std::shared_ptr<const GraphModule>& gm, Deadline deadline) {
+    if (gm && gm.use_count() == 1 && !const_cast<GraphModule&>(*gm).shed(deadline)) return false;
+    gm.reset();
+    return true;
+}
+bool shed_program(std::shared_ptr<const ExportedProgram>& ep, Deadline deadline) {
+    if (ep && ep.use_count() == 1 && ep->graph.get() &&
+        !const_cast<Graph&>(*ep->graph).shed(deadline))
+        return false;
+    ep.reset();
+    return true;
+}
+} // namespace
+
+bool Workspace::shed_state(std::shared_ptr<State>& st,
+                           std::chrono::steady_clock::time_point deadline) {
+    if (st && st.use_count() == 1 &&
+        (!shed_module(st->gm, deadline) || !shed_program(st->ep, deadline) ||
+         !erase_until(st->exec.observers, deadline) || !erase_until(st->exec.tensors, deadline) ||
+         !erase_until(st->exec_source, deadline)))
+        return false;
+    st.reset();
+    return true;
+}
+
 bool Workspace::shed(std::chrono::steady_clock::time_point deadline) {
     using Clock = std::chrono::steady_clock;
     pending_.reset();
     cache_ = std::make_unique<Cache>();
     baselines_.clear();
     last_outcome_.reset();
-    // Drops a module or a program, its graphs in pieces when nothing else holds it;
-    // true once it is gone.
-    auto module = [&](std::shared_ptr<const GraphModule>& gm) {
-        if (gm && gm.use_count() == 1 && !const_cast<GraphModule&>(*gm).shed(deadline))
-            return false;
-        gm.reset();
-        return true;
-    };
-    auto program = [&](std::shared_ptr<const ExportedProgram>& ep) {
-        if (ep && ep.use_count() == 1 && ep->graph.get() &&
-            !const_cast<Graph&>(*ep->graph).shed(deadline))
-            return false;
-        ep.reset();
-        return true;
-    };
-    auto state = [&](std::shared_ptr<State>& st) {
-        if (st && st.use_count() == 1 && (!module(st->gm) || !program(st->ep))) return false;
-        st.reset();
-        return true;
-    };
+    if (!shed_dropped(deadline)) return false;
     for (std::vector<Step>* list : {&redo_, &undo_})
         while (!list->empty()) {
-            if (!state(list->back().state)) return false;
+            if (!shed_state(list->back().state, deadline)) return false;
             list->pop_back();
             if (Clock::now() >= deadline) return false;
         }
-    return state(state_) && module(original_module_) && program(original_);
+    return shed_state(state_, deadline) && shed_module(original_module_, deadline) &&
+           shed_program(original_, deadline);
+}
+
+bool Workspace::shed_dropped(std::chrono::steady_clock::time_point deadline) {
+    while (!dropped_.empty()) {
+        if (!shed_state(dropped_.back(), deadline)) return false;
+        dropped_.pop_back();
+        if (std::chrono::steady_clock::now() >= deadline) return dropped_.empty();
+    }
+    return true;
 }
 
 struct Opening::Impl {
@@ -641,8 +662,13 @@ Result<ActionOutcome> Workspace::commit(std::unique_ptr<State> next, const Actio
                       : a.kind == Action::Kind::Edit ? edit_label(a.edit.kind)
                                                      : action_kind_name(a.kind);
         undo_.push_back(Step{entry, std::move(state_)});
-        if (undo_.size() > kMaxHistory) undo_.erase(undo_.begin());
+        if (undo_.size() > kMaxHistory) {
+            dropped_.push_back(std::move(undo_.front().state));
+            undo_.erase(undo_.begin());
+        }
+        for (Step& r : redo_) dropped_.push_back(std::move(r.state));
         redo_.clear();
+        if (!shed_later_) dropped_.clear();
     }
     state_ = std::move(next);
     last_outcome_ = out;

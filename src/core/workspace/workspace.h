@@ -230,6 +230,16 @@ public:
     // 190 ms); the workspace is unusable after the first call, except to be shed
     // further or destroyed.
     bool shed(std::chrono::steady_clock::time_point deadline);
+    // The states an action let go of (the redo branch a new change cuts, the undo step
+    // past the history's limit) are not freed by the commit (a 10k-node program's
+    // redo branch took 65-150 ms natively) but kept here for the caller to free a piece
+    // at a time until `deadline`: true once none is left. Dropped with the workspace
+    // otherwise.
+    bool shed_dropped(std::chrono::steady_clock::time_point deadline);
+    bool has_dropped() const { return !dropped_.empty(); }
+    // Whether the commit keeps what it let go of for shed_dropped (the page) or frees
+    // it at once (the default: the CLI, the lesson runner, the tests).
+    void set_shed_dropped_later(bool later) { shed_later_ = later; }
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
 
@@ -340,6 +350,9 @@ public:
     static constexpr size_t kMaxHistory = 200;
 
     struct State; // the undoable part (workspace.cpp)
+    // Frees a state a piece at a time (shed, shed_dropped): true once it is gone.
+    static bool shed_state(std::shared_ptr<State>& st,
+                           std::chrono::steady_clock::time_point deadline);
 
 private:
     friend class Opening;
@@ -377,6 +390,8 @@ private:
     std::shared_ptr<const GraphModule> original_module_; // ep.module() of original_, or the module
     std::shared_ptr<State> state_;
     std::vector<Step> undo_, redo_;
+    std::vector<std::shared_ptr<State>> dropped_; // for shed_dropped
+    bool shed_later_ = false;
     std::optional<ActionOutcome> last_outcome_;
     mutable std::unique_ptr<Cache> cache_;
     // The original module's outputs per input source (parity's reference), computed once.

@@ -368,13 +368,24 @@ void Workspace::plan(Pending& p) const {
                 auto r = p.preparing->step(deadline);
                 if (!r.ok()) return r.error();
                 if (!r.value()) return false;
-                const PrepareReport rep = p.preparing->take();
+                p.prepare_report = p.preparing->take();
                 p.preparing.reset();
-                p.outcome.summary = rep.str();
-                changed_module(!rep.observers.empty() || !rep.fold.folded.empty());
+                changed_module(!p.prepare_report.observers.empty() ||
+                               !p.prepare_report.fold.folded.empty());
                 return true;
             },
             [&p] { return p.preparing ? p.preparing->what() : std::string("prepare_pt2e"); });
+        st.add("write the report", [&p](TP) -> Result<bool> {
+            // 7,810 observers' lines at 10k nodes: 15 ms natively in one piece.
+            const size_t n = p.prepare_report.line_count();
+            const size_t to = std::min(n, p.report_at + piece_size().nodes);
+            p.outcome.summary += p.prepare_report.lines(p.report_at, to);
+            p.report_at = to;
+            p.stages.work_unit = "line";
+            p.stages.work_done = to;
+            p.stages.work_total = n;
+            return to >= n;
+        });
         compare_and_sync();
         return;
     case Action::Kind::Convert:

@@ -90,7 +90,8 @@ struct Workspace::Pending {
     std::unique_ptr<GraphDiffing> diffing;            // the new graph against the old
     std::unique_ptr<Preparing> preparing;
     std::unique_ptr<Converting> converting;
-    ConvertReport convert_report; // written into the summary a piece at a time
+    PrepareReport prepare_report; // written into the summary a piece at a time
+    ConvertReport convert_report; // the same
     size_t report_at = 0;
     // Decompose: the program being lowered, its report, its diff and its ep.module()
     std::unique_ptr<ExportedProgram> low;
