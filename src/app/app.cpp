@@ -629,11 +629,6 @@ bool App::take_files() {
         reads_.push_back(std::move(r));
     }
     if (reading == 0 && !reads_.empty()) t_read_ = platform::now_seconds();
-    bool late_done = false;
-    for (const platform::LateReadDone& d : platform::take_late_reads_done()) {
-        late_read_done(d);
-        late_done = true;
-    }
     std::vector<platform::OpenedFile> files = platform::take_opened();
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
@@ -665,6 +660,12 @@ bool App::take_files() {
         // work() opens it
         to_open_.push_back({f.name, std::move(f.bytes), std::move(f.shared), std::move(f.late)});
     }
+    // After the files: a late read can end in the same frame its file arrived.
+    bool late_done = false;
+    for (const platform::LateReadDone& d : platform::take_late_reads_done()) {
+        late_read_done(d);
+        late_done = true;
+    }
     if (lesson_files) start_pending_lesson();
     std::string hash = platform::take_hash_change();
     if (!hash.empty()) follow_hash(hash);
@@ -673,6 +674,27 @@ bool App::take_files() {
 }
 
 void App::late_read_done(const platform::LateReadDone& d) {
+    // The read can end before the open it feeds: while the file waits its turn...
+    for (FileToOpen& f : to_open_) {
+        if (!f.shared || f.late.empty() || f.shared->data() != d.buffer) continue;
+        if (d.error.empty()) {
+            f.late.clear(); // whole now: it opens as any other file
+        } else {
+            const std::string name = f.name;
+            to_open_.erase(std::find_if(to_open_.begin(), to_open_.end(),
+                                        [&](const FileToOpen& g) { return &g == &f; }));
+            if (d.error != "cancelled") {
+                view_.error = base_name(name) + ": " + d.error;
+                log(LogLine::Kind::Error, view_.error);
+            }
+        }
+        return;
+    }
+    // ...or while it is being opened: then the file it becomes takes it.
+    if (opening_late_ && opening_late_->data() == d.buffer) {
+        opening_late_done_ = d;
+        return;
+    }
     for (size_t k = 0; k < reopen_.size(); ++k) {
         if (reopen_[k].shared->data() != d.buffer) continue;
         FileToOpen f = std::move(reopen_[k]);
@@ -754,6 +776,7 @@ void App::begin_open() {
     bench_.t_open_call = platform::now_seconds();
     job_began("open", base_name(f.name), false, 0);
     opening_late_.reset();
+    opening_late_done_.reset();
     if (f.shared) {
         OpenOptions opt;
         opt.late = std::move(f.late);
@@ -770,6 +793,8 @@ void App::finish_open() {
     auto ws = o->finish();
     count_compute(t0);
     std::shared_ptr<const std::vector<uint8_t>> late = std::move(opening_late_);
+    std::optional<platform::LateReadDone> late_done = std::move(opening_late_done_);
+    opening_late_done_.reset();
     if (!ws.ok() && late) {
         // Opened before its weights, it needs more of them than the open may view (a
         // copy of one): it opens once read whole, and an error then is the file's.
@@ -777,6 +802,7 @@ void App::finish_open() {
         reopen_.push_back({o->file(), {}, late, {}});
         log(LogLine::Kind::Info,
             base_name(o->file()) + " opens once it is read whole (" + ws.error().message + ")");
+        if (late_done) late_read_done(*late_done);
         return;
     }
     job_ended(ws.ok(), false);
@@ -788,12 +814,15 @@ void App::finish_open() {
     adopt(ws.take(), o->file(), o->file_size(), late ? late->data() : nullptr);
     bench_.t_opened = platform::now_seconds();
     bench_.awaiting_draw = true;
+    if (late_done) late_read_done(*late_done);
 }
 
 void App::drop_opening(const std::string& why) {
     if (!opening_) return;
     std::string text = "opening " + base_name(opening_->file()) + " " + why;
     opening_.reset();
+    opening_late_.reset();
+    opening_late_done_.reset();
     job_ended(false, true);
     if (!to_open_.empty()) {
         text += ", and " + std::to_string(to_open_.size()) + " file(s) waiting to open";

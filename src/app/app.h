@@ -592,6 +592,9 @@ private:
     std::unique_ptr<Opening> opening_; // the one being opened, in pieces
     std::shared_ptr<const std::vector<uint8_t>>
         opening_late_; // its buffer, when it has late ranges
+    // Its late ranges' read, when it ended before the open did (a fast disk, a small
+    // file): finish_open hands it on to the file it became.
+    std::optional<platform::LateReadDone> opening_late_done_;
     void begin_open();
     void finish_open();
     // The open file arrived before its late ranges (a big .pt2's weights): the browser

@@ -830,6 +830,32 @@ TEST_CASE("a .pt2 shown before its weights arrive; what waits runs once they are
     CHECK(banner.find("resnet_style.pt2") != std::string::npos);
     CHECK(banner.find("CRC mismatch") != std::string::npos);
     h.settle();
+
+    // 4. The weights are all in before the open is done (one fast stream; CI saw
+    // MobileNet v2 wait for ever): the file becomes whole all the same, whether the
+    // read ends while the file waits its turn or while it is being opened.
+    for (int frames_before : {0, 1}) {
+        h.open_asset("conv_relu.pt2");
+        buffer = early();
+        const double slice = h.app->slice_seconds();
+        h.app->set_slice_seconds(1e-9); // one piece a frame: the open takes frames
+        platform::null_platform_pick_early("resnet_style.pt2", buffer, late);
+        h.frames(frames_before);
+        h.app->set_slice_seconds(slice);
+        CHECK_FALSE(h.app->arriving()); // not shown yet
+        // 0 frames: the file waits its turn; 1 frame: it is being opened
+        const nlohmann::json busy = h.state()["busy"];
+        CHECK((frames_before ? busy["kind"] == "open" : busy.is_null()));
+        std::copy(file.begin(), file.end(), buffer->begin());
+        platform::null_platform_late_read_done(buffer->data(), "");
+        h.settle();
+        s = h.state();
+        CHECK_FALSE(h.app->arriving());
+        CHECK(s["file"] == "resnet_style.pt2");
+        CHECK(s["error"] == "");
+        REQUIRE(h.app->workspace());
+        CHECK(h.app->workspace()->file_whole());
+    }
 }
 
 // Module grouping in the whole UI: a real export with modules opens expanded
