@@ -178,7 +178,7 @@ test("cancel a reference-kernel calibration of MobileNet v2: frames keep coming,
   const progress = s.busy;
   const r = s.widgets.cancel;
   await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
-  s = await waitGently(page, (st) => st.busy === null, "cancelled");
+  s = await waitGently(page, (st) => st.busy === null && st.widgets.cancel === undefined, "cancelled, the strip gone");
   const t1 = await pageNow(page);
   const longest = await longestFrame(page, t0, t1, [[shotFrom, shotTo]]);
   console.log(`       calibrate (reference kernels) cancelled at "${progress.what}", ${progress.done} / ${progress.total} nodes, ` +
@@ -227,7 +227,9 @@ test("open a 10k-node graph through the picker: frames keep coming, progress sho
   await shot(ctx, page, "job-opening.png");
   const progress = s.busy;
   await clickWidget(page, "cancel");
-  s = await waitGently(page, (st) => st.busy === null && st.waiting === 0, "the open cancelled");
+  // The strip goes with the next frame drawn (the state hook can answer between frames).
+  s = await waitGently(page, (st) => st.busy === null && st.waiting === 0 && st.widgets.cancel === undefined,
+                       "the open cancelled and its strip gone");
   assert.equal(s.file, before.file);
   assert.equal(s.version, before.version);
   assert.equal(s.opening, "");

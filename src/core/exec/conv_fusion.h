@@ -28,5 +28,9 @@ struct ConvFusion {
 
 // The fusable groups of g by conv node; their nodes are consecutive in g's order.
 std::map<const Node*, ConvFusion> plan_conv_fusions(const Graph& g);
+// The same, one node of `order` (g's nodes) at a time: looks at order[i], adds its
+// group to `plan` if it heads one, and says where to look next (past the group).
+size_t plan_conv_fusion_at(const std::vector<Node*>& order, size_t i,
+                           std::map<const Node*, ConvFusion>& plan);
 
 } // namespace pt2lab

@@ -107,42 +107,34 @@ public:
         keep_cap_ = opt.keep_values_bytes ? opt.keep_values_bytes : budget_.bytes_limit() / 2;
     }
 
-    // Prepares a run on `inputs`: what each node's value is released after
-    // (without keep_values) and the conv fusions. Nodes run in advance().
+    // Prepares a run on `inputs`: the plan (what each node's value is released after,
+    // without keep_values, and the conv fusions), given or made now. Nodes run in advance().
     void start(std::vector<Value> inputs) {
         inputs_ = std::move(inputs);
         base_bytes_ = budget_.bytes_used();
-        nodes_ = g_.nodes();
         // A node's value is dropped as soon as its last user has run, so a run holds
         // only the live values (peak memory of a forward) and the values it keeps.
-        {
-            const NodePositions order(g_, nodes_);
-            release_.resize(nodes_.size());
-            for (size_t i = 0; i < nodes_.size(); ++i) {
-                Node* n = nodes_[i];
-                if (n->op() == Op::Output) continue;
-                size_t last = i;
-                for (const Node* u : n->users())
-                    if (size_t at = order.of(u); at != NodePositions::npos)
-                        last = std::max(last, at);
-                release_[last].push_back(n);
-            }
-        }
         // Conv fusion hides intermediate values: only when none is kept (conv_fusion.h).
-        if (!opt_.keep_values && kernels_.fast_conv && opt_.fuse_convs)
-            fusions_ = plan_conv_fusions(g_);
+        const bool fuse = run_fuses(opt_);
+        if (opt_.plan && opt_.plan->fits(g_, fuse)) {
+            plan_ = opt_.plan;
+        } else {
+            RunPlanning p(g_, fuse);
+            p.step(SIZE_MAX);
+            plan_ = p.take();
+        }
     }
 
     size_t done() const { return step_; }
-    size_t total() const { return nodes_.size(); }
-    bool finished() const { return step_ >= nodes_.size(); }
+    size_t total() const { return plan_->nodes.size(); }
+    bool finished() const { return step_ >= plan_->nodes.size(); }
     RunResult take_result() { return std::move(result_); }
 
     // Runs the next node, or the rest of the node in flight, until it is done or
     // `deadline` has passed (looked at after each unit of a kernel job, so at
     // least one unit runs). A node paused inside stays the next one.
     Status step(Clock::time_point deadline) {
-        Node* n = nodes_[step_];
+        Node* n = plan_->nodes[step_];
         Value v;
         if (running_) {
             if (!run_units(deadline)) return {};
@@ -182,7 +174,7 @@ public:
                 if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
                 break;
             }
-            if (auto it = fusions_.find(n); it != fusions_.end() && start_fused(it->second))
+            if (auto it = plan_->fusions.find(n); it != plan_->fusions.end() && start_fused(it->second))
                 break;           // running_ holds the fused conv's job
             if (!find_job(*n)) { // a kernel that runs in one call
                 auto r = call_function(*n);
@@ -271,7 +263,7 @@ private:
     // The finished job's value (and a fused group's values for its later nodes).
     Value finish_running() {
         std::unique_ptr<Running> r = std::move(running_);
-        Node* n = nodes_[step_];
+        Node* n = plan_->nodes[step_];
         if (r->node_times) opt_.node_times->push_back({n, r->ms, false});
         if (r->observer) return std::move(r->observed);
         Value out = std::move(r->job->result);
@@ -301,8 +293,8 @@ private:
             }
         }
         env_[n] = std::move(v);
-        if (step_ < release_.size())
-            for (const Node* m : release_[step_]) {
+        if (step_ < plan_->release.size())
+            for (const Node* m : plan_->release[step_]) {
                 auto it = env_.find(m);
                 if (it == env_.end()) continue;
                 if (computed(*m)) hold(it->second, -1);
@@ -612,12 +604,10 @@ private:
     std::unordered_map<const Tensor*, Held> held_; // the tensors of computed values in env_
     uint64_t live_bytes_ = 0, base_bytes_ = 0;
     uint64_t keep_cap_ = 0; // bytes of values kept (RunOptions::keep_values_bytes)
-    std::map<const Node*, ConvFusion> fusions_; // by conv node
     std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
     std::unique_ptr<Running> running_;          // the node paused inside, if any
     std::vector<Value> inputs_;
-    std::vector<Node*> nodes_;                      // in graph order, as of start()
-    std::vector<std::vector<const Node*>> release_; // per step: values no later node reads
+    std::shared_ptr<const RunPlan> plan_; // as of start()
     size_t step_ = 0, next_input_ = 0;
     RunResult result_;
 };
@@ -714,6 +704,65 @@ std::vector<std::pair<std::string, TensorMeta>> user_input_specs(const Graph& g,
     return out;
 }
 
+bool run_fuses(const RunOptions& opt) {
+    return !opt.keep_values && opt.kernels.fast_conv && opt.fuse_convs;
+}
+
+RunPlanning::RunPlanning(const Graph& g, bool fuse) : plan_(std::make_shared<RunPlan>()) {
+    plan_->graph = &g;
+    plan_->fused = fuse;
+}
+
+bool RunPlanning::step(size_t nodes) {
+    RunPlan& p = *plan_;
+    const Graph& g = *p.graph;
+    for (size_t work = 0; work < nodes;) {
+        switch (phase_) {
+        case 0: // the nodes in order
+            p.nodes = g.nodes();
+            p.release.resize(p.nodes.size());
+            for (Node* n : p.nodes) at_.resize(std::max<size_t>(at_.size(), n->id() + 1), SIZE_MAX);
+            for (size_t i = 0; i < p.nodes.size(); ++i) at_[p.nodes[i]->id()] = i;
+            phase_ = 1, next_ = 0, work += p.nodes.size() / 4 + 1;
+            done_ = p.nodes.size();
+            break;
+        case 1: { // the last step that reads each value
+            const size_t end = std::min(p.nodes.size(), next_ + (nodes - work));
+            for (; next_ < end; ++next_, ++work, ++done_) {
+                Node* n = p.nodes[next_];
+                if (n->op() == Op::Output) continue;
+                size_t last = next_;
+                for (const Node* u : n->users())
+                    if (u->graph() == &g && u->id() < at_.size() && at_[u->id()] != SIZE_MAX)
+                        last = std::max(last, at_[u->id()]);
+                p.release[last].push_back(n);
+            }
+            if (next_ >= p.nodes.size()) phase_ = p.fused ? 2 : 3, next_ = 0;
+            break;
+        }
+        case 2: { // the conv groups
+            size_t before = next_;
+            while (next_ < p.nodes.size() && work < nodes) {
+                next_ = plan_conv_fusion_at(p.nodes, next_, p.fusions);
+                work += next_ - before, done_ += next_ - before, before = next_;
+            }
+            if (next_ >= p.nodes.size()) phase_ = 3;
+            break;
+        }
+        default:
+            done_ = total();
+            return true;
+        }
+    }
+    return phase_ == 3;
+}
+
+std::shared_ptr<const RunPlan> RunPlanning::take() {
+    PT2LAB_CHECK(phase_ == 3); // take() of a plan not yet whole
+    at_ = {};
+    return std::move(plan_);
+}
+
 struct Execution::Impl {
     Impl(const Graph& g, ModuleState& state, const RunOptions& opt) : runner(g, state, opt) {}
     Runner runner;
@@ -761,7 +810,7 @@ Result<std::unique_ptr<Execution>> Execution::of_program(const ExportedProgram& 
 Result<std::unique_ptr<Execution>> Execution::of_module(const GraphModule& gm, ModuleState& state,
                                                         const std::vector<Tensor>& inputs,
                                                         const RunOptions& opt) {
-    state.add_missing_observers(gm);
+    if (!opt.observers_ready) state.add_missing_observers(gm);
     const Graph& g = gm.forward_graph(); // as torch: the code of the last recompile()
     // Like torch: _guards_fn checks shapes when present, else a forward pre-hook does.
     bool has_guards = g.find("_guards_fn") != nullptr && opt.check_guards;

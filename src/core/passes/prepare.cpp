@@ -118,33 +118,33 @@ Node* node_arg(const Node& n, size_t k) {
 
 class Annotator {
 public:
-    Annotator(GraphModule& gm) : gm_(gm), g_(*gm.graph) {}
+    explicit Annotator(GraphModule& gm) : gm_(gm) {}
 
     std::map<Node*, Annotation> ann;
     std::vector<std::string> patterns;
 
-    // XNNPACKQuantizer's annotators in its order, then the shared specs: one per
-    // step (each walks the graph once), so a caller can spread them out.
+    // XNNPACKQuantizer's annotators in its order, then the shared specs: step k
+    // walks the graph once, and walks it in pieces (visit one node of it at a time),
+    // so a caller can spread a 10k-node graph over frames.
     static constexpr int kSteps = 10;
-    void run_step(int k) {
-        const ObserverConfig act = ObserverConfig::activation(), wt = ObserverConfig::weight();
+    void visit(int k, Node* n) {
         switch (k) {
-        case 0: linear_relu(act, wt); break;
-        case 1: plain(kLinear, "linear", act, wt); break;
-        case 2: conv_relu(act, wt); break;
-        case 3: plain(kConv, "conv", act, wt); break;
-        case 4: adaptive_avg_pool2d(act); break;
-        case 5: binary_relu(kAdd, "add", act); break;
-        case 6: binary(kAdd, "add", act); break;
-        case 7: binary_relu(kMul, "mul", act); break;
-        case 8: binary(kMul, "mul", act); break;
-        default: propagate(); break;
+        case 0: op_relu(n, kLinear, "linear"); break;
+        case 1: plain(n, kLinear, "linear"); break;
+        case 2: op_relu(n, kConv, "conv"); break;
+        case 3: plain(n, kConv, "conv"); break;
+        case 4: adaptive_avg_pool2d(n); break;
+        case 5: binary_relu(n, kAdd, "add"); break;
+        case 6: binary(n, kAdd, "add"); break;
+        case 7: binary_relu(n, kMul, "mul"); break;
+        case 8: binary(n, kMul, "mul"); break;
+        default: propagate(n); break;
         }
     }
 
 private:
     GraphModule& gm_;
-    Graph& g_;
+    const ObserverConfig act_ = ObserverConfig::activation(), wt_ = ObserverConfig::weight();
 
     bool is_annotated(std::initializer_list<Node*> nodes) {
         for (Node* n : nodes)
@@ -161,82 +161,66 @@ private:
     }
 
     // _annotate_linear / _annotate_conv: inputs (act, weight, bias: left float), output act.
-    void plain(std::initializer_list<const char*> targets, const char* what,
-               const ObserverConfig& act, const ObserverConfig& wt) {
-        for (Node* n : g_.nodes()) {
-            if (!target_is(*n, targets)) continue;
-            Node *x = node_arg(*n, 0), *w = node_arg(*n, 1), *b = node_arg(*n, 2);
-            if (!x || !w) continue;
-            // _annotate_linear looks at the node alone, _annotate_conv at node, weight, bias
-            bool linear = target_is(*n, kLinear);
-            if (linear ? is_annotated({n}) : is_annotated({n, w, b})) continue;
-            Annotation a;
-            a.set_input(x, spec_of(act));
-            a.set_input(w, spec_of(wt));
-            if (b) a.set_input(b, no_spec());
-            a.output = spec_of(act);
-            a.annotated = true;
-            ann[n] = a;
-            mark({w, b});
-            patterns.push_back(std::string(what) + " (%" + n->name() + ")");
-        }
+    void plain(Node* n, std::initializer_list<const char*> targets, const char* what) {
+        if (!target_is(*n, targets)) return;
+        Node *x = node_arg(*n, 0), *w = node_arg(*n, 1), *b = node_arg(*n, 2);
+        if (!x || !w) return;
+        // _annotate_linear looks at the node alone, _annotate_conv at node, weight, bias
+        bool linear = target_is(*n, kLinear);
+        if (linear ? is_annotated({n}) : is_annotated({n, w, b})) return;
+        Annotation a;
+        a.set_input(x, spec_of(act_));
+        a.set_input(w, spec_of(wt_));
+        if (b) a.set_input(b, no_spec());
+        a.output = spec_of(act_);
+        a.annotated = true;
+        ann[n] = a;
+        mark({w, b});
+        patterns.push_back(std::string(what) + " (%" + n->name() + ")");
     }
 
     // _annotate_linear_relu / _do_annotate_conv_relu: the op's inputs, the relu's output.
-    void op_relu(std::initializer_list<const char*> targets, const char* what,
-                 const ObserverConfig& act, const ObserverConfig& wt) {
-        for (Node* relu : g_.nodes()) {
-            if (!target_is(*relu, kRelu)) continue;
-            Node* op = node_arg(*relu, 0);
-            if (!op || !target_is(*op, targets) || op->users().size() > 1) continue;
-            Node *x = node_arg(*op, 0), *w = node_arg(*op, 1), *b = node_arg(*op, 2);
-            if (!x || !w) continue;
-            if (is_annotated({relu, op, w, b})) continue;
-            Annotation a;
-            a.set_input(x, spec_of(act));
-            a.set_input(w, spec_of(wt));
-            if (b) a.set_input(b, no_spec());
-            a.annotated = true;
-            mark({w, b});
-            fuse_relu(op, a, relu, what, act);
-        }
+    void op_relu(Node* relu, std::initializer_list<const char*> targets, const char* what) {
+        if (!target_is(*relu, kRelu)) return;
+        Node* op = node_arg(*relu, 0);
+        if (!op || !target_is(*op, targets) || op->users().size() > 1) return;
+        Node *x = node_arg(*op, 0), *w = node_arg(*op, 1), *b = node_arg(*op, 2);
+        if (!x || !w) return;
+        if (is_annotated({relu, op, w, b})) return;
+        Annotation a;
+        a.set_input(x, spec_of(act_));
+        a.set_input(w, spec_of(wt_));
+        if (b) a.set_input(b, no_spec());
+        a.annotated = true;
+        mark({w, b});
+        fuse_relu(op, a, relu, what);
     }
     // An op -> relu pair: the op takes annotation `a` (its inputs), the relu the
     // output observer of the pair.
-    void fuse_relu(Node* op, const Annotation& a, Node* relu, const char* what,
-                   const ObserverConfig& act) {
+    void fuse_relu(Node* op, const Annotation& a, Node* relu, const char* what) {
         ann[op] = a;
         Annotation r;
-        r.output = spec_of(act);
+        r.output = spec_of(act_);
         r.annotated = true;
         ann[relu] = r;
         patterns.push_back(std::string(what) + " -> relu (%" + op->name() + " -> %" + relu->name() +
                            ")");
     }
-    void linear_relu(const ObserverConfig& act, const ObserverConfig& wt) {
-        op_relu(kLinear, "linear", act, wt);
-    }
-    void conv_relu(const ObserverConfig& act, const ObserverConfig& wt) {
-        op_relu(kConv, "conv", act, wt);
-    }
-
     // _annotate_adaptive_avg_pool2d: input shared with its producer's output when that is
     // annotated (else an activation spec), output shared with the input edge.
-    void adaptive_avg_pool2d(const ObserverConfig& act) {
-        for (Node* pool : g_.nodes()) {
-            if (!target_is(*pool, {"torch.ops.aten.adaptive_avg_pool2d.default"})) continue;
-            if (is_annotated({pool})) continue;
-            Node* x = node_arg(*pool, 0);
-            if (!x) continue;
-            bool producer_out = ann.count(x) && ann[x].annotated && ann[x].output &&
-                                ann[x].output->kind != QSpec::Kind::None;
-            Annotation a;
-            a.set_input(x, producer_out ? shared_with(output_of(x)) : spec_of(act));
-            a.output = shared_with({x, pool});
-            a.annotated = true;
-            ann[pool] = a;
-            patterns.push_back("adaptive_avg_pool2d (%" + pool->name() + ")");
-        }
+    void adaptive_avg_pool2d(Node* pool) {
+        if (!target_is(*pool, {"torch.ops.aten.adaptive_avg_pool2d.default"})) return;
+        if (is_annotated({pool})) return;
+        Node* x = node_arg(*pool, 0);
+        if (!x) return;
+        bool producer_out = ann.count(x) && ann[x].annotated && ann[x].output &&
+                            ann[x].output->kind != QSpec::Kind::None;
+        Annotation a;
+        a.set_input(x, producer_out ? shared_with(output_of(x)) : spec_of(act_));
+        a.output = shared_with({x, pool});
+        a.annotated = true;
+        ann[pool] = a;
+        patterns.push_back("adaptive_avg_pool2d (%" + pool->name() + ")");
     }
 
     // _is_input_large_scalar: a one-element attribute past torch.histc's upper bound.
@@ -258,60 +242,52 @@ private:
         }
         return true;
     }
-    void binary_relu(std::initializer_list<const char*> targets, const char* what,
-                     const ObserverConfig& act) {
-        for (Node* relu : g_.nodes()) {
-            if (!target_is(*relu, kRelu)) continue;
-            Node* op = node_arg(*relu, 0);
-            if (!op || !target_is(*op, targets) || op->users().size() > 1) continue;
-            if (is_annotated({relu, op})) continue;
-            std::vector<Node*> inputs;
-            if (!binary_inputs(*op, inputs)) continue;
-            Annotation a;
-            for (Node* in : inputs) a.set_input(in, spec_of(act));
-            a.annotated = true;
-            fuse_relu(op, a, relu, what, act);
-        }
+    void binary_relu(Node* relu, std::initializer_list<const char*> targets, const char* what) {
+        if (!target_is(*relu, kRelu)) return;
+        Node* op = node_arg(*relu, 0);
+        if (!op || !target_is(*op, targets) || op->users().size() > 1) return;
+        if (is_annotated({relu, op})) return;
+        std::vector<Node*> inputs;
+        if (!binary_inputs(*op, inputs)) return;
+        Annotation a;
+        for (Node* in : inputs) a.set_input(in, spec_of(act_));
+        a.annotated = true;
+        fuse_relu(op, a, relu, what);
     }
-    void binary(std::initializer_list<const char*> targets, const char* what,
-                const ObserverConfig& act) {
-        for (Node* op : g_.nodes()) {
-            if (!target_is(*op, targets) || is_annotated({op})) continue;
-            std::vector<Node*> inputs;
-            if (!binary_inputs(*op, inputs)) continue;
-            Annotation a;
-            for (Node* in : inputs) a.set_input(in, spec_of(act));
-            a.output = spec_of(act);
-            a.annotated = true;
-            ann[op] = a;
-            patterns.push_back(std::string(what) + " (%" + op->name() + ")");
-        }
+    void binary(Node* op, std::initializer_list<const char*> targets, const char* what) {
+        if (!target_is(*op, targets) || is_annotated({op})) return;
+        std::vector<Node*> inputs;
+        if (!binary_inputs(*op, inputs)) return;
+        Annotation a;
+        for (Node* in : inputs) a.set_input(in, spec_of(act_));
+        a.output = spec_of(act_);
+        a.annotated = true;
+        ann[op] = a;
+        patterns.push_back(std::string(what) + " (%" + op->name() + ")");
     }
 
     // propagate_annotation: an op that keeps its input's quantization shares it.
-    void propagate() {
-        for (Node* n : g_.nodes()) {
-            if (!target_is(*n, kShareOps)) continue;
-            Node* prev = node_arg(*n, 0);
-            if (!prev || !ann.count(prev) || !ann[prev].output ||
-                ann[prev].output->kind == QSpec::Kind::None)
-                continue;
-            if (ann.count(n) && ann[n].annotated) continue;
-            Annotation a;
-            a.set_input(prev, shared_with(output_of(prev)));
-            a.output = shared_with(output_of(prev));
-            a.annotated = true;
-            ann[n] = a;
-        }
+    void propagate(Node* n) {
+        if (!target_is(*n, kShareOps)) return;
+        Node* prev = node_arg(*n, 0);
+        if (!prev || !ann.count(prev) || !ann[prev].output ||
+            ann[prev].output->kind == QSpec::Kind::None)
+            return;
+        if (ann.count(n) && ann[n].annotated) return;
+        Annotation a;
+        a.set_input(prev, shared_with(output_of(prev)));
+        a.output = shared_with(output_of(prev));
+        a.annotated = true;
+        ann[n] = a;
     }
 };
 
 // _convert_scalars_to_attrs: a Python number operand of add/mul becomes a 0-d float32
-// buffer _tensor_constant_N read by a get_attr inserted before the op.
-void scalars_to_attrs(GraphModule& gm) {
+// buffer _tensor_constant_N read by a get_attr inserted before the op. One node at a time.
+void scalar_to_attr(GraphModule& gm, Node* n) {
     Graph& g = *gm.graph;
-    for (Node* n : g.nodes()) {
-        if (!target_is(*n, {"torch.ops.aten.add.Tensor", "torch.ops.aten.mul.Tensor"})) continue;
+    {
+        if (!target_is(*n, {"torch.ops.aten.add.Tensor", "torch.ops.aten.mul.Tensor"})) return;
         std::vector<Argument> args = n->args();
         bool changed = false;
         for (Argument& a : args) {
@@ -604,8 +580,8 @@ struct Preparing::Impl {
     Annotator annotator;
     Placer placer;
     std::unique_ptr<GraphCloning> snapshot; // recompile's copy of the graph
-    std::vector<Node*> nodes;               // fold: the nodes before it, in order
-    size_t next = 0;                        // fold: the next of them
+    std::vector<Node*> nodes;               // fold, then annotate: the graph's nodes, in order
+    size_t next = 0;                        // the next of them
     int annotated = 0;                      // annotator steps done
     Stages stages;
 
@@ -621,7 +597,10 @@ struct Preparing::Impl {
                     return s.error();
             stages.work_done = next;
             stages.work_total = nodes.size();
-            return next >= nodes.size();
+            if (next < nodes.size()) return false;
+            nodes = {}; // folding erased some: the stages after take the graph anew
+            next = 0;
+            return true;
         });
         add_lint(stages, gm);
         stages.add("eliminate dead code", [this](Stages::Clock::time_point) -> Result<bool> {
@@ -630,15 +609,33 @@ struct Preparing::Impl {
             if (!dce.ok()) return dce.error();
             return true;
         });
+        // _convert_scalars_to_attrs, then the annotators, each a walk of the graph in
+        // pieces of piece_size().nodes nodes.
+        stages.add("turn scalar operands into attributes",
+                   [this](Stages::Clock::time_point) -> Result<bool> {
+                       if (nodes.empty()) nodes = gm.graph->nodes();
+                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
+                            next < end; ++next)
+                           scalar_to_attr(gm, nodes[next]);
+                       stages.work_done = next;
+                       stages.work_total = nodes.size();
+                       if (next < nodes.size()) return false;
+                       nodes = gm.graph->nodes(); // with the get_attrs it inserted
+                       next = 0;
+                       return true;
+                   });
         stages.add("annotate (XNNPACKQuantizer)",
                    [this](Stages::Clock::time_point) -> Result<bool> {
-                       if (annotated == 0) scalars_to_attrs(gm);
-                       annotator.run_step(annotated++);
-                       stages.work_unit = "pattern";
-                       stages.work_done = annotated;
-                       stages.work_total = Annotator::kSteps;
+                       for (size_t end = std::min(nodes.size(), next + piece_size().nodes);
+                            next < end; ++next)
+                           annotator.visit(annotated, nodes[next]);
+                       if (next >= nodes.size()) next = 0, ++annotated;
+                       stages.work_unit = "node";
+                       stages.work_done = uint64_t(annotated) * nodes.size() + next;
+                       stages.work_total = uint64_t(Annotator::kSteps) * nodes.size();
                        if (annotated < Annotator::kSteps) return false;
                        report.patterns = annotator.patterns;
+                       nodes = {};
                        return true;
                    });
         stages.add("group the specs", [this](Stages::Clock::time_point) -> Result<bool> {

@@ -66,6 +66,10 @@ struct Workspace::Pending {
     RunResult baseline;
     ModuleState baseline_state;      // the file as loaded, for the baseline run
     std::unique_ptr<Execution> exec; // the forward in flight
+    // The plan of the graph the next forward runs, made in pieces and kept for the
+    // forwards after it (calibration batches): RunPlan, exec/interpreter.h.
+    std::unique_ptr<RunPlanning> planning;
+    std::shared_ptr<const RunPlan> plan, baseline_plan;
     double exec_ms = 0, last_ms = 0; // time spent in the current / last forward
     size_t nodes_per_run = 0, nodes_baseline = 0;
     uint64_t units_done = 0;      // nodes of finished forwards
