@@ -6,6 +6,7 @@
 // paused inside a node frees everything (the ASan build checks for leaks).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -287,4 +288,66 @@ TEST_CASE("a run dropped inside a node frees everything and leaves the others al
             require_same_bits(*r.value().outputs[k].tensor, *r1.value().outputs[k].tensor,
                               "output " + std::to_string(k));
     }
+}
+
+// A run's plan made a few nodes at a time (RunPlanning, as the page's Workspace makes
+// it between frames) is the plan made at once, and a run given it writes the same
+// bits; a plan of another graph, or made without the fusions, is not used.
+TEST_CASE("a run's plan made in pieces is the plan made at once", "[exec][slices]") {
+    Net net;
+    for (bool fuse : {false, true}) {
+        INFO((fuse ? "with the conv groups" : "without"));
+        RunPlanning once(net.g, fuse);
+        REQUIRE(once.step(SIZE_MAX));
+        auto whole = once.take();
+        RunPlanning stepped(net.g, fuse);
+        int pieces = 1;
+        while (!stepped.step(2)) {
+            CHECK(stepped.done() <= stepped.total());
+            ++pieces;
+        }
+        auto plan = stepped.take();
+        CHECK(pieces > 10);
+        CHECK(plan->nodes == whole->nodes);
+        REQUIRE(plan->release.size() == whole->release.size());
+        for (size_t k = 0; k < plan->release.size(); ++k) CHECK(plan->release[k] == whole->release[k]);
+        CHECK(plan->fusions.size() == whole->fusions.size());
+        CHECK(plan->fusions.size() == (fuse ? 1u : 0u)); // conv -> batch norm -> relu
+        for (const auto& [conv, f] : whole->fusions) {
+            REQUIRE(plan->fusions.count(conv));
+            CHECK(plan->fusions.at(conv).bn == f.bn);
+            CHECK(plan->fusions.at(conv).act == f.act);
+        }
+        // Every value but the output's is released exactly once, at or after its node.
+        size_t released = 0;
+        for (size_t k = 0; k < plan->release.size(); ++k)
+            for (const Node* n : plan->release[k]) {
+                ++released;
+                const auto at = std::find(plan->nodes.begin(), plan->nodes.end(), n);
+                CHECK(size_t(at - plan->nodes.begin()) <= k);
+            }
+        CHECK(released == plan->nodes.size() - 1);
+        CHECK(plan->fits(net.g, fuse));
+        CHECK_FALSE(plan->fits(net.g, !fuse));
+        Graph other;
+        CHECK_FALSE(plan->fits(other, fuse));
+    }
+    // A run given the stepped plan: the bits of a run that made its own.
+    RunOptions opt;
+    opt.kernels.fast_conv = true;
+    opt.keep_values = false;
+    RunPlanning planning(net.g, run_fuses(opt));
+    while (!planning.step(3)) {
+    }
+    ModuleState s1 = observed_state(), s2 = observed_state();
+    auto own = run_graph(net.g, net.inputs, s1, opt);
+    INFO((own.ok() ? "" : own.error().str()));
+    REQUIRE(own.ok());
+    opt.plan = planning.take();
+    auto given = run_graph(net.g, net.inputs, s2, opt);
+    REQUIRE(given.ok());
+    REQUIRE(given.value().outputs.size() == own.value().outputs.size());
+    for (size_t k = 0; k < own.value().outputs.size(); ++k)
+        require_same_bits(*given.value().outputs[k].tensor, *own.value().outputs[k].tensor,
+                          "output " + std::to_string(k));
 }
