@@ -270,9 +270,15 @@
     }
     var chosen = s.check.chosen;
     sec.querySelectorAll("label").forEach(function (l, i) {
-      l.className = i === chosen ? (s.check.correct ? "chosen right" : "chosen wrong") : "";
+      l.className = i !== chosen ? "" : s.check.predicted ? "chosen" : s.check.correct ? "chosen right" : "chosen wrong";
     });
-    if (chosen >= 0) {
+    if (chosen >= 0 && s.check.predicted) {
+      // A prediction: judged once the step's button has run.
+      var picked = sec.querySelector("#text-view-option-" + chosen);
+      if (fresh || !sec.querySelector("input:checked")) picked.checked = true;
+      parts.feedback.textContent = fmt(w.lesson_predicted, String.fromCharCode(65 + chosen));
+      parts.feedback.className = "feedback";
+    } else if (chosen >= 0) {
       var input = sec.querySelector("#text-view-option-" + chosen);
       if (fresh || !sec.querySelector("input:checked")) input.checked = true;
       parts.feedback.textContent = "";

@@ -75,6 +75,7 @@ LayoutPoint screen_to_world(const Camera& c, const CanvasRect& r, LayoutPoint p)
 struct LessonProgress {
     std::vector<int> done;      // 1-based step numbers, sorted
     std::map<int, int> answers; // step -> option index chosen last
+    std::map<int, int> first;   // step -> option index chosen first (a prediction counts)
     bool is_done(int step) const;
 };
 
@@ -440,6 +441,11 @@ public:
     // A lesson waiting for its graphs to download ("" when none).
     const std::string& lesson_pending() const { return pending_id_; }
     const LessonProgress& progress(const std::string& id) const;
+    // The lesson shown's checks answered right the first time, of those answered.
+    std::pair<int, int> first_tries() const;
+    // The current step's check answered before its button ran: a prediction, judged
+    // (and the step done) once the button has run.
+    bool check_is_prediction() const;
     // The step's `compare` graphs shown beside the step's own: (key, workspace, view).
     struct CompareGraph {
         std::string key;
@@ -564,6 +570,7 @@ private:
     void enter_step(bool new_workspaces = true);
     void enter_step_text(); // the step's text (after a move or a language switch)
     void after_perform(const LessonStepReport& rep);
+    void mark_done(LessonProgress& p, int step);
     void save_progress();
     // The lesson link the page opened with: the `step` URL option, else the hash.
     std::string start_link() const;

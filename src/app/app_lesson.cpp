@@ -102,6 +102,10 @@ void App::load_lessons() {
                 for (const auto& [step, opt] : a->items())
                     if (opt.is_number_integer())
                         lp.answers[std::atoi(step.c_str())] = opt.get<int>();
+            if (auto a = v.find("first"); a != v.end() && a->is_object())
+                for (const auto& [step, opt] : a->items())
+                    if (opt.is_number_integer())
+                        lp.first[std::atoi(step.c_str())] = opt.get<int>();
         }
 
     // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched.
@@ -146,7 +150,9 @@ void App::save_progress() {
     for (const auto& [id, p] : progress_) {
         json answers = json::object();
         for (const auto& [step, opt] : p.answers) answers[std::to_string(step)] = opt;
-        j[id] = {{"done", p.done}, {"answers", answers}};
+        json first = json::object();
+        for (const auto& [step, opt] : p.first) first[std::to_string(step)] = opt;
+        j[id] = {{"done", p.done}, {"answers", answers}, {"first", first}};
     }
     platform::save_setting("lesson_progress", j.dump());
 }
@@ -367,7 +373,7 @@ void App::apply_lesson(const Request& r) {
         if (k > from && lesson_->current().check.options.empty()) {
             LessonProgress& p = progress_[id];
             if (!p.is_done(from)) {
-                p.done.insert(std::upper_bound(p.done.begin(), p.done.end(), from), from);
+                mark_done(p, from);
                 save_progress();
             }
         }
@@ -399,9 +405,11 @@ void App::apply_lesson(const Request& r) {
         LessonProgress& p = progress_[id];
         int k = lesson_->step();
         p.answers[k] = r.number;
-        // A step is done once its check was answered right.
-        if (r.number == c.answer && !p.is_done(k))
-            p.done.insert(std::upper_bound(p.done.begin(), p.done.end(), k), k);
+        // The first answer is kept (retries cost: the lesson list counts first tries).
+        p.first.emplace(k, r.number);
+        // A step is done once its button ran and its check was answered right; an
+        // answer before the button is a prediction, judged when it has run.
+        if (r.number == c.answer && !check_is_prediction()) mark_done(p, k);
         save_progress();
         platform::set_text_view(text_view_json());
         return;
@@ -418,7 +426,41 @@ void App::apply_lesson(const Request& r) {
     }
 }
 
+std::pair<int, int> App::first_tries() const {
+    if (!lesson_) return {0, 0};
+    const LessonProgress& p = progress(lesson_->lesson().id);
+    const std::vector<LessonStep>& steps = lesson_->lesson().steps;
+    int right = 0, asked = 0;
+    for (const auto& [step, opt] : p.first) {
+        if (step < 1 || step > static_cast<int>(steps.size())) continue;
+        const Check& c = steps[static_cast<size_t>(step - 1)].check;
+        if (c.options.empty()) continue;
+        ++asked;
+        right += opt == c.answer;
+    }
+    return {right, asked};
+}
+
+bool App::check_is_prediction() const {
+    return lesson_ && !lesson_->current().actions.empty() && !lesson_->performed();
+}
+
+void App::mark_done(LessonProgress& p, int step) {
+    if (p.is_done(step)) return;
+    p.done.insert(std::upper_bound(p.done.begin(), p.done.end(), step), step);
+}
+
 void App::after_perform(const LessonStepReport& rep) {
+    // A prediction made before the button ran is judged now.
+    if (lesson_) {
+        const Check& c = lesson_->current().check;
+        LessonProgress& p = progress_[lesson_->lesson().id];
+        auto a = p.answers.find(lesson_->step());
+        if (!c.options.empty() && a != p.answers.end() && a->second == c.answer) {
+            mark_done(p, lesson_->step());
+            save_progress();
+        }
+    }
     std::string torch;
     for (const LessonActionReport& a : rep.actions) {
         std::string s = a.summary;
@@ -581,8 +623,11 @@ std::string App::text_view_json() const {
     if (!st.check.options.empty()) {
         json opts = json::array();
         for (const CheckOption& o : st.check.options) opts.push_back(o.text);
-        json c = {{"question", st.check.question}, {"options", opts}, {"chosen", view_.answer}};
-        if (view_.answer >= 0) {
+        json c = {{"question", st.check.question},
+                  {"options", opts},
+                  {"chosen", view_.answer},
+                  {"predicted", view_.answer >= 0 && check_is_prediction()}};
+        if (view_.answer >= 0 && !check_is_prediction()) {
             LessonCheckResult res = r.check_answer(view_.answer);
             c["correct"] = res.correct;
             c["feedback"] = res.feedback;

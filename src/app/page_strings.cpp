@@ -77,6 +77,7 @@ constexpr Str kWebWords[] = {
     Str::web_answered,
     Str::lesson_right,
     Str::lesson_wrong,
+    Str::lesson_predicted,
     Str::web_prev,
     Str::web_next,
     Str::web_last,

@@ -195,6 +195,7 @@ nlohmann::json App::lessons_json() const {
     if (!st.check.options.empty()) {
         cur["options"] = st.check.options.size();
         if (view_.answer >= 0) cur["correct"] = r.check_answer(view_.answer).correct;
+        cur["predicted"] = view_.answer >= 0 && check_is_prediction();
     }
     json compare = json::array();
     for (const CompareGraph& g : compare_graphs()) {

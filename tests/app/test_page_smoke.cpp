@@ -1148,6 +1148,72 @@ TEST_CASE("the last step of a lesson leads on to the next lesson", "[page]") {
     }
 }
 
+// Predict, then press: a check answered before the step's button ran is a prediction,
+// shown as such (no right or wrong yet) and judged once the button has run; only then is
+// the step done. The first answer is what the last step's "first time" line counts.
+TEST_CASE("a check answered before the button is a prediction, judged after it", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    h.app->set_lesson_lang("en");
+    const Lesson& l = *h.app->lessons().find("m00-2", "en");
+    platform::null_platform_change_hash("m00-2/1");
+    h.frames(3);
+    h.settle();
+    REQUIRE(h.app->lesson());
+    h.click_widget("lesson:reset");
+    h.settle();
+    // Step 2 runs both graphs: predict wrong, then right, then press.
+    h.click_widget("lesson:next");
+    h.settle();
+    REQUIRE(h.app->lesson()->step() == 2);
+    const LessonStep& st = l.steps[1];
+    REQUIRE_FALSE(st.actions.empty());
+    REQUIRE_FALSE(h.app->lesson()->performed());
+    const int wrong = st.check.answer == 0 ? 1 : 0;
+    h.click_widget("lesson:option:" + std::to_string(wrong));
+    nlohmann::json cur = h.state()["lessons"]["current"];
+    CHECK(cur["predicted"] == true);
+    nlohmann::json tv = nlohmann::json::parse(platform::null_platform_text_view());
+    CHECK(tv["check"]["predicted"] == true);
+    CHECK_FALSE(tv["check"].contains("feedback")); // not judged yet
+    h.click_widget("lesson:option:" + std::to_string(st.check.answer));
+    CHECK_FALSE(h.app->progress("m00-2").is_done(2)); // a prediction alone is not enough
+    CHECK(h.app->progress("m00-2").first.at(2) == wrong);
+    h.click_widget("lesson:perform");
+    h.settle();
+    REQUIRE(h.app->lesson()->performed());
+    cur = h.state()["lessons"]["current"];
+    CHECK(cur["predicted"] == false);
+    CHECK(cur["correct"] == true);
+    CHECK(h.app->progress("m00-2").is_done(2)); // pressed, and the prediction was right
+    tv = nlohmann::json::parse(platform::null_platform_text_view());
+    CHECK(tv["check"]["feedback"] == st.check.options[static_cast<size_t>(st.check.answer)].feedback);
+    // After the button, an answer is judged at once: step 3, right the first time.
+    h.click_widget("lesson:next");
+    h.settle();
+    REQUIRE(h.app->lesson()->step() == 3);
+    h.click_widget("lesson:perform");
+    h.settle();
+    h.click_widget("lesson:option:" + std::to_string(l.steps[2].check.answer));
+    CHECK(h.app->progress("m00-2").is_done(3));
+    // The first tries: step 2 wrong, step 3 right.
+    CHECK(h.app->first_tries() == std::make_pair(1, 2));
+    // The first answers are saved with the progress (localStorage).
+    const auto saved = nlohmann::json::parse(platform::load_setting("lesson_progress"));
+    CHECK(saved["m00-2"]["first"]["2"] == wrong);
+    CHECK(saved["m00-2"]["first"]["3"] == l.steps[2].check.answer);
+    // The last step says how the first tries went.
+    platform::null_platform_change_hash("m00-2/" + std::to_string(l.steps.size()));
+    h.frames(3);
+    h.settle();
+    h.frame();
+    CHECK(h.app->ui().widgets.count("lesson:first-tries") == 1);
+    h.click_widget("lesson:reset");
+    h.settle();
+    CHECK(h.app->progress("m00-2").first.empty());
+}
+
 TEST_CASE("deep links, language switch, reset and leaving a lesson", "[page]") {
     Harness& h = harness();
     TallDisplay tall;

@@ -260,8 +260,13 @@ test("lessons: deep links on load, on hashchange and across a reload; progress a
   s = await waitState(page, (st) => st.lessons.current.step === 3, "ArrowLeft");
   assert.equal(await page.evaluate(() => location.hash), "#m00-2/3");
   const st3 = lessonFile("m00-2", "en").steps[2];
+  // Answered before the step's button ran: a prediction, judged once the button has run.
   await clickRevealed(page, "lesson:option:" + st3.check.answer);
-  await waitState(page, (x) => x.lessons.current.correct === true, "answered");
+  s = await waitState(page, (x) => x.lessons.current.answer === st3.check.answer && x.lessons.current.predicted === true, "predicted");
+  assert.deepEqual(s.lessons.list.find((l) => l.id === "m00-2").done, [], "a prediction alone does not finish the step");
+  await clickWidget(page, "lesson:perform");
+  await waitState(page, (x) => x.lessons.current.performed && x.lessons.current.predicted === false &&
+    x.lessons.current.correct === true, "the button ran: the prediction judged");
   await clickWidget(page, "lesson:lang:en");
   s = await waitState(page, (x) => x.lessons.lang === "en", "English");
   assert.equal(s.lessons.current.step, 3, "the language switch keeps the step");

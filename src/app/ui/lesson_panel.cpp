@@ -137,7 +137,7 @@ void check_block(App& app, const LessonRunner& r) {
         bool right = static_cast<int>(i) == c.answer;
         ImU32 bg = colors::rgb(0x20252D), border = colors::rgb(0x3A404C);
         if (hovered) bg = colors::rgb(0x2A303B);
-        if (is_chosen) border = right ? colors::good : colors::bad;
+        if (is_chosen) border = app.check_is_prediction() ? kAccent : right ? colors::good : colors::bad;
         ImDrawList* dl = ImGui::GetWindowDrawList();
         dl->AddRectFilled(pos, ImVec2(pos.x + size.x, pos.y + size.y), bg, px(4));
         dl->AddRect(pos, ImVec2(pos.x + size.x, pos.y + size.y), border, px(4), 0,
@@ -146,7 +146,13 @@ void check_block(App& app, const LessonRunner& r) {
         if (hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
         ImGui::PopID();
     }
-    if (chosen >= 0) {
+    if (chosen >= 0 && app.check_is_prediction()) {
+        // A prediction: judged once the step's button has run.
+        ImGui::Spacing();
+        expose(app, "lesson:feedback");
+        const std::string letter(1, static_cast<char>('A' + chosen));
+        inline_text(strf(tr(app, Str::lesson_predicted), letter.c_str()), kAccent);
+    } else if (chosen >= 0) {
         LessonCheckResult res = r.check_answer(chosen);
         ImGui::Spacing();
         ImGui::PushFont(fonts().heading);
@@ -376,6 +382,16 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
         markdown_view(app, app.step_text().after, "after");
     }
     check_block(app, r);
+    // The lesson's last step: how the checks went the first time (retries are free,
+    // but they are not what counts).
+    if (r.step() == r.step_count()) {
+        const auto [right, asked] = app.first_tries();
+        if (asked > 0) {
+            ImGui::Spacing();
+            inline_text(strf(tr(app, Str::lesson_first_tries), right, asked), colors::rgb(0xB0B8C8));
+            expose(app, "lesson:first-tries");
+        }
+    }
     ImGui::Dummy(ImVec2(0, px(8)));
     ImGui::EndChild();
     footer(app, r);
