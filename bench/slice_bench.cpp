@@ -4,7 +4,7 @@
 // (the commit), as the page's frame loop does (docs/BENCHMARKS.md, "The page
 // never freezes"). Figures only.
 //   build/native/bench/pt2lab_slice_bench FILE.pt2 [--reference] [--calibrate N]
-//       [--action run|calibrate|prepare|convert|decompose|decompose-core]
+//       [--action run|calibrate|prepare|convert|run-after-convert|decompose|decompose-core]
 //       [--slice MS] [--repeat N] [--over MS]
 // --calibrate N alone means --action calibrate with N batches; convert
 // prepares and calibrates (on N batches, default 2) first.
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr,
                      "usage: %s FILE.pt2 [--reference] [--calibrate N] [--action "
-                     "run|calibrate|prepare|convert|decompose|decompose-core] [--slice MS] "
+                     "run|calibrate|prepare|convert|run-after-convert|decompose|decompose-core] [--slice MS] "
                      "[--repeat N] [--over MS]\n",
                      argv[0]);
         return 2;
@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
     ws.set_shed_dropped_later(true); // as the page does: freed in pieces after the commit
     Action a = Action::of(Action::Kind::Run);
     a.fast_kernels = fast;
-    if (action == "calibrate" || action == "convert") {
+    const bool after_convert = action == "run-after-convert";
+    if (action == "calibrate" || action == "convert" || after_convert) {
         if (!apply(ws, Action::of(Action::Kind::Prepare))) return 1;
         Action c = Action::of(Action::Kind::Calibrate);
         c.repeat = calibrate > 0 ? calibrate : 2;
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
         else if (!apply(ws, c))
             return 1;
         if (action == "convert") a = Action::of(Action::Kind::Convert);
+        // The page's "+ run after" a convert: the run compares the graph with its last
+        // recompile (stale code) in pieces.
+        if (after_convert && !apply(ws, Action::of(Action::Kind::Convert))) return 1;
     } else if (action == "prepare") {
         a = Action::of(Action::Kind::Prepare);
     } else if (action == "decompose" || action == "decompose-core") {

@@ -184,23 +184,33 @@ public:
                 return false;
         }
         if (phase_ == Phase::Body) {
-            phase_ = Phase::Finish; // the lines' map and the indenting: a piece of its own
+            phase_ = Phase::Finish; // the lines' map and the indenting: pieces of their own
             if (std::chrono::steady_clock::now() >= deadline) return false;
         }
-        finish();
+        // A 24k-node graph's code is 24k lines: mapped, indented and the writer's
+        // working state let go a few thousand lines (one container) a piece.
+        while (phase_ == Phase::Finish) {
+            if (finish_some(deadline)) break;
+            if (std::chrono::steady_clock::now() >= deadline) return false;
+        }
         phase_ = Phase::Done;
         return true;
     }
     bool done() const { return phase_ == Phase::Done; }
-    // Nodes walked of all (each twice: last uses backwards, then the body).
+    // How far, in units of nodes: each node twice (last uses backwards, then the
+    // body), and as many units again for the end (the lines mapped and indented, the
+    // working state let go), so that every piece moves it on.
     size_t nodes_done() const {
-        return phase_ == Phase::LastUses ? nodes_.size() - at_
-               : phase_ == Phase::Body   ? nodes_.size() + at_
-               : phase_ == Phase::Finish ? 2 * nodes_.size() - (nodes_.empty() ? 0 : 1)
-               : phase_ == Phase::Done   ? 2 * nodes_.size()
-                                         : 0;
+        const size_t n = nodes_.size();
+        switch (phase_) {
+        case Phase::LastUses: return n - at_;
+        case Phase::Body: return n + at_;
+        case Phase::Finish: return 2 * n + finish_units(n);
+        case Phase::Done: return nodes_total();
+        default: return 0;
+        }
     }
-    size_t nodes_total() const { return 2 * g_.size(); }
+    size_t nodes_total() const { return 3 * g_.size(); }
     std::string take() { return std::move(code_); }
 
 private:
@@ -236,49 +246,102 @@ private:
         }
     }
 
-    void finish() {
-        if (body_.empty()) body_ = "pass\n";
-        std::string prologue = fn_def();
-        size_t first = body_.find_first_not_of('\n');
-        map_lines(prologue, first == std::string::npos ? body_.size() : first);
-        std::string& out = code_;
-        out = "\n\n\n" + prologue + "\n";
-        out.reserve(out.size() + body_.size() + body_.size() / 8 + 8);
-        if (first == std::string::npos) {
-            out += "    ";
-            return;
+    // One piece of the end: true once the code is whole and the working state gone.
+    bool finish_some(std::chrono::steady_clock::time_point deadline) {
+        constexpr size_t kLines = 512; // lines between looks at the clock
+        auto late = [&](size_t& k) {
+            return ++k % kLines == 0 && std::chrono::steady_clock::now() >= deadline;
+        };
+        size_t k = 0;
+        switch (fin_) {
+        case Fin::Start: {
+            if (body_.empty()) body_ = "pass\n";
+            prologue_ = fn_def();
+            first_ = body_.find_first_not_of('\n');
+            // "\n\n\n" + prologue + "\n": every line before the body belongs to no node
+            size_t head =
+                3 + static_cast<size_t>(std::count(prologue_.begin(), prologue_.end(), '\n')) + 1;
+            line_nodes.assign(head, "");
+            line_ids.assign(head, 0);
+            off_ = first_ == std::string::npos ? body_.size() : first_;
+            line_count_ = head + static_cast<size_t>(std::count(body_.begin(), body_.end(), '\n')) + 1;
+            mark_ = 0;
+            current_ = nullptr;
+            fin_ = Fin::Lines;
         }
-        // Every line of the body indented by four spaces.
-        for (size_t p = first;;) {
-            size_t nl = body_.find('\n', p);
-            out += "    ";
-            if (nl == std::string::npos) {
-                out.append(body_, p, std::string::npos);
-                break;
+            [[fallthrough]];
+        case Fin::Lines: // torch's _lineno_map
+            while (off_ <= body_.size()) {
+                while (mark_ < marks_.size() && marks_[mark_].first <= off_)
+                    current_ = marks_[mark_++].second;
+                const Node* n = off_ == body_.size() ? nullptr : current_; // "    " at the end
+                line_nodes.push_back(n ? n->name() : std::string());
+                line_ids.push_back(n ? n->id() : 0);
+                size_t nl = body_.find('\n', off_);
+                if (nl == std::string::npos) break;
+                off_ = nl + 1;
+                if (late(k)) return false;
             }
-            out.append(body_, p, nl + 1 - p);
-            p = nl + 1;
+            code_ = "\n\n\n" + prologue_ + "\n";
+            code_.reserve(code_.size() + body_.size() + body_.size() / 8 + 8);
+            off_ = first_;
+            fin_ = Fin::Indent;
+            [[fallthrough]];
+        case Fin::Indent: // every line of the body indented by four spaces
+            // (the last line too, an empty one after the body's last newline)
+            if (first_ == std::string::npos) {
+                code_ += "    ";
+                indented_ = true;
+            }
+            while (!indented_) {
+                size_t nl = body_.find('\n', off_);
+                code_ += "    ";
+                if (nl == std::string::npos) {
+                    code_.append(body_, off_, std::string::npos);
+                    indented_ = true;
+                    break;
+                }
+                code_.append(body_, off_, nl + 1 - off_);
+                off_ = nl + 1;
+                ++lines_indented_;
+                if (late(k)) return false;
+            }
+            fin_ = Fin::Release;
+            [[fallthrough]];
+        case Fin::Release: // the working state, one container a piece
+            // Small ones go together; a big one (thousands of entries) is a piece.
+            if (user_to_last_uses_.size() > kLines) return ++released_, release(user_to_last_uses_);
+            if (seen_.size() > kLines) return ++released_, release(seen_);
+            if (code_names_.size() > kLines) return ++released_, release(code_names_);
+            release(user_to_last_uses_);
+            release(seen_);
+            release(code_names_);
+            release(marks_);
+            release(body_);
+            release(nodes_);
+            fin_ = Fin::Done;
+            return true;
+        case Fin::Done: break;
+        }
+        return true;
+    }
+    // The end's share of nodes_done(), below n: the lines handled (each twice) of all,
+    // then one unit per container let go.
+    size_t finish_units(size_t n) const {
+        if (n < 8) return fin_ == Fin::Start ? 0 : n - 1;
+        const size_t span = n - 5, lines = std::max<size_t>(1, 2 * line_count_);
+        switch (fin_) {
+        case Fin::Start: return 0;
+        case Fin::Lines: return (line_ids.size() * span) / lines;
+        case Fin::Indent: return ((line_count_ + lines_indented_) * span) / lines;
+        case Fin::Release: return span + 1 + released_;
+        default: return n - 1;
         }
     }
-
-    void map_lines(const std::string& prologue, size_t body_start) {
-        // "\n\n\n" + prologue + "\n": every line before the body belongs to no node
-        size_t head =
-            3 + static_cast<size_t>(std::count(prologue.begin(), prologue.end(), '\n')) + 1;
-        line_nodes.assign(head, "");
-        line_ids.assign(head, 0);
-        size_t mark = 0;
-        const Node* current = nullptr;
-        for (size_t off = body_start; off <= body_.size();) {
-            while (mark < marks_.size() && marks_[mark].first <= off)
-                current = marks_[mark++].second;
-            const Node* n = off == body_.size() ? nullptr : current; // "    " at the end
-            line_nodes.push_back(n ? n->name() : std::string());
-            line_ids.push_back(n ? n->id() : 0);
-            size_t nl = body_.find('\n', off);
-            if (nl == std::string::npos) break;
-            off = nl + 1;
-        }
+    template <class C> static bool release(C& c) {
+        C gone;
+        gone.swap(c);
+        return false;
     }
 
     std::string annotation(const Node& n) const {
@@ -449,6 +512,13 @@ private:
     std::unordered_set<const Node*> seen_;
     std::unordered_map<const Node*, std::vector<Node*>> user_to_last_uses_;
     std::string code_;
+    // The end, in pieces (finish_some).
+    enum class Fin { Start, Lines, Indent, Release, Done } fin_ = Fin::Start;
+    std::string prologue_;
+    size_t first_ = 0, off_ = 0, mark_ = 0;
+    size_t line_count_ = 0, lines_indented_ = 0, released_ = 0;
+    bool indented_ = false;
+    const Node* current_ = nullptr;
 };
 
 } // namespace

@@ -50,7 +50,8 @@ public:
     CodeWriting& operator=(CodeWriting&&) noexcept;
     bool step(std::chrono::steady_clock::time_point deadline);
     bool done() const;
-    // How far: nodes walked of all (every node twice, last uses then the body).
+    // How far, in units of nodes: every node twice (last uses, then the body) and as
+    // many units again for the end (the lines mapped and indented, the state let go).
     size_t nodes_done() const;
     size_t nodes_total() const;
     CodeLines take();

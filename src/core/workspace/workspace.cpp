@@ -501,8 +501,8 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
             w.glancing.reset();
         }
         const std::optional<bool> glance = *w.glance;
-        const size_t first = 2 * gm.forward_graph().size();
-        const size_t all = first + (glance ? 0 : 2 * g.size()) + 1;
+        const size_t first = 3 * gm.forward_graph().size(); // CodeWriting's units
+        const size_t all = first + (glance ? 0 : 3 * g.size()) + 1;
         if (!gm.code_written()) {
             if (!w.code) w.code.emplace(gm.code_writing());
             if (!w.code->step(deadline)) {
