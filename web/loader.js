@@ -12,6 +12,21 @@
     return /^[A-Za-z0-9_.-]+\.(?:pt2|json)$/.test(f) ? f : DEFAULT_FILE;
   }
 
+  // ?course=: the course folder's URL (ending in "/"), "" for none, null for a
+  // value that is not a folder of this site (another origin, a bad URL).
+  function courseBase() {
+    var c = pt2lab.option("course");
+    if (!c) return "";
+    var u;
+    try {
+      u = new URL(c.replace(/\/*$/, "/"), location.href);
+    } catch (e) {
+      return null;
+    }
+    if (u.origin !== location.origin || u.search || u.hash) return null;
+    return u.href;
+  }
+
   function hasWebGL2() {
     try {
       return !!document.createElement("canvas").getContext("webgl2");
@@ -87,12 +102,39 @@
   ];
   // The lesson texts (assets/lessons/index.json names them) come with the first
   // download too: the lesson list and a deep link (#m00-4/3) need them at once.
-  var lessons = fetch("assets/lessons/index.json").then(function (res) {
-    if (!res.ok) throw new Error("assets/lessons/index.json: the server answered " + res.status);
-    return res.text();
-  }).then(function (text) {
+  // ?course=folder/ (docs/LESSONS.md, "Hosting a course"): a teacher's course in a
+  // folder of the same site, listed by the index.json `pt2lab lesson check` wrote
+  // there; its lessons replace the shipped ones, its graphs are fetched from it.
+  var course = courseBase();
+  if (course === null) {
+    pt2lab.fatal("?course=" + pt2lab.option("course") + " is not a folder of this site.",
+      "Give the course folder's path relative to this page, for example ?course=my_course/.");
+    return;
+  }
+  var enc = new TextEncoder();
+  function indexOf(url) {
+    return fetch(url).then(function (res) {
+      if (!res.ok) throw new Error(url + ": the server answered " + res.status +
+        (course ? " (run pt2lab lesson check on the course folder: it writes index.json)" : ""));
+      return res.text();
+    });
+  }
+  var lessons = course ? indexOf(course + "index.json").then(function (text) {
+    var idx = JSON.parse(text), safe = /^[A-Za-z0-9_.-]+\.md$/;
+    if (!idx || idx.format !== "pt2lab-course" || !Array.isArray(idx.lessons))
+      throw new Error(course + "index.json is not a course index (format pt2lab-course)");
+    pt2lab.preloaded["course/index.json"] = enc.encode(text);
+    pt2lab.preloaded["course/base"] = enc.encode(course);
+    idx.lessons.forEach(function (l) {
+      Object.keys(l.files || {}).forEach(function (lang) {
+        var n = l.files[lang];
+        if (!safe.test(n)) throw new Error(course + "index.json: a lesson file named " + JSON.stringify(n));
+        files.push({ url: course + n, guess: 12000, name: "course/" + n });
+      });
+    });
+  }) : indexOf("assets/lessons/index.json").then(function (text) {
     var names = JSON.parse(text);
-    pt2lab.preloaded["assets/lessons/index.json"] = new TextEncoder().encode(text);
+    pt2lab.preloaded["assets/lessons/index.json"] = enc.encode(text);
     names.forEach(function (n) {
       files.push({ url: "assets/lessons/" + n, guess: 12000, name: "assets/lessons/" + n });
     });

@@ -674,6 +674,10 @@ private:
     uint64_t shown_serial_ = 0;
 
     LessonCatalog catalog_;
+    // ?course=folder/: the course's URL (lessons and graphs come from it; web/loader.js)
+    // and the graphs it lacked, fetched from the page's folder instead.
+    std::string course_base_;
+    std::set<std::string> course_fallback_;
     std::string catalog_error_;
     std::string lang_;
     std::unique_ptr<LessonRunner> lesson_;

@@ -108,23 +108,46 @@ void App::load_lessons() {
                         lp.first[std::atoi(step.c_str())] = opt.get<int>();
         }
 
-    // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched.
-    std::vector<uint8_t> index = platform::preloaded("assets/lessons/index.json");
-    json names = json::parse(index.begin(), index.end(), nullptr, false);
-    if (!names.is_array()) {
-        catalog_error_ = "assets/lessons/index.json is missing or not a JSON list";
-        return;
-    }
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& n : names) {
-        if (!n.is_string()) continue;
-        std::string path = "assets/lessons/" + n.get<std::string>();
-        std::vector<uint8_t> text = platform::preloaded(path);
-        if (text.empty()) {
-            catalog_error_ = path + ": not downloaded";
+    // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched;
+    // with ?course=folder/, the course's index.json (pt2lab lesson check wrote it) does,
+    // and the loader fetched them as course/<name> (web/loader.js).
+    std::vector<std::pair<std::string, std::string>> names; // preloaded key, shown path
+    const std::vector<uint8_t> course = platform::preloaded("course/index.json");
+    if (!course.empty()) {
+        const std::vector<uint8_t> base = platform::preloaded("course/base");
+        course_base_.assign(base.begin(), base.end());
+        json idx = json::parse(course.begin(), course.end(), nullptr, false);
+        if (!idx.is_object() || !idx.contains("lessons") || !idx["lessons"].is_array()) {
+            catalog_error_ = course_base_ + "index.json is not a course index";
+            log(LogLine::Kind::Error, "lessons: " + catalog_error_);
             return;
         }
-        files.emplace_back(path, std::string(text.begin(), text.end()));
+        for (const json& l : idx["lessons"])
+            if (l.is_object() && l.contains("files") && l["files"].is_object())
+                for (const auto& [lang, f] : l["files"].items())
+                    if (f.is_string())
+                        names.emplace_back("course/" + f.get<std::string>(),
+                                           course_base_ + f.get<std::string>());
+    } else {
+        std::vector<uint8_t> index = platform::preloaded("assets/lessons/index.json");
+        json list = json::parse(index.begin(), index.end(), nullptr, false);
+        if (!list.is_array()) {
+            catalog_error_ = "assets/lessons/index.json is missing or not a JSON list";
+            return;
+        }
+        for (const auto& n : list)
+            if (n.is_string())
+                names.emplace_back("assets/lessons/" + n.get<std::string>(),
+                                   "assets/lessons/" + n.get<std::string>());
+    }
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& [key, shown] : names) {
+        std::vector<uint8_t> text = platform::preloaded(key);
+        if (text.empty()) {
+            catalog_error_ = shown + ": not downloaded";
+            return;
+        }
+        files.emplace_back(shown, std::string(text.begin(), text.end()));
         glyphs_.note(files.back().second); // a teacher's lesson may use any character
     }
     auto cat = lesson_catalog(files);
@@ -243,6 +266,11 @@ bool App::take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
                            const std::string& error) {
     if (name.rfind(kLessonAsset, 0) != 0) return false;
     std::string path = name.substr(sizeof kLessonAsset - 1);
+    if (!error.empty() && !course_base_.empty() && course_fallback_.insert(path).second) {
+        log(LogLine::Kind::Info, course_base_ + path + ": " + error + "; fetching " + path);
+        platform::fetch_file(path, name);
+        return true;
+    }
     if (!error.empty()) {
         view_.error = path + ": " + error;
         log(LogLine::Kind::Error, view_.error);
@@ -308,9 +336,11 @@ void App::apply_lesson(const Request& r) {
         }
         pending_id_ = r.text;
         pending_step_ = r.number;
+        // A course's graphs come from its folder first, then (as `pt2lab lesson check`
+        // finds them, docs/LESSONS.md) from the page's own folder.
         for (const LessonGraph& g : l->graphs)
             if (!lesson_bytes_.count(g.path) && requested_.insert(g.path).second)
-                platform::fetch_file(g.path, kLessonAsset + g.path);
+                platform::fetch_file(course_base_ + g.path, kLessonAsset + g.path);
         start_pending_lesson();
         return;
     }

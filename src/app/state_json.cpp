@@ -159,6 +159,7 @@ std::string App::bench_json() const {
 nlohmann::json App::lessons_json() const {
     json j = {{"lang", lang_},
               {"error", catalog_error_},
+              {"course", course_base_},
               {"pending", pending_id_},
               {"link_notice", link_notice_}};
     json list = json::array();

@@ -9,7 +9,10 @@
 const assert = require("assert/strict");
 const fs = require("fs");
 const path = require("path");
-const { ROOT, state, waitState } = require("./lib");
+const os = require("os");
+const { spawnSync } = require("child_process");
+const { ROOT, serve, state, waitState } = require("./lib");
+const cli = require("./cli");
 const { openPage, clickAt, clickWidget, noErrors } = require("./page_tests");
 
 const LANGS = ["zh-TW", "en"];
@@ -315,6 +318,62 @@ test("lessons: the text view mirrors the step as HTML text in both languages", a
   await page.locator("#text-view-close").click();
   assert.ok(await page.locator("#text-view").isHidden());
   noErrors(page);
+});
+
+
+// A teacher's course (docs/LESSONS.md, "Hosting a course"): a folder beside the page
+// on a plain static host, checked by pt2lab lesson check (which writes its
+// index.json), opened with ?course=. Its lessons replace the shipped ones; a graph
+// of its own comes from the folder, one it does not hold from the page's folder.
+test("a teacher's course folder: ?course= lists its lessons and opens its graphs; a bad value says so", async (ctx) => {
+  const site = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-course-"));
+  try {
+    fs.symlinkSync(ctx.dist, path.join(site, "lab"));
+    fs.symlinkSync(path.join(ctx.dist, "assets"), path.join(site, "assets")); // the check's "folders above"
+    const folder = path.join(site, "my_course");
+    fs.mkdirSync(path.join(folder, "assets", "graphs"), { recursive: true });
+    fs.copyFileSync(path.join(ctx.dist, "assets/graphs/conv_bn_relu_train.pt2"),
+                    path.join(folder, "assets/graphs/teacher_train.pt2"));
+    const title = { "zh-TW": "王老師的模式課", en: "Ms Wang's lesson on modes" };
+    for (const lang of LANGS) {
+      let text = fs.readFileSync(path.join(ROOT, "assets/lessons", `m00-2.${lang}.md`), "utf8");
+      text = text.replace(/^# .*$/m, "# " + title[lang])
+                 .replace('"assets/graphs/conv_bn_relu_train.pt2"', '"assets/graphs/teacher_train.pt2"');
+      fs.writeFileSync(path.join(folder, `m00-2.${lang}.md`), text);
+    }
+    const check = spawnSync(cli.CLI, ["lesson", "check", folder], { encoding: "utf8" });
+    assert.equal(check.status, 0, "pt2lab lesson check: " + check.stdout + check.stderr);
+    assert.ok(fs.existsSync(path.join(folder, "index.json")), "the check wrote index.json");
+    const srv = await serve(site);
+    try {
+      const page = await openPage(ctx, { base: srv.url + "lab/?course=../my_course/", hash: "#m00-2/2" });
+      let s = await waitState(page, (st) => st.lessons.current && st.lessons.current.step === 2, "the course's m00-2, step 2");
+      assert.equal(s.lessons.course, srv.url + "my_course/");
+      assert.deepEqual(s.lessons.list.map((l) => l.title), [title["zh-TW"]], "the course's lessons, not the shipped ones");
+      assert.equal(s.lessons.error, "");
+      // Both graphs opened: the one the folder holds, and the page's own for the other.
+      const log = s.log.join("\n");
+      assert.match(log, /my_course\/assets\/graphs\/conv_bn_relu_eval\.pt2: .*; fetching assets\/graphs\/conv_bn_relu_eval\.pt2/);
+      assert.ok(!/teacher_train\.pt2: /.test(log), "the folder's own graph came from the folder");
+      await clickWidget(page, "lesson:perform");
+      s = await waitState(page, (st) => st.lessons.current.performed, "step 2's button");
+      assert.equal(s.error, "");
+      // What a 404 leaves in the console is the fallback's, nothing else.
+      assert.deepEqual(page.errors.filter((e) => !/404/.test(e)), []);
+      // A value that is not a folder of this site: the page says so.
+      const bad = await openPage(ctx, { base: srv.url + "lab/?course=https://example.com/course/", expectFailure: true });
+      await bad.waitForSelector("#failure", { state: "visible" });
+      assert.match(await bad.textContent("#failure-text"), /is not a folder of this site/);
+      // A folder without index.json: named, with what writes it.
+      const none = await openPage(ctx, { base: srv.url + "lab/?course=nothing/", expectFailure: true });
+      await none.waitForSelector("#failure", { state: "visible" });
+      assert.match(await none.textContent("#failure-text"), /nothing\/index\.json: the server answered 404 \(run pt2lab lesson check/);
+    } finally {
+      srv.close();
+    }
+  } finally {
+    fs.rmSync(site, { recursive: true, force: true });
+  }
 });
 
 module.exports = { list, golden, lessonFile, goldenNames, goldenGraphAt, pageNames, checkAgainstGolden };
