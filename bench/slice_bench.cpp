@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr,
                      "usage: %s FILE.pt2 [--reference] [--calibrate N] [--action "
-                     "run|calibrate|prepare|convert|run-after-convert|decompose|decompose-core] [--slice MS] "
+                     "run|calibrate|prepare|convert|run-after-convert|decompose|decompose-core] "
+                     "[--slice MS] "
                      "[--repeat N] [--over MS]\n",
                      argv[0]);
         return 2;

@@ -104,8 +104,7 @@ void App::load_lessons() {
                         lp.answers[std::atoi(step.c_str())] = opt.get<int>();
             if (auto a = v.find("first"); a != v.end() && a->is_object())
                 for (const auto& [step, opt] : a->items())
-                    if (opt.is_number_integer())
-                        lp.first[std::atoi(step.c_str())] = opt.get<int>();
+                    if (opt.is_number_integer()) lp.first[std::atoi(step.c_str())] = opt.get<int>();
         }
 
     // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched;

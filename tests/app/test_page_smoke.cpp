@@ -1188,7 +1188,8 @@ TEST_CASE("a check answered before the button is a prediction, judged after it",
     CHECK(cur["correct"] == true);
     CHECK(h.app->progress("m00-2").is_done(2)); // pressed, and the prediction was right
     tv = nlohmann::json::parse(platform::null_platform_text_view());
-    CHECK(tv["check"]["feedback"] == st.check.options[static_cast<size_t>(st.check.answer)].feedback);
+    CHECK(tv["check"]["feedback"] ==
+          st.check.options[static_cast<size_t>(st.check.answer)].feedback);
     // After the button, an answer is judged at once: step 3, right the first time.
     h.click_widget("lesson:next");
     h.settle();

@@ -310,7 +310,8 @@ TEST_CASE("a run's plan made in pieces is the plan made at once", "[exec][slices
         CHECK(pieces > 10);
         CHECK(plan->nodes == whole->nodes);
         REQUIRE(plan->release.size() == whole->release.size());
-        for (size_t k = 0; k < plan->release.size(); ++k) CHECK(plan->release[k] == whole->release[k]);
+        for (size_t k = 0; k < plan->release.size(); ++k)
+            CHECK(plan->release[k] == whole->release[k]);
         CHECK(plan->fusions.size() == whole->fusions.size());
         CHECK(plan->fusions.size() == (fuse ? 1u : 0u)); // conv -> batch norm -> relu
         for (const auto& [conv, f] : whole->fusions) {

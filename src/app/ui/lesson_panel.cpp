@@ -137,7 +137,8 @@ void check_block(App& app, const LessonRunner& r) {
         bool right = static_cast<int>(i) == c.answer;
         ImU32 bg = colors::rgb(0x20252D), border = colors::rgb(0x3A404C);
         if (hovered) bg = colors::rgb(0x2A303B);
-        if (is_chosen) border = app.check_is_prediction() ? kAccent : right ? colors::good : colors::bad;
+        if (is_chosen)
+            border = app.check_is_prediction() ? kAccent : right ? colors::good : colors::bad;
         ImDrawList* dl = ImGui::GetWindowDrawList();
         dl->AddRectFilled(pos, ImVec2(pos.x + size.x, pos.y + size.y), bg, px(4));
         dl->AddRect(pos, ImVec2(pos.x + size.x, pos.y + size.y), border, px(4), 0,
@@ -388,7 +389,8 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
         const auto [right, asked] = app.first_tries();
         if (asked > 0) {
             ImGui::Spacing();
-            inline_text(strf(tr(app, Str::lesson_first_tries), right, asked), colors::rgb(0xB0B8C8));
+            inline_text(strf(tr(app, Str::lesson_first_tries), right, asked),
+                        colors::rgb(0xB0B8C8));
             expose(app, "lesson:first-tries");
         }
     }

@@ -174,7 +174,8 @@ public:
                 if (opt_.node_times) opt_.node_times->push_back({n, 0.0, true});
                 break;
             }
-            if (auto it = plan_->fusions.find(n); it != plan_->fusions.end() && start_fused(it->second))
+            if (auto it = plan_->fusions.find(n);
+                it != plan_->fusions.end() && start_fused(it->second))
                 break;           // running_ holds the fused conv's job
             if (!find_job(*n)) { // a kernel that runs in one call
                 auto r = call_function(*n);
@@ -603,9 +604,9 @@ private:
     };
     std::unordered_map<const Tensor*, Held> held_; // the tensors of computed values in env_
     uint64_t live_bytes_ = 0, base_bytes_ = 0;
-    uint64_t keep_cap_ = 0; // bytes of values kept (RunOptions::keep_values_bytes)
-    std::map<const Node*, Value> fused_;        // values a fused conv computed for later nodes
-    std::unique_ptr<Running> running_;          // the node paused inside, if any
+    uint64_t keep_cap_ = 0;              // bytes of values kept (RunOptions::keep_values_bytes)
+    std::map<const Node*, Value> fused_; // values a fused conv computed for later nodes
+    std::unique_ptr<Running> running_;   // the node paused inside, if any
     std::vector<Value> inputs_;
     std::shared_ptr<const RunPlan> plan_; // as of start()
     size_t step_ = 0, next_input_ = 0;
@@ -749,9 +750,7 @@ bool RunPlanning::step(size_t nodes) {
             if (next_ >= p.nodes.size()) phase_ = 3;
             break;
         }
-        default:
-            done_ = total();
-            return true;
+        default: done_ = total(); return true;
         }
     }
     return phase_ == 3;

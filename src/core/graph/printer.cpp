@@ -264,7 +264,8 @@ private:
             line_nodes.assign(head, "");
             line_ids.assign(head, 0);
             off_ = first_ == std::string::npos ? body_.size() : first_;
-            line_count_ = head + static_cast<size_t>(std::count(body_.begin(), body_.end(), '\n')) + 1;
+            line_count_ =
+                head + static_cast<size_t>(std::count(body_.begin(), body_.end(), '\n')) + 1;
             mark_ = 0;
             current_ = nullptr;
             fin_ = Fin::Lines;
