@@ -299,9 +299,17 @@ test("a big .pt2 is drawn before its weights are in: R waits for them, Cancel br
   if (s.arriving) {
     await page.keyboard.press("Escape");
     s = await waitGently(page, (st) => st.busy === null && st.arriving === null, "the cancel");
-    assert.equal(s.file, "model.pt2", "the file shown before is back");
-    assert.ok(s.run && s.run.current, "with its run");
-    assert.match(s.log[s.log.length - 1], /^opening again\.pt2 cancelled after .*; model\.pt2 is shown again$/);
+    if (s.file === "again.pt2") {
+      // The weights were all in and checked between the poll and the key (one stream of
+      // 47 MB from a local disk): the file stays, whole, and nothing says it was cancelled.
+      assert.ok(s.log.some((l) => l.includes("every weight is in and checked")), "the weights were whole");
+      assert.ok(!s.log.some((l) => /^opening again\.pt2 cancelled/.test(l)), "no cancel was claimed");
+      console.log("       (the weights were whole before Escape landed)");
+    } else {
+      assert.equal(s.file, "model.pt2", "the file shown before is back");
+      assert.ok(s.run && s.run.current, "with its run");
+      assert.match(s.log[s.log.length - 1], /^opening again\.pt2 cancelled after .*; model\.pt2 is shown again$/);
+    }
   } else {
     console.log("       (the second read was whole before Escape could cancel it)");
   }
