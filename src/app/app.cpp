@@ -675,18 +675,17 @@ bool App::take_files() {
 
 void App::late_read_done(const platform::LateReadDone& d) {
     // The read can end before the open it feeds: while the file waits its turn...
-    for (FileToOpen& f : to_open_) {
-        if (!f.shared || f.late.empty() || f.shared->data() != d.buffer) continue;
+    for (auto f = to_open_.begin(); f != to_open_.end(); ++f) {
+        if (!f->shared || f->late.empty() || f->shared->data() != d.buffer) continue;
         if (d.error.empty()) {
-            f.late.clear(); // whole now: it opens as any other file
-        } else {
-            const std::string name = f.name;
-            to_open_.erase(std::find_if(to_open_.begin(), to_open_.end(),
-                                        [&](const FileToOpen& g) { return &g == &f; }));
-            if (d.error != "cancelled") {
-                view_.error = base_name(name) + ": " + d.error;
-                log(LogLine::Kind::Error, view_.error);
-            }
+            f->late.clear(); // whole now: it opens as any other file
+            return;
+        }
+        const std::string name = f->name;
+        to_open_.erase(f);
+        if (d.error != "cancelled") {
+            view_.error = base_name(name) + ": " + d.error;
+            log(LogLine::Kind::Error, view_.error);
         }
         return;
     }

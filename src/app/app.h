@@ -78,6 +78,10 @@ struct LessonProgress {
     std::map<int, int> first;   // step -> option index chosen first (a prediction counts)
     bool is_done(int step) const;
 };
+// A step -> option map as the progress stores it ({"1": 0, ...}), and back (entries
+// that are not integers are left out).
+nlohmann::json step_map_json(const std::map<int, int>& m);
+std::map<int, int> step_map(const nlohmann::json& progress, const char* key);
 
 // What the page remembers between visits (localStorage "layout"): panel sizes,
 // the dock tab, the code form, run-after-each-change and the kernel choice.

@@ -58,6 +58,20 @@ std::optional<Tab> tab_for(const std::vector<std::string>& show) {
 
 } // namespace
 
+json step_map_json(const std::map<int, int>& m) {
+    json j = json::object();
+    for (const auto& [step, opt] : m) j[std::to_string(step)] = opt;
+    return j;
+}
+
+std::map<int, int> step_map(const json& progress, const char* key) {
+    std::map<int, int> m;
+    if (auto a = progress.find(key); a != progress.end() && a->is_object())
+        for (const auto& [step, opt] : a->items())
+            if (opt.is_number_integer()) m[std::atoi(step.c_str())] = opt.get<int>();
+    return m;
+}
+
 bool LessonProgress::is_done(int step) const {
     return std::binary_search(done.begin(), done.end(), step);
 }
@@ -98,13 +112,8 @@ void App::load_lessons() {
                     if (k.is_number_integer()) lp.done.push_back(k.get<int>());
             std::sort(lp.done.begin(), lp.done.end());
             lp.done.erase(std::unique(lp.done.begin(), lp.done.end()), lp.done.end());
-            if (auto a = v.find("answers"); a != v.end() && a->is_object())
-                for (const auto& [step, opt] : a->items())
-                    if (opt.is_number_integer())
-                        lp.answers[std::atoi(step.c_str())] = opt.get<int>();
-            if (auto a = v.find("first"); a != v.end() && a->is_object())
-                for (const auto& [step, opt] : a->items())
-                    if (opt.is_number_integer()) lp.first[std::atoi(step.c_str())] = opt.get<int>();
+            lp.answers = step_map(v, "answers");
+            lp.first = step_map(v, "first");
         }
 
     // assets/lessons/index.json (scripts/build_web.sh) names the files the loader fetched;
@@ -170,11 +179,9 @@ const LessonProgress& App::progress(const std::string& id) const {
 void App::save_progress() {
     json j = json::object();
     for (const auto& [id, p] : progress_) {
-        json answers = json::object();
-        for (const auto& [step, opt] : p.answers) answers[std::to_string(step)] = opt;
-        json first = json::object();
-        for (const auto& [step, opt] : p.first) first[std::to_string(step)] = opt;
-        j[id] = {{"done", p.done}, {"answers", answers}, {"first", first}};
+        j[id] = {{"done", p.done},
+                 {"answers", step_map_json(p.answers)},
+                 {"first", step_map_json(p.first)}};
     }
     platform::save_setting("lesson_progress", j.dump());
 }

@@ -166,13 +166,11 @@ nlohmann::json App::lessons_json() const {
     for (const LessonCatalog::Entry& e : catalog_.entries) {
         const Lesson* l = catalog_.find(e.id, lang_);
         const LessonProgress& p = progress(e.id);
-        json answers = json::object();
-        for (const auto& [step, opt] : p.answers) answers[std::to_string(step)] = opt;
         list.push_back({{"id", e.id},
                         {"title", l ? l->title : ""},
                         {"steps", l ? l->steps.size() : 0},
                         {"done", p.done},
-                        {"answers", answers}});
+                        {"answers", step_map_json(p.answers)}});
     }
     j["list"] = list;
     if (!lesson_) return j;

@@ -722,8 +722,7 @@ bool RunPlanning::step(size_t nodes) {
         case 0: // the nodes in order
             p.nodes = g.nodes();
             p.release.resize(p.nodes.size());
-            for (Node* n : p.nodes) at_.resize(std::max<size_t>(at_.size(), n->id() + 1), SIZE_MAX);
-            for (size_t i = 0; i < p.nodes.size(); ++i) at_[p.nodes[i]->id()] = i;
+            positions_.emplace(g, p.nodes);
             phase_ = 1, next_ = 0, work += p.nodes.size() / 4 + 1;
             done_ = p.nodes.size();
             break;
@@ -734,8 +733,8 @@ bool RunPlanning::step(size_t nodes) {
                 if (n->op() == Op::Output) continue;
                 size_t last = next_;
                 for (const Node* u : n->users())
-                    if (u->graph() == &g && u->id() < at_.size() && at_[u->id()] != SIZE_MAX)
-                        last = std::max(last, at_[u->id()]);
+                    if (size_t at = positions_->of(u); at != NodePositions::npos)
+                        last = std::max(last, at);
                 p.release[last].push_back(n);
             }
             if (next_ >= p.nodes.size()) phase_ = p.fused ? 2 : 3, next_ = 0;
@@ -758,7 +757,7 @@ bool RunPlanning::step(size_t nodes) {
 
 std::shared_ptr<const RunPlan> RunPlanning::take() {
     PT2LAB_CHECK(phase_ == 3); // take() of a plan not yet whole
-    at_ = {};
+    positions_.reset();
     return std::move(plan_);
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,7 +107,7 @@ public:
 
 private:
     std::shared_ptr<RunPlan> plan_;
-    std::vector<size_t> at_; // node id -> position
+    std::optional<NodePositions> positions_; // of plan_->nodes
     size_t phase_ = 0, next_ = 0, done_ = 0;
 };
 // Whether runs with these options fuse convs (and so need a plan made with fuse).

@@ -248,9 +248,8 @@ private:
 
     // One piece of the end: true once the code is whole and the working state gone.
     bool finish_some(std::chrono::steady_clock::time_point deadline) {
-        constexpr size_t kLines = 512; // lines between looks at the clock
         auto late = [&](size_t& k) {
-            return ++k % kLines == 0 && std::chrono::steady_clock::now() >= deadline;
+            return ++k % kLinesPerLook == 0 && std::chrono::steady_clock::now() >= deadline;
         };
         size_t k = 0;
         switch (fin_) {
@@ -309,17 +308,16 @@ private:
             }
             fin_ = Fin::Release;
             [[fallthrough]];
-        case Fin::Release: // the working state, one container a piece
-            // Small ones go together; a big one (thousands of entries) is a piece.
-            if (user_to_last_uses_.size() > kLines) return ++released_, release(user_to_last_uses_);
-            if (seen_.size() > kLines) return ++released_, release(seen_);
-            if (code_names_.size() > kLines) return ++released_, release(code_names_);
-            release(user_to_last_uses_);
-            release(seen_);
-            release(code_names_);
-            release(marks_);
-            release(body_);
-            release(nodes_);
+        case Fin::Release: // the working state: a big container (thousands of entries)
+                           // is a piece of its own, the small ones go together
+            if (release_big(user_to_last_uses_) || release_big(seen_) || release_big(code_names_))
+                return false;
+            free_all(user_to_last_uses_);
+            free_all(seen_);
+            free_all(code_names_);
+            free_all(marks_);
+            free_all(body_);
+            free_all(nodes_);
             fin_ = Fin::Done;
             return true;
         case Fin::Done: break;
@@ -339,10 +337,12 @@ private:
         default: return n - 1;
         }
     }
-    template <class C> static bool release(C& c) {
-        C gone;
-        gone.swap(c);
-        return false;
+    template <class C> static void free_all(C& c) { C().swap(c); }
+    template <class C> bool release_big(C& c) {
+        if (c.size() <= kLinesPerLook) return false;
+        free_all(c);
+        ++released_;
+        return true;
     }
 
     std::string annotation(const Node& n) const {
@@ -514,6 +514,7 @@ private:
     std::unordered_map<const Node*, std::vector<Node*>> user_to_last_uses_;
     std::string code_;
     // The end, in pieces (finish_some).
+    static constexpr size_t kLinesPerLook = 512; // lines between looks at the clock
     enum class Fin { Start, Lines, Indent, Release, Done } fin_ = Fin::Start;
     std::string prologue_;
     size_t first_ = 0, off_ = 0, mark_ = 0;

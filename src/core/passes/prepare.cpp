@@ -286,32 +286,30 @@ private:
 // buffer _tensor_constant_N read by a get_attr inserted before the op. One node at a time.
 void scalar_to_attr(GraphModule& gm, Node* n) {
     Graph& g = *gm.graph;
-    {
-        if (!target_is(*n, {"torch.ops.aten.add.Tensor", "torch.ops.aten.mul.Tensor"})) return;
-        std::vector<Argument> args = n->args();
-        bool changed = false;
-        for (Argument& a : args) {
-            if (a.is_node() || (a.kind != ArgKind::Float && a.kind != ArgKind::Int)) continue;
-            std::string name = gm.new_submodule_name("_tensor_constant_");
-            auto t = std::make_shared<TensorData>();
-            t->dtype = ScalarType::Float;
-            float v = static_cast<float>(a.kind == ArgKind::Float ? a.f : double(a.i));
-            std::vector<uint8_t> b(sizeof v);
-            std::memcpy(b.data(), &v, sizeof v);
-            t->bytes = Bytes(std::move(b));
-            gm.attrs[name] = t;
-            Node* attr;
-            {
-                auto at = g.inserting_before(n);
-                attr = g.get_attr(name);
-            }
-            attr->meta.val.kind = MetaVal::Kind::Tensor;
-            attr->meta.val.tensor.dtype = ScalarType::Float;
-            a = Argument::from_node(attr);
-            changed = true;
+    if (!target_is(*n, {"torch.ops.aten.add.Tensor", "torch.ops.aten.mul.Tensor"})) return;
+    std::vector<Argument> args = n->args();
+    bool changed = false;
+    for (Argument& a : args) {
+        if (a.is_node() || (a.kind != ArgKind::Float && a.kind != ArgKind::Int)) continue;
+        std::string name = gm.new_submodule_name("_tensor_constant_");
+        auto t = std::make_shared<TensorData>();
+        t->dtype = ScalarType::Float;
+        float v = static_cast<float>(a.kind == ArgKind::Float ? a.f : double(a.i));
+        std::vector<uint8_t> b(sizeof v);
+        std::memcpy(b.data(), &v, sizeof v);
+        t->bytes = Bytes(std::move(b));
+        gm.attrs[name] = t;
+        Node* attr;
+        {
+            auto at = g.inserting_before(n);
+            attr = g.get_attr(name);
         }
-        if (changed) n->set_args(args);
+        attr->meta.val.kind = MetaVal::Kind::Tensor;
+        attr->meta.val.tensor.dtype = ScalarType::Float;
+        a = Argument::from_node(attr);
+        changed = true;
     }
+    if (changed) n->set_args(args);
 }
 
 // prepare(): specs per edge/node, groups by union-find, one observer per group.
