@@ -117,7 +117,17 @@ suite_assets() {
         bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check &&
         "${sid[@]}" tools/zoo_models.py --check &&
         suite_zoo &&
-        save_roundtrip
+        save_roundtrip &&
+        python_roundtrip
+}
+
+python_roundtrip() {
+    # Copy as Python: after every lesson step, the script of each graph it changed, run by
+    # torch 2.14.1 on the lesson's .pt2, prints str(gm.graph), gm.code and str(ep.graph)
+    # exactly as pt2lab does (tools/python_roundtrip.py).
+    cmake --build --preset native -j"$JOBS" --target pt2lab &&
+        python3 tools/python_roundtrip.py write &&
+        bash scripts/torch_env.sh run sid python3 tools/python_roundtrip.py check
 }
 
 save_roundtrip() {

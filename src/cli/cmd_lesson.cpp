@@ -1,9 +1,17 @@
 // pt2lab lesson check PATH [--no-index]: a printer over check_course
 // (lesson/lesson_check.h): one line per step, the problems as FILE:LINE:
 // message on stderr, a summary line, and a course folder's index.json.
+// pt2lab lesson python FILE --out DIR: after each step of the lesson, every
+// graph that changed as Copy as Python writes it (DIR/<id>.<step>.<key>.py) and
+// what pt2lab prints of it (DIR/<id>.<step>.<key>.json: str(gm.graph), gm.code,
+// str(ep.graph)), for tools/python_roundtrip.py to check against real torch.
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli.h"
+#include "graph/printer.h"
 #include "lesson/lesson_check.h"
 
 namespace pt2lab {
@@ -57,22 +65,94 @@ Status write_text(const std::string& path, const std::string& text) {
     return {};
 }
 
+Result<std::string> read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        Error e = make_error("", "cannot read the file");
+        e.file = path;
+        return e;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The folder that holds assets/ for a lesson file: its graphs' paths are relative to it.
+std::string lesson_root(const std::string& file) {
+    size_t at = file.rfind("assets/lessons/");
+    if (at != std::string::npos) return at == 0 ? "." : file.substr(0, at);
+    size_t slash = file.find_last_of('/');
+    return slash == std::string::npos ? "." : file.substr(0, slash);
+}
+
+int lesson_python(const std::string& file, const std::string& out_dir) {
+    auto text = read_text(file);
+    if (!text.ok()) return input_error(text.error());
+    auto lesson = parse_lesson(text.value(), file);
+    if (!lesson.ok()) return input_error(lesson.error());
+    auto runner = LessonRunner::open(lesson.value(), LessonRunner::files_under(lesson_root(file)));
+    if (!runner.ok()) return input_error(runner.error());
+    LessonRunner& r = *runner.value();
+    std::map<std::string, std::string> last; // key -> the script written last
+    int written = 0;
+    for (int k = 1; k <= r.step_count(); ++k) {
+        if (Status s = r.go_to(k, !r.lesson().steps[static_cast<size_t>(k - 1)].actions.empty());
+            !s.ok())
+            return input_error(s.error());
+        for (const LessonGraph& g : r.lesson().graphs) {
+            const Workspace* ws = r.workspace(g.key);
+            if (!ws) continue;
+            std::string script = ws->python_script();
+            if (last[g.key] == script) continue;
+            last[g.key] = script;
+            std::string stem =
+                out_dir + "/" + r.lesson().id + "." + std::to_string(k) + "." + g.key;
+            nlohmann::json expected = {
+                {"lesson", r.lesson().id},
+                {"step", k},
+                {"graph", g.key},
+                {"file", g.path},
+                {"gm_graph", graph_str(*ws->module().graph)},
+                {"gm_code", ws->code(GraphView::Module).text},
+            };
+            if (ws->has_program()) expected["ep_graph"] = graph_str(*ws->program().graph);
+            if (Status s = write_text(stem + ".py", script); !s.ok()) return input_error(s.error());
+            if (Status s = write_text(stem + ".json", expected.dump(1) + "\n"); !s.ok())
+                return input_error(s.error());
+            std::printf("%s.py\n", stem.c_str());
+            ++written;
+        }
+    }
+    std::printf("%d scripts for %d steps of %s\n", written, r.step_count(), file.c_str());
+    return 0;
+}
+
 } // namespace
 
 int cmd_lesson(const std::vector<std::string>& args) {
     std::vector<std::string> positional;
     bool index = true;
-    for (const auto& a : args) {
+    std::string out_dir;
+    for (size_t k = 0; k < args.size(); ++k) {
+        const std::string& a = args[k];
         if (a == "-h" || a == "--help") {
             std::fputs(usage_text().c_str(), stdout);
             return 0;
         }
-        if (a == "--no-index")
+        if (a == "--out" && k + 1 < args.size())
+            out_dir = args[++k];
+        else if (a == "--no-index")
             index = false;
         else if (a.rfind("--", 0) == 0)
-            return usage_error("unknown option " + a + " for lesson check (it takes --no-index)");
+            return usage_error("unknown option " + a +
+                               " for lesson (check takes --no-index, python --out DIR)");
         else
             positional.push_back(a);
+    }
+    if (!positional.empty() && positional[0] == "python") {
+        if (positional.size() != 2 || out_dir.empty())
+            return usage_error("lesson python needs one lesson file and --out DIR");
+        return lesson_python(positional[1], out_dir);
     }
     if (positional.empty() || positional[0] != "check")
         return usage_error("lesson needs a subcommand: pt2lab lesson check PATH");

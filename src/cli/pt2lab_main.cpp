@@ -29,6 +29,7 @@ const char* kUsage =
     "       pt2lab save FILE OUT.pt2 [--decompose inference|core [--keep OP ...]]\n"
     "                               [--prepare | --convert [--input x.npy ...] [--calibrate N]]\n"
     "       pt2lab lesson check PATH [--no-index]\n"
+    "       pt2lab lesson python FILE.md --out DIR\n"
     "\n"
     "FILE is a .pt2 archive (torch.export.save), an ExportedProgram .json, or a\n"
     "pt2lab symbolic_trace graph .json (assets/fx).\n"

@@ -485,3 +485,69 @@ TEST_CASE("shed frees a workspace with history in pieces", "[workspace]") {
     CHECK(ws->shed(past));
     ws.reset(); // and what is left goes cleanly (ASan checks the frees)
 }
+
+// Copy as Python: the script follows the state (undo takes a step away, redo brings it
+// back, a change that torch refuses or a plain run adds nothing) and writes each kind
+// of action as the torch call that does it. That torch prints the same graph is
+// tools/python_roundtrip.py's check, in the assets suite.
+TEST_CASE("Copy as Python follows the history and names torch's calls", "[workspace]") {
+    auto count = [](const std::string& s, const std::string& what) {
+        size_t n = 0;
+        for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+        return n;
+    };
+    auto ws = open_workspace("conv_relu");
+    const std::string fresh = ws->python_script();
+    CHECK(fresh.find("ep = torch.export.load('conv_relu.pt2')") != std::string::npos);
+    CHECK(fresh.find("# Nothing was changed") != std::string::npos);
+    CHECK(fresh.find("seeded_inputs") == std::string::npos); // helpers only when used
+
+    apply_ok(*ws, R"({"kind": "run"})"); // changes nothing: no step
+    CHECK(ws->python_script() == fresh);
+    apply_ok(*ws, R"({"kind": "insert", "where": "after", "anchor": "relu", "nodes": [
+        {"op": "call_function", "target": "torch.ops.aten.clone.default",
+         "args": [{"node": "relu"}]}]})");
+    apply_ok(*ws, R"({"kind": "erase_node", "node": "relu"})"); // torch refuses: relu has users
+    std::string s = ws->python_script();
+    CHECK(count(s, "\n# 1. ") == 1);
+    CHECK(s.find("with gm.graph.inserting_after(node('relu')):\n    gm.graph.create_node("
+                 "'call_function', torch.ops.aten.clone.default, (node('relu'),), {}, "
+                 "name='clone_default')") != std::string::npos);
+    CHECK(s.find("erase_node") == std::string::npos);
+
+    apply_ok(*ws, R"({"kind": "replace_all_uses_with", "node": "relu", "with": "clone_default",
+                      "skip_users": ["clone_default"]})");
+    apply_ok(*ws, R"({"kind": "recompile"})");
+    s = ws->python_script();
+    CHECK(s.find("# 2. replace_all_uses_with\nnode('relu').replace_all_uses_with(node('clone_"
+                 "default'), delete_user_cb=lambda user: user.name not in {'clone_default'})") !=
+          std::string::npos);
+    CHECK(s.find("# 3. recompile\ngm.recompile()\n") != std::string::npos);
+    REQUIRE(ws->undo().ok());
+    CHECK(ws->python_script().find("gm.recompile()") == std::string::npos);
+    REQUIRE(ws->redo().ok());
+    CHECK(ws->python_script() == s);
+
+    // Decompositions act on the program and make ep.module() again.
+    auto bn = open_workspace("conv_bn_relu_eval");
+    apply_ok(*bn, R"({"kind": "decompose", "level": "core", "keep": ["aten.relu.default"]})");
+    s = bn->python_script();
+    CHECK(s.find("table.pop(torch.ops.aten.relu.default, None)") != std::string::npos);
+    CHECK(s.find("ep = ep.run_decompositions(table)\ngm = ep.module()") != std::string::npos);
+
+    // PT2E: torch.ao's imports only when a step needs them; calibration on the file's
+    // sample inputs, then seeded batches as pt2lab makes them.
+    CHECK(s.find("quantize_pt2e import") == std::string::npos);
+    auto q = open_workspace("conv_bn_relu_eval");
+    apply_ok(*q, R"({"kind": "prepare"})");
+    apply_ok(*q, R"({"kind": "calibrate", "repeat": 3})");
+    apply_ok(*q, R"({"kind": "convert", "fold_quantize": false})");
+    s = q->python_script();
+    CHECK(s.find("from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e") !=
+          std::string::npos);
+    CHECK(s.find("gm = prepare_pt2e(gm, quantizer)") != std::string::npos);
+    CHECK(s.find("for batch in [sample_args] + [seeded_inputs(loaded, seed) for seed in "
+                 "range(1, 3)]:") != std::string::npos);
+    CHECK(s.find("def seeded_inputs(program, seed):") != std::string::npos);
+    CHECK(s.find("gm = convert_pt2e(gm, fold_quantize=False)") != std::string::npos);
+}

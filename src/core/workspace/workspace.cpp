@@ -587,6 +587,10 @@ void Workspace::bump() {
     cache_ = std::make_unique<Cache>();
 }
 
+std::string Workspace::python_script() const {
+    return pt2lab::python_script(file_, original_ != nullptr, state_->script);
+}
+
 std::vector<HistoryEntry> Workspace::undo_history() const {
     std::vector<HistoryEntry> out;
     for (const Step& s : undo_) out.push_back(s.entry);
@@ -661,6 +665,10 @@ Result<ActionOutcome> Workspace::commit(std::unique_ptr<State> next, const Actio
         entry.label = !a.label.empty()               ? a.label
                       : a.kind == Action::Kind::Edit ? edit_label(a.edit.kind)
                                                      : action_kind_name(a.kind);
+        next->script.push_back(python_step(a, out, *state_,
+                                           original_ && !original_->example_inputs.empty(),
+                                           static_cast<int>(next->script.size()) + 1,
+                                           entry.label));
         undo_.push_back(Step{entry, std::move(state_)});
         if (undo_.size() > kMaxHistory) {
             dropped_.push_back(std::move(undo_.front().state));

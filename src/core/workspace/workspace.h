@@ -345,6 +345,9 @@ public:
     Status undo();
     Status redo();
     std::vector<HistoryEntry> undo_history() const; // oldest first
+    // Copy as Python: the changes that led to the current state (undone ones left
+    // out), as a script of torch calls on the file (workspace/python_script.h).
+    std::string python_script() const;
     std::vector<HistoryEntry> redo_history() const; // the next redo first
     // How many undo steps are kept (older ones are dropped).
     static constexpr size_t kMaxHistory = 200;

@@ -19,6 +19,7 @@ std::unique_ptr<Workspace::State> Workspace::State::copy() const {
     c->exec_fresh = exec_fresh;
     c->last_run = last_run;
     c->decomposed_to = decomposed_to;
+    c->script = script;
     return c;
 }
 

@@ -11,6 +11,7 @@
 
 #include "passes/unlift.h"
 #include "util/stages.h"
+#include "workspace/python_script.h"
 #include "workspace/workspace.h"
 
 namespace pt2lab {
@@ -33,6 +34,8 @@ struct Workspace::State {
     // The level a whole-program Decompose lowered ep to (what was done to it, not
     // a guess from its ops: an inference-IR program may hold only core ops).
     std::optional<IrLevel> decomposed_to;
+    // Copy as Python: the actions that led here, as torch calls (python_script.h).
+    std::vector<PythonStep> script;
 
     // A copy for an action to work on: graphs, tensors and observers shared
     // (see above); only runs write tensors and observers, and Workspace::begin
