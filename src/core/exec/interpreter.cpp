@@ -283,7 +283,8 @@ private:
 
     void commit(Node* n, Value v) {
         if (computed(*n)) hold(v, +1);
-        if (opt_.keep_values && n->op() != Op::Output) {
+        if (opt_.keep_values && n->op() != Op::Output &&
+            (!opt_.keep_only || opt_.keep_only->count(n->name()))) {
             const uint64_t b = value_bytes(v);
             if (result_.values_kept_bytes + b <= keep_cap_) {
                 result_.values[n->name()] = v;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct RunOptions {
     // are dropped once read, as without keep_values, and counted in values_not_kept.
     bool keep_values = true;
     uint64_t keep_values_bytes = 0;
+    // With keep_values: keep only the values of these nodes (by name), e.g. the
+    // float run a quantized one is compared with layer by layer (layer_parity.h);
+    // null keeps every node's. Values left out by it are not counted as not kept.
+    std::shared_ptr<const std::set<std::string>> keep_only;
     // Without keep_values and with the fast conv: fuse each conv with the eval
     // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
     bool fuse_convs = true;

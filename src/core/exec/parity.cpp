@@ -23,20 +23,24 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
     double signal = 0.0, noise = 0.0, range = 0.0;
     for (int64_t k = 0; k < a.numel(); ++k) {
         double x = a.get(k), y = b.get(k);
+        p.nan += std::isnan(x);
+        p.inf += std::isinf(x);
+        p.nonfinite_new += !std::isfinite(x) && std::isfinite(y);
         if (std::isnan(x) || std::isnan(y)) {
             if (!(std::isnan(x) && std::isnan(y))) p.allclose = false;
-            p.nan += std::isnan(x) && !std::isnan(y);
             continue;
         }
-        if (std::isinf(x) && std::isfinite(y)) ++p.inf;
         double d = std::fabs(x - y);
         if (std::isinf(x) || std::isinf(y))
             d = x == y ? 0.0 : std::numeric_limits<double>::infinity();
         p.max_abs = std::max(p.max_abs, d);
-        range = std::max(range, std::fabs(y));
         if (d > tol.atol + tol.rtol * std::fabs(y)) p.allclose = false;
-        signal += y * y;
-        noise += (x - y) * (x - y);
+        // An Inf both runs have is no noise; the signal is the finite values'.
+        if (std::isfinite(y)) {
+            range = std::max(range, std::fabs(y));
+            signal += y * y;
+        }
+        noise += d * d;
     }
     p.max_rel = p.max_abs == 0.0 ? 0.0
                 : range > 0.0    ? p.max_abs / range
@@ -132,8 +136,7 @@ std::string ParityReport::str() const {
                     o.allclose ? "yes" : "NO", o.bit_identical ? "yes" : "no");
             if (o.nan + o.inf > 0) {
                 s += buf;
-                std::snprintf(buf, sizeof buf,
-                              "  %-12s %lld NaN, %lld Inf where the other is finite\n", "",
+                std::snprintf(buf, sizeof buf, "  %-12s %lld NaN, %lld Inf values\n", "",
                               static_cast<long long>(o.nan), static_cast<long long>(o.inf));
             }
         }
@@ -171,6 +174,12 @@ ParityReport compare_runs(const RunResult& a, const RunResult& b, const Toleranc
         if (it == b.values.end() || !va.is_tensor() || !it->second.is_tensor()) continue;
         r.nodes.push_back(compare_tensors(name, *va.tensor, *it->second.tensor, tol));
     }
+    return r;
+}
+
+ParityReport compare_outputs(const RunResult& a, const RunResult& b, const Tolerance& tol) {
+    ParityReport r;
+    add_outputs(r, a.outputs, b.outputs, a.output_names, tol);
     return r;
 }
 

@@ -27,9 +27,11 @@ struct TensorParity {
     bool allclose = true;   // |a - b| <= atol + rtol * |b| everywhere (NaN == NaN)
     bool bit_identical = true;
     double sqnr_db = 0.0; // 10 log10(sum b^2 / sum (a-b)^2); inf when identical
-    // Values of `a` that are NaN / +-Inf where `b`'s are finite (left out of the
-    // numbers above, so they are named on their own).
+    // Values of `a` (the run's) that are NaN / +-Inf, named on their own: a NaN is
+    // left out of the numbers above, an Inf counts there only where `b` differs, and
+    // an output that is NaN in both runs is still NaN.
     int64_t nan = 0, inf = 0;
+    int64_t nonfinite_new = 0; // of those, where `b`'s value is finite: `a`'s run made them
 };
 
 // SQNR in plain words: "close" (>= 30 dB), "a visible error" (>= 15 dB), "a
@@ -61,6 +63,8 @@ struct ParityReport {
 
 // Compares outputs pairwise (by position) and node values by name.
 ParityReport compare_runs(const RunResult& a, const RunResult& b, const Tolerance& tol = {});
+// Compares outputs only (a few tensors, whatever node values the runs kept).
+ParityReport compare_outputs(const RunResult& a, const RunResult& b, const Tolerance& tol = {});
 // Compares a run's outputs with reference tensors (e.g. PyTorch's eager outputs).
 ParityReport compare_with_reference(const RunResult& run, const std::vector<NamedTensor>& reference,
                                     const Tolerance& tol = {});

@@ -23,6 +23,7 @@
 
 #include "edit/edit_action.h"
 #include "exec/interpreter.h"
+#include "exec/layer_parity.h"
 #include "exec/parity.h"
 #include "io/zip.h"
 #include "passes/decompose.h"
@@ -120,6 +121,10 @@ struct RunReport {
     ParityReport parity;
     // vs PyTorch's eager outputs stored in the file (lesson assets), when present.
     std::optional<ParityReport> reference;
+    // A quantized run against the file as loaded (float), layer by layer
+    // (exec/layer_parity.h); none for other runs, or when the file as loaded is itself
+    // quantized.
+    std::optional<LayerTable> layers;
     // Why there is no `reference` although the file has one ("" otherwise): it is
     // for one forward from the saved state, and this state has moved on.
     std::string reference_skipped;

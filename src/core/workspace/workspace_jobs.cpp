@@ -19,6 +19,15 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Whether g quantizes (quantize / dequantize pairs): its run is judged by its SQNR.
+bool quantizes(const Graph& g) {
+    for (const Node* n : g.nodes())
+        if (n->is(OpId::quantize_per_tensor) || n->is(OpId::dequantize_per_tensor) ||
+            n->is(OpId::quantize_per_channel) || n->is(OpId::dequantize_per_channel))
+            return true;
+    return false;
+}
+
 } // namespace
 
 const Action* Workspace::pending_action() const {
@@ -92,10 +101,17 @@ Status Workspace::begin(const Action& a) {
             p->label + (a.fast_kernels ? " (fast kernels)" : "") + (program ? " [ep.graph]" : "");
         p->graph_as_loaded = program ? s.ep == original_ : s.gm == original_module_;
         p->before_fresh = s.exec_fresh;
+        // A quantized graph is meant to differ from the float one: judged by its SQNR,
+        // and layer by layer when the file as loaded is the float model.
+        p->approximate = quantizes(program ? *s.ep->graph : s.gm->forward_graph());
+        p->layers_wanted =
+            p->approximate &&
+            !quantizes(program ? *original_->graph : original_module_->forward_graph());
         // Given tensors are new every time: their baseline is not kept.
         if (a.inputs.kind == InputSource::Kind::Given) p->baseline_key.clear();
         auto cached = p->baseline_key.empty() ? baselines_.end() : baselines_.find(p->baseline_key);
-        if (cached != baselines_.end()) {
+        // A cached baseline holds outputs only; the layers need the float run's values.
+        if (cached != baselines_.end() && !p->layers_wanted) {
             p->baseline = cached->second;
             p->baseline_done = true;
         } else {
@@ -130,9 +146,13 @@ ActionProgress Workspace::progress() const {
         return pr;
     }
     const uint64_t baseline = p.baseline_needed ? p.nodes_baseline : 0;
-    pr.total =
-        static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline + p.observers.size();
-    pr.done = p.units_done + (p.exec ? p.exec->nodes_done() : 0) + p.qparams_done;
+    // The layers: the quantized graph's nodes walked once, then each layer compared.
+    const uint64_t layers = p.layers_wanted ? p.nodes_per_run + p.layer_pairs.size() : 0;
+    const uint64_t layers_done =
+        p.layers_paired ? p.nodes_per_run + p.layers_done : (p.pairing ? p.pairing->done() : 0);
+    pr.total = static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline +
+               p.observers.size() + layers;
+    pr.done = p.units_done + (p.exec ? p.exec->nodes_done() : 0) + p.qparams_done + layers_done;
     pr.done = std::min(pr.done, pr.total);
     const bool calibrate = p.action.kind == Action::Kind::Calibrate;
     if (p.runs_done < p.runs_total)
@@ -142,8 +162,13 @@ ActionProgress Workspace::progress() const {
         pr.what = "calibrate: scale and zero_point of observer " +
                   std::to_string(std::min(p.qparams_done + 1, p.observers.size())) + " of " +
                   std::to_string(p.observers.size());
+    else if (p.layers_wanted && !p.layers_paired)
+        pr.what = "find the quantized layers in the float graph";
     else if (p.baseline_needed && !p.baseline_done)
         pr.what = "run the file as loaded, for parity";
+    else if (p.layers_wanted && p.layers_done < p.layer_pairs.size())
+        pr.what = "compare layer " + std::to_string(p.layers_done + 1) + " of " +
+                  std::to_string(p.layer_pairs.size()) + " with the float run";
     else
         pr.what = "compare the graph with its last recompile()";
     return pr;
@@ -214,10 +239,25 @@ bool Workspace::advance(double seconds) {
                 e = program ? Execution::of_program(*s.ep, s.exec, in, p.opt)
                             : Execution::of_module(*s.gm, s.exec, in, p.opt);
             } else {
-                RunOptions bo = p.opt;
-                bo.keep_values = false;
-                bo.observers_ready = false;
                 const bool program = a.view == GraphView::Program;
+                if (p.layers_wanted && !p.layers_paired) { // before the baseline: what it keeps
+                    if (!p.pairing)
+                        p.pairing = std::make_unique<LayerPairing>(
+                            program ? *s.ep->graph : s.gm->forward_graph(),
+                            program ? *original_->graph : original_module_->forward_graph());
+                    while (!p.pairing->step(piece_size().nodes))
+                        if (Clock::now() >= deadline) return false;
+                    p.layer_pairs = p.pairing->take();
+                    p.layer_refs = p.pairing->references();
+                    p.pairing.reset();
+                    p.layers_paired = true;
+                    if (Clock::now() >= deadline) return false;
+                }
+                RunOptions bo = p.opt;
+                // The float run keeps the layers' values, nothing else (no conv fusion then).
+                bo.keep_values = p.layers_wanted;
+                bo.keep_only = p.layer_refs;
+                bo.observers_ready = false;
                 if (!plan_run(p.baseline_plan,
                               program ? *original_->graph : original_module_->forward_graph(),
                               run_fuses(bo), deadline))
@@ -283,6 +323,12 @@ bool Workspace::advance(double seconds) {
         p.result = std::move(out);
         return true;
     }
+    // Each layer of a quantized run against the float run, one at a time (a tensor
+    // of a million values takes a few milliseconds).
+    while (p.layers_wanted && p.layers_done < p.layer_pairs.size()) {
+        p.layers.add(p.layer_pairs[p.layers_done++], p.last, p.baseline);
+        if (p.layers_done < p.layer_pairs.size() && Clock::now() >= deadline) return false;
+    }
     // Did forward() run an older recompile? The code view's own writer answers in
     // pieces (a converted 24k-node graph differs from its last recompile node for node,
     // and only the two codes, written, can say), and keeps the code for the Code tab.
@@ -301,14 +347,13 @@ bool Workspace::advance(double seconds) {
     rep.repeat = p.runs_total;
     rep.ms = p.last_ms;
     rep.stale = p.stale.value_or(false);
-    rep.parity = compare_runs(p.last, p.baseline);
-    // A quantized graph is meant to differ from the float one: judged by its SQNR.
-    const Graph& ran = a.view == GraphView::Program ? *s.ep->graph : *s.gm->graph;
-    for (const Node* n : ran.nodes())
-        if (n->is(OpId::quantize_per_tensor) || n->is(OpId::dequantize_per_tensor)) {
-            rep.parity.approximate = true;
-            break;
-        }
+    // Outputs only: the float run's kept values are the layers', compared above.
+    rep.parity = compare_outputs(p.last, p.baseline);
+    rep.parity.approximate = p.approximate;
+    if (p.layers_wanted) {
+        p.layers.worst = worst_layer(p.layers.rows);
+        rep.layers = std::move(p.layers);
+    }
     // torch's eager outputs are for one forward of the saved state.
     if (original_ && !original_->reference_outputs.empty() && p.label == kSampleInputsLabel) {
         const bool saved_state =
@@ -326,7 +371,7 @@ bool Workspace::advance(double seconds) {
                   (rep.stale ? "the graph changed since the last recompile(): as in torch, "
                                "forward() ran the code of that recompile\n"
                              : "") +
-                  rep.parity.str();
+                  rep.parity.str() + (rep.layers ? rep.layers->summary() : "");
     // A run changed the state when it wrote a different value (an eval-mode
     // batch_norm reads its running stats and writes nothing) or fed an observer.
     out.changed = !same_values(p.before, s.exec);
@@ -569,8 +614,12 @@ Result<ActionOutcome> Workspace::finish() {
         return *last_outcome_;
     }
     PT2LAB_CHECK(p->result.has_value()); // advance() said the work is done
-    if (p->result->ok() && p->sliced && a.kind == Action::Kind::Run && !p->baseline_key.empty())
-        baselines_[p->baseline_key] = p->baseline;
+    if (p->result->ok() && p->sliced && a.kind == Action::Kind::Run && !p->baseline_key.empty()) {
+        RunResult& cached = baselines_[p->baseline_key]; // outputs only: values are big
+        cached = RunResult();
+        cached.outputs = std::move(p->baseline.outputs);
+        cached.output_names = std::move(p->baseline.output_names);
+    }
     return commit(std::move(p->next), a, std::move(*p->result));
 }
 

@@ -83,6 +83,17 @@ struct Workspace::Pending {
     RunResult last;               // Run: the last forward's result
     // Run of the module: did forward() run an older recompile (Workspace::write_code)?
     std::optional<bool> stale;
+    // Run of a quantized graph: its layers against the float file as loaded
+    // (exec/layer_parity.h), paired in pieces before the baseline runs (which keeps
+    // only those float values), then compared one layer at a time.
+    bool approximate = false;   // the graph that runs has quantize / dequantize nodes
+    bool layers_wanted = false; // ... and the file as loaded has none
+    std::unique_ptr<LayerPairing> pairing;
+    std::vector<LayerPair> layer_pairs;
+    std::shared_ptr<const std::set<std::string>> layer_refs; // the baseline keeps these
+    bool layers_paired = false;
+    size_t layers_done = 0;
+    LayerTable layers;
     // Calibrate: the observers whose qparams the summary shows, and how many are done
     // (HistogramObserver's search takes milliseconds each: it is sliced too).
     std::vector<const Observer*> observers;
