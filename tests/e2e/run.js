@@ -18,6 +18,7 @@ const tests = {
     ...require("./static_host_tests").list,
     ...require("./i18n_tests").list,
     ...require("./phone_tests").list,
+    ...require("./teacher_tests").list,
   ],
 };
 
