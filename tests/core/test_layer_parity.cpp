@@ -122,6 +122,49 @@ TEST_CASE("layers a run did not keep are counted, not shown", "[exec]") {
     CHECK(rf2.values_not_kept == 0);
 }
 
+TEST_CASE("a layer is compared as its node made it, before an in-place op after it writes it",
+          "[exec]") {
+    // relu -> hardtanh_(relu, 0, 0.5): in the float graph hardtanh_ clamps relu's own
+    // tensor; in the quantized one it clamps the dequantize after relu (MobileNet v2's
+    // conv -> q/dq -> hardtanh_).
+    auto make = [](bool quantized) {
+        auto g = std::make_unique<Graph>();
+        Node* x = g->placeholder("x");
+        Node* relu = g->call_function("torch.ops.aten.relu.default", {ref(x)}, {}, "relu");
+        Node* in = relu;
+        if (quantized) {
+            std::vector<Argument> a = {ref(relu),
+                                       Argument::from_float(0.02),
+                                       Argument::from_int(-128),
+                                       Argument::from_int(-128),
+                                       Argument::from_int(127),
+                                       Argument::from_dtype(ScalarType::Char)};
+            Node* q =
+                g->call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", a);
+            a[0] = ref(q);
+            in =
+                g->call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default", a);
+        }
+        Node* h = g->call_function("torch.ops.aten.hardtanh_.default",
+                                   {ref(in), Argument::from_float(0.0), Argument::from_float(0.5)},
+                                   {}, "clamp");
+        g->output(Argument::tuple({ref(h)}));
+        return g;
+    };
+    auto q = make(true), f = make(false);
+    std::vector<Value> in = {Value::of(Tensor::seeded_normal({4, 1000}, 3))};
+    RunOptions own;
+    own.keep_before_writes = true;
+    LayerTable t = table_of(*q, *f, run_ok(*q, in, own), run_ok(*f, in, own));
+    REQUIRE(t.rows.size() == 2);
+    CHECK(t.rows[0].layer.node == "relu");
+    CHECK(t.rows[0].parity.sqnr_db > 30.0);
+    // Without it the float relu is the clamped alias: a loss that is not there.
+    LayerTable alias = table_of(*q, *f, run_ok(*q, in), run_ok(*f, in));
+    REQUIRE(alias.rows.size() == 2);
+    CHECK(alias.rows[0].parity.sqnr_db < 10.0);
+}
+
 TEST_CASE("the worst layer: new NaN or Inf first, then the lowest SQNR, ties to the first",
           "[exec]") {
     auto row = [](double db, int64_t nonfinite = 0) {

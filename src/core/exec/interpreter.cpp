@@ -287,9 +287,13 @@ private:
             (!opt_.keep_only || opt_.keep_only->count(n->name()))) {
             const uint64_t b = value_bytes(v);
             if (result_.values_kept_bytes + b <= keep_cap_) {
-                result_.values[n->name()] = v;
+                Value kept =
+                    opt_.keep_before_writes && v.is_tensor() && v.tensor && written_later(*n)
+                        ? Value::of(Tensor(*v.tensor)) // its bytes, copied
+                        : v;
+                result_.values[n->name()] = kept;
                 result_.values_kept_bytes += b;
-                if (computed(*n)) hold(v, +1); // kept: alive to the end of the run
+                if (computed(*n)) hold(kept, +1); // kept: alive to the end of the run
             } else {
                 ++result_.values_not_kept;
             }
@@ -308,6 +312,17 @@ private:
         ++step_;
     }
 
+    // Whether a user of n writes n's value in place (an (a!) argument: hardtanh_, relu_).
+    static bool written_later(const Node& n) {
+        for (const Node* u : n.users()) {
+            const OpInfo* info = u->op_info();
+            if (!info) continue;
+            for (size_t k = 0; k < u->args().size(); ++k)
+                if (u->args()[k].is_node() && u->args()[k].node == &n && info->writes(k))
+                    return true;
+        }
+        return false;
+    }
     static uint64_t value_bytes(const Value& v) {
         uint64_t b = v.kind == Value::Kind::Tensor && v.tensor ? v.tensor->storage.size() : 0;
         for (const Value& x : v.items) b += value_bytes(x);

@@ -73,6 +73,11 @@ struct RunOptions {
     // float run a quantized one is compared with layer by layer (layer_parity.h);
     // null keeps every node's. Values left out by it are not counted as not kept.
     std::shared_ptr<const std::set<std::string>> keep_only;
+    // With keep_values: a value that an in-place op later writes (hardtanh_ after a
+    // conv) is kept as its node made it, a copy, instead of the alias every write
+    // changes (torch's aliasing, what the inspector shows by default). The per-layer
+    // comparison needs each node's own value.
+    bool keep_before_writes = false;
     // Without keep_values and with the fast conv: fuse each conv with the eval
     // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
     bool fuse_convs = true;

@@ -107,6 +107,8 @@ Status Workspace::begin(const Action& a) {
         p->layers_wanted =
             p->approximate &&
             !quantizes(program ? *original_->graph : original_module_->forward_graph());
+        // The layers need each node's own value, before an in-place op after it writes it.
+        p->opt.keep_before_writes = p->layers_wanted;
         // Given tensors are new every time: their baseline is not kept.
         if (a.inputs.kind == InputSource::Kind::Given) p->baseline_key.clear();
         auto cached = p->baseline_key.empty() ? baselines_.end() : baselines_.find(p->baseline_key);
@@ -257,6 +259,7 @@ bool Workspace::advance(double seconds) {
                 // The float run keeps the layers' values, nothing else (no conv fusion then).
                 bo.keep_values = p.layers_wanted;
                 bo.keep_only = p.layer_refs;
+                bo.keep_before_writes = p.layers_wanted;
                 bo.observers_ready = false;
                 if (!plan_run(p.baseline_plan,
                               program ? *original_->graph : original_module_->forward_graph(),
