@@ -205,6 +205,17 @@ int cmd_prepare_convert(const CliArgs& a) {
     if (!r.ok()) return input_error(r.error());
     std::printf("# quantization error, converted vs float ep.module() on %s:\n", source.c_str());
     print_quant_error(r.value().run->parity);
+    if (const auto& layers = r.value().run->layers) {
+        std::printf("# per layer, converted vs float on the same inputs (graph order):\n");
+        for (const LayerParity& l : layers->rows) {
+            std::string vs = l.layer.reference == l.layer.node
+                                 ? ""
+                                 : "  (vs %" + l.layer.reference + ", the batch norm folded in)";
+            std::printf("  %-24s %-28s SQNR %7.2f dB  max rel %.4g%s\n", l.layer.node.c_str(),
+                        l.layer.op.c_str(), l.parity.sqnr_db, l.parity.max_rel, vs.c_str());
+        }
+        std::printf("%s", layers->summary().c_str());
+    }
     return 0;
 }
 
