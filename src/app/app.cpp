@@ -204,7 +204,7 @@ void App::load_settings() {
     auto form = j.find("code_form");
     if (form != j.end() && form->is_number_integer()) {
         int f = form->get<int>();
-        if (f >= 0 && f <= static_cast<int>(CodeForm::Printed))
+        if (f >= 0 && f <= static_cast<int>(CodeForm::Script))
             st.code_form = static_cast<CodeForm>(f);
     }
     auto flag = [&](const char* key, bool& out) {

@@ -38,7 +38,8 @@ const char* tab_name(Tab t);
 Str tab_label(Tab t);
 
 // Which text the code view shows.
-enum class CodeForm { Code, Readable, Printed }; // gm.code, print_readable, str(ep) / str(graph)
+// gm.code, print_readable, str(ep) / str(graph), Copy as Python
+enum class CodeForm { Code, Readable, Printed, Script };
 
 struct LogLine {
     enum class Kind { Info, Action, Warning, Error } kind = Kind::Info;
@@ -118,6 +119,8 @@ struct PanelCaches {
         size_t writing_done = 0, writing_total = 0;
         ShownKey printed_key;
         std::string printed;
+        ShownKey script_key; // Workspace::python_script, once per version
+        std::string script;
         ShownKey lines_key;
         CodeForm lines_form = CodeForm::Code;
         const char* lines_text = nullptr; // what `lines` point into (the Workspace's

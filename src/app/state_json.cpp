@@ -80,6 +80,7 @@ const char* code_form_name(CodeForm f) {
     case CodeForm::Code: return "code";
     case CodeForm::Readable: return "print_readable";
     case CodeForm::Printed: return "printed";
+    case CodeForm::Script: return "script";
     }
     return "";
 }

@@ -19,6 +19,7 @@ const tests = {
     ...require("./i18n_tests").list,
     ...require("./phone_tests").list,
     ...require("./teacher_tests").list,
+    ...require("./python_tests").list,
   ],
 };
 

@@ -82,15 +82,19 @@ void draw_code_tab(App& app) {
     const CodeView& cv = ws.code(fv.graph);
 
     // Which text.
+    const std::string script_label = label(app, Str::code_form_script);
     const char* forms[] = {program ? "ep.graph_module.code" : "gm.code", "print_readable()",
-                           program ? "print(ep)" : "print(gm.graph)"};
-    for (int i = 0; i < 3; ++i) {
+                           program ? "print(ep)" : "print(gm.graph)", "Python"};
+    for (int i = 0; i < 4; ++i) {
         if (i) ImGui::SameLine(0, px(2));
         bool active = static_cast<int>(form) == i;
         if (active) ImGui::PushStyleColor(ImGuiCol_Button, to_vec4(colors::rgb(0x3D4F73)));
-        if (small_button(app, forms[i])) form = static_cast<CodeForm>(i);
+        if (small_button(app, i == 3 ? script_label.c_str() : forms[i]))
+            form = static_cast<CodeForm>(i);
         expose(app, std::string("code:") + forms[i]);
         if (active) ImGui::PopStyleColor();
+        if (i == 3 && ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", tr(app, Str::code_form_script_tip));
     }
     const std::string* text = &cv.text;
     if (form == CodeForm::Readable) text = &ws.readable(fv.graph);
@@ -104,6 +108,13 @@ void draw_code_tab(App& app) {
             }
             text = &cache.printed;
         }
+    }
+    if (form == CodeForm::Script) { // the same for both views: what was done to the file
+        if (cache.script_key != key) {
+            cache.script = ws.python_script();
+            cache.script_key = key;
+        }
+        text = &cache.script;
     }
     ImGui::SameLine();
     if (small_button(app, label(app, Str::copy).c_str()))

@@ -48,6 +48,15 @@ void draw_top_bar(App& app, float width) {
     if (ws && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip(tr(app, ws->has_program() ? Str::top_save_tip : Str::top_save_none),
                           app.save_name().c_str());
+    if (ws && !app.ui().compact) { // a phone copies it from the Code tab's "as Python"
+        ImGui::SameLine(0, px(6));
+        if (ImGui::Button(label(app, Str::top_copy_python).c_str()))
+            app.copy(ws->python_script(), "Python");
+        expose(app, "copy python");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(tr(app, Str::top_copy_python_tip),
+                              static_cast<int>(ws->undo_history().size()), ws->file().c_str());
+    }
     // On a phone in a lesson the transformations (off there anyway) leave their room
     // to the lessons list.
     if (ws && !(app.ui().compact && app.lesson())) {
