@@ -225,6 +225,10 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
     CHECK(t.rows[1].layer.node == "relu");
     CHECK(t.rows[1].layer.reference == "relu");
     CHECK(t.not_kept == 0);
+    // torch's eager outputs in the file are the float model's: SQNR there too.
+    REQUIRE(run.reference);
+    CHECK(run.reference->approximate);
+    CHECK(run.reference->verdict().rfind("SQNR ", 0) == 0);
     // The numbers are the quantized module's conv2d against the float batch_norm
     // (the program as loaded, run here on its own).
     ModuleState fs = ModuleState::from_program(ws->original());

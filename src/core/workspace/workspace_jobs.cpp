@@ -361,9 +361,11 @@ bool Workspace::advance(double seconds) {
     if (original_ && !original_->reference_outputs.empty() && p.label == kSampleInputsLabel) {
         const bool saved_state =
             original_->buffers_after.empty() || (p.before_fresh && p.runs_total == 1);
-        if (saved_state)
+        if (saved_state) {
             rep.reference = compare_with_reference(p.last, original_->reference_outputs);
-        else
+            // torch's eager outputs are the float model's: a quantized run is judged by SQNR.
+            rep.reference->approximate = p.approximate;
+        } else
             rep.reference_skipped = "the reference is for one forward from the saved state";
     }
     rep.result = std::move(p.last);
