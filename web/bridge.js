@@ -137,10 +137,23 @@
     pt2lab.reads.forEach(function (r) { if (r.late && r.buffer === buffer) r.cancelled = true; });
   };
 
+  // Several files at once (a teacher's lesson file with its graphs): read whole, then
+  // handed over in one go, so the app takes them in the same frame and gives the
+  // lesson the graphs dropped beside it (app_lesson.cpp, take_dropped_lessons).
+  function readFiles(list) {
+    var files = Array.prototype.slice.call(list);
+    if (files.length === 1) return readFile(files[0]);
+    Promise.all(files.map(function (f) {
+      return f.arrayBuffer().then(function (b) { return { name: f.name, bytes: new Uint8Array(b) }; },
+                                  function (e) { return { name: f.name, error: "the browser could not read the file" + (e && e.message ? " (" + e.message + ")" : "") }; });
+    })).then(function (read) {
+      read.forEach(function (r) { deliver(r.name, r.bytes || null, r.error || ""); });
+    });
+  }
+
   pt2lab.openPicker = function () { document.getElementById("file-input").click(); };
   document.getElementById("file-input").addEventListener("change", function (e) {
-    var f = e.target.files && e.target.files[0];
-    if (f) readFile(f);
+    if (e.target.files && e.target.files.length) readFiles(e.target.files);
     e.target.value = "";
   });
 
@@ -163,7 +176,7 @@
     hint.hidden = true;
     if (!e.dataTransfer || !e.dataTransfer.files || !e.dataTransfer.files.length) return;
     e.preventDefault();
-    readFile(e.dataTransfer.files[0]);
+    readFiles(e.dataTransfer.files);
   });
 
   var canvas = document.getElementById("canvas");

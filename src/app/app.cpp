@@ -630,6 +630,7 @@ bool App::take_files() {
     }
     if (reading == 0 && !reads_.empty()) t_read_ = platform::now_seconds();
     std::vector<platform::OpenedFile> files = platform::take_opened();
+    take_dropped_lessons(files);
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
         if (f.name.rfind(kFontPage, 0) == 0) {

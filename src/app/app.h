@@ -437,6 +437,19 @@ public:
     const std::string& lessons_error() const { return catalog_error_; }
     // What was wrong with the last deep link (#m00-9/1, #m00-4/0), "" when nothing.
     const std::string& link_notice() const { return link_notice_; }
+    // A lesson file dropped on the page: shown as a lesson (it replaces the catalog's
+    // lesson of its id and language until the page reloads) and checked as `pt2lab
+    // lesson check` would, once its graphs are in (check_lesson_text).
+    struct LessonPreview {
+        std::string file, text, id;
+        bool checked = false;
+        bool ok = false;
+        std::string notes; // the check's summary line, then its problems (file:line: ...)
+    };
+    // The dropped lesson being previewed, when the lesson shown is it.
+    const LessonPreview* lesson_preview() const {
+        return preview_ && lesson_ && lesson_->lesson().id == preview_->id ? &*preview_ : nullptr;
+    }
     void dismiss_link_notice();
     // The step's graph in words (the text view): nodes by kind, ops, highlights, lint.
     nlohmann::json graph_description_json() const;
@@ -572,6 +585,10 @@ private:
     bool take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
                           const std::string& error);
     void start_pending_lesson();
+    // Takes the lesson files (*.md) of a batch of dropped files, with the graphs dropped
+    // beside them that they name; what is left is opened as files.
+    void take_dropped_lessons(std::vector<platform::OpenedFile>& files);
+    void check_preview();
     // After the runner moved: view, selection, highlights, hash, text view. new_workspaces:
     // it replayed the steps from freshly opened files (not a step's own action).
     void enter_step(bool new_workspaces = true);
@@ -689,8 +706,9 @@ private:
     std::string lang_;
     std::unique_ptr<LessonRunner> lesson_;
     std::map<std::string, std::vector<uint8_t>> lesson_bytes_; // lesson graph path -> bytes
-    std::set<std::string> requested_;                          // lesson graphs being fetched
-    std::string pending_id_;                                   // waiting for its graphs
+    std::optional<LessonPreview> preview_;
+    std::set<std::string> requested_; // lesson graphs being fetched
+    std::string pending_id_;          // waiting for its graphs
     int pending_step_ = 1;
     // The URL hash being followed (a link, Back, Forward): the step it leads to
     // replaces the history entry instead of adding one. "" for the learner's moves.

@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "graph/printer.h"
+#include "lesson/lesson_check.h"
 #include "platform/platform.h"
 #include "ui/widgets.h"
 #include "util/check.h"
@@ -18,6 +19,18 @@ namespace {
 using nlohmann::json;
 
 const char kLessonAsset[] = "lesson-asset:"; // fetch name prefix of a lesson graph
+
+bool is_lesson_file(const std::string& name) {
+    if (name.size() < 4 || name.rfind(kLessonAsset, 0) == 0) return false;
+    std::string ext = name.substr(name.size() - 3);
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return ext == ".md";
+}
+
+std::string file_part(const std::string& path) {
+    size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
 
 bool known_lang(const std::string& lang) {
     for (const char* const* l = kLessonLangs; *l; ++l)
@@ -279,6 +292,9 @@ bool App::take_lesson_file(const std::string& name, std::vector<uint8_t>& bytes,
     }
     if (!error.empty()) {
         view_.error = path + ": " + error;
+        if (preview_ && pending_id_ == preview_->id)
+            view_.error += strf(text(Str::lesson_preview_graph, lang_), file_part(path).c_str(),
+                                preview_->file.c_str());
         log(LogLine::Kind::Error, view_.error);
         pending_id_.clear();
         requested_.erase(path);
@@ -325,7 +341,79 @@ void App::start_pending_lesson() {
         log(LogLine::Kind::Error, view_.error);
     }
     log(LogLine::Kind::Info, "lesson " + id + ", step " + std::to_string(lesson_->step()));
+    if (preview_ && preview_->id == id && !preview_->checked) check_preview();
     enter_step();
+}
+
+void App::take_dropped_lessons(std::vector<platform::OpenedFile>& files) {
+    std::set<size_t> taken;
+    for (size_t k = 0; k < files.size(); ++k) {
+        platform::OpenedFile& f = files[k];
+        if (!is_lesson_file(f.name) || !f.error.empty()) continue;
+        taken.insert(k);
+        std::string text(f.bytes.begin(), f.bytes.end());
+        glyphs_.note(text);
+        auto parsed = parse_lesson(text, f.name);
+        if (!parsed.ok()) { // file:line, as the check says it
+            view_.error = parsed.error().str();
+            log(LogLine::Kind::Error, "lesson " + view_.error);
+            continue;
+        }
+        Lesson lesson = parsed.take();
+        // The graphs dropped beside it, by the file names the lesson's paths end in.
+        for (const LessonGraph& g : lesson.graphs)
+            for (size_t j = 0; j < files.size(); ++j) {
+                platform::OpenedFile& o = files[j];
+                if (taken.count(j) || !o.error.empty() || o.name != file_part(g.path)) continue;
+                std::vector<uint8_t> bytes = std::move(o.bytes);
+                if (bytes.empty() && o.shared && o.late.empty()) bytes = *o.shared;
+                if (bytes.empty()) continue;
+                lesson_bytes_[g.path] = std::move(bytes);
+                requested_.erase(g.path);
+                taken.insert(j);
+                log(LogLine::Kind::Info,
+                    f.name + ": graph \"" + g.key + "\" is the dropped " + o.name);
+            }
+        // It stands in for the catalog's lesson of its id and language (or joins it).
+        auto e = std::find_if(catalog_.entries.begin(), catalog_.entries.end(),
+                              [&](const LessonCatalog::Entry& x) { return x.id == lesson.id; });
+        if (e == catalog_.entries.end()) {
+            e = catalog_.entries.insert(catalog_.entries.end(), LessonCatalog::Entry{});
+            e->id = lesson.id;
+            e->order = lesson.order;
+        }
+        const std::string id = lesson.id, lang = lesson.lang;
+        e->by_lang[lang] = std::move(lesson);
+        preview_ = LessonPreview{f.name, std::move(text), id, false, false, {}};
+        log(LogLine::Kind::Info, "previewing the dropped lesson " + f.name);
+        if (lesson_ && lesson_->lesson().id == id) leave_lesson(); // opened again, fresh
+        if (lang != lang_) set_lesson_lang(lang);
+        open_lesson(id, 1);
+    }
+    if (taken.empty()) return;
+    std::vector<platform::OpenedFile> rest;
+    for (size_t k = 0; k < files.size(); ++k)
+        if (!taken.count(k)) rest.push_back(std::move(files[k]));
+    files = std::move(rest);
+}
+
+void App::check_preview() {
+    LessonPreview& p = *preview_;
+    auto reader = [this](const std::string& path) -> Result<std::vector<uint8_t>> {
+        auto it = lesson_bytes_.find(path);
+        if (it == lesson_bytes_.end()) return make_error(path, "not downloaded");
+        return it->second;
+    };
+    CourseCheck c = check_lesson_text(p.file, p.text, reader);
+    p.checked = true;
+    p.ok = c.ok();
+    p.notes = c.summary();
+    log(p.ok ? LogLine::Kind::Info : LogLine::Kind::Warning,
+        "lesson check " + p.file + ": " + p.notes);
+    for (const CheckProblem& problem : c.problems) {
+        p.notes += "\n" + problem.str();
+        log(LogLine::Kind::Warning, problem.str());
+    }
 }
 
 void App::apply_lesson(const Request& r) {

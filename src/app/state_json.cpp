@@ -174,6 +174,10 @@ nlohmann::json App::lessons_json() const {
                         {"answers", step_map_json(p.answers)}});
     }
     j["list"] = list;
+    if (preview_)
+        j["preview"] = {{"file", preview_->file},       {"id", preview_->id},
+                        {"checked", preview_->checked}, {"ok", preview_->ok},
+                        {"notes", preview_->notes},     {"shown", lesson_preview() != nullptr}};
     if (!lesson_) return j;
     const LessonRunner& r = *lesson_;
     const LessonStep& st = r.current();

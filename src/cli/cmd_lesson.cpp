@@ -165,17 +165,7 @@ int cmd_lesson(const std::vector<std::string>& args) {
     for (const LessonCheck& lc : c.lessons)
         for (const StepCheck& sc : lc.steps) std::printf("%s\n", step_line(lc, sc).c_str());
     for (const CheckProblem& p : c.problems) std::fprintf(stderr, "%s\n", p.str().c_str());
-    std::string summary = std::to_string(c.lesson_ids()) + " lessons (" +
-                          std::to_string(c.lessons.size()) + " files), " + std::to_string(c.steps) +
-                          " steps, " + std::to_string(c.expectations) + " expectations: ";
-    const int other = static_cast<int>(c.problems.size()) - c.failed_expectations;
-    if (c.ok())
-        summary += "all hold";
-    else
-        summary += std::to_string(c.failed_expectations) + " do not hold, " +
-                   std::to_string(other) + " other problem" + (other == 1 ? "" : "s") +
-                   " (on stderr)";
-    std::printf("%s\n", summary.c_str());
+    std::printf("%s%s\n", c.summary().c_str(), c.ok() ? "" : " (on stderr)");
     if (!c.ok()) return 1;
     if (c.folder && index) {
         // Only a course that passes is listed for a page.

@@ -295,3 +295,49 @@ TEST_CASE("pt2lab lesson check: a course folder gets index.json; a broken copy f
               std::string::npos);
     }
 }
+
+// A lesson file dropped on the page is checked from its text, its graphs read through
+// the page's reader: the same summary and the same located problems as the CLI's.
+TEST_CASE("check_lesson_text checks a lesson given as text, graphs from a reader", "[lesson]") {
+    const std::string file = "m00-4.en.md";
+    const std::string text = read_text(source_path("assets/lessons/m00-4.en.md"));
+    auto read = [](const std::string& path) -> Result<std::vector<uint8_t>> {
+        if (path != "assets/graphs/conv_relu.pt2") return make_error(path, "not dropped");
+        return read_file_bytes(source_path(path));
+    };
+    CourseCheck ok = check_lesson_text(file, text, read);
+    for (const auto& p : ok.problems) INFO(p.str());
+    CHECK(ok.ok());
+    auto disk = check_course(source_path("assets/lessons/m00-4.en.md"));
+    REQUIRE(disk.ok());
+    CHECK(ok.summary() == disk.value().summary());
+    CHECK(ok.summary().find("all hold") != std::string::npos);
+
+    // A claim that does not hold names the line of the claim.
+    std::string broken = text;
+    const std::string claim = R"("expect": {"lint": "ok", "added": ["activation_post_process_0"])";
+    size_t at = broken.find(claim);
+    REQUIRE(at != std::string::npos);
+    broken.replace(at, claim.size(),
+                   R"("expect": {"lint": "error", "added": ["activation_post_process_0"])");
+    int line = 1;
+    for (size_t k = 0; k < at; ++k) line += broken[k] == '\n';
+    CourseCheck bad = check_lesson_text(file, broken, read);
+    REQUIRE(bad.problems.size() == 1);
+    CHECK(bad.failed_expectations == 1);
+    CHECK(bad.problems[0].file == file);
+    CHECK(bad.problems[0].line == line);
+    CHECK(bad.problems[0].message.find("expect lint error does not hold") != std::string::npos);
+    CHECK(bad.summary().find("1 do not hold, 0 other problems") != std::string::npos);
+
+    // A graph the reader lacks, and a file that does not parse.
+    auto none = [](const std::string& path) -> Result<std::vector<uint8_t>> {
+        return make_error(path, "not dropped");
+    };
+    CourseCheck missing = check_lesson_text(file, text, none);
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.problems[0].str().find("conv_relu.pt2") != std::string::npos);
+    CourseCheck unparsed = check_lesson_text(file, "# a title\n\n## a step\n\nno block\n", read);
+    REQUIRE(unparsed.problems.size() == 1);
+    CHECK(unparsed.problems[0].file == file);
+}

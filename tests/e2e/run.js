@@ -20,6 +20,7 @@ const tests = {
     ...require("./phone_tests").list,
     ...require("./teacher_tests").list,
     ...require("./python_tests").list,
+    ...require("./preview_tests").list,
   ],
 };
 

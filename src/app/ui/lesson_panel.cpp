@@ -271,6 +271,19 @@ void link_notice(App& app) {
     ImGui::Separator();
 }
 
+// A dropped lesson file: what it is and what the check said, while it is shown.
+void preview_notice(App& app) {
+    const auto* p = app.lesson_preview();
+    if (!p) return;
+    text_wrapped(strf(tr(app, Str::lesson_preview), p->file.c_str()), colors::text_dim);
+    expose(app, "lesson:preview");
+    if (!p->checked) return;
+    size_t nl = p->notes.find('\n');
+    text_wrapped(p->notes.substr(0, nl), p->ok ? colors::good : colors::warn);
+    if (nl != std::string::npos) text_wrapped(p->notes.substr(nl + 1), colors::warn);
+    ImGui::Separator();
+}
+
 } // namespace
 
 // A first visit: what the page is, and the course's first lesson one press away.
@@ -346,6 +359,7 @@ void draw_lesson_panel(App& app, ImVec2 pos, ImVec2 size) {
     header(app, r);
     ImGui::Separator();
     link_notice(app);
+    preview_notice(app);
 
     float row = ImGui::GetFrameHeightWithSpacing();
     float small_w = ImGui::CalcTextSize(tr(app, Str::lesson_reset)).x +

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +21,16 @@ namespace pt2lab {
 
 std::string CheckProblem::str() const {
     return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + message;
+}
+
+std::string CourseCheck::summary() const {
+    std::string s = std::to_string(lesson_ids()) + " lessons (" + std::to_string(lessons.size()) +
+                    " files), " + std::to_string(steps) + " steps, " +
+                    std::to_string(expectations) + " expectations: ";
+    const int other = static_cast<int>(problems.size()) - failed_expectations;
+    if (ok()) return s + "all hold";
+    return s + std::to_string(failed_expectations) + " do not hold, " + std::to_string(other) +
+           " other problem" + (other == 1 ? "" : "s");
 }
 
 int CourseCheck::lesson_ids() const {
@@ -302,21 +313,37 @@ void check_translations(CourseCheck& c) {
     }
 }
 
+// Where a lesson's graphs come from: files under the lesson's folder (check_course)
+// or a reader (check_lesson_text, the page's dropped lesson).
+struct GraphSource {
+    // The key a graph path is read and cached under; "" with `missing` set when none.
+    std::function<std::string(const std::string& path, std::string& missing)> resolve;
+    std::function<Result<std::vector<uint8_t>>(const std::string& resolved)> read;
+};
+
+GraphSource files_near(const std::string& dir) {
+    return {[dir](const std::string& path, std::string& missing) {
+                std::string r = resolve_lesson_graph(dir, path);
+                if (r.empty()) missing = "looked under " + dir + " and the folders above it";
+                return r;
+            },
+            [](const std::string& resolved) { return read_file_bytes(resolved); }};
+}
+
 void run_lesson(CourseCheck& c, LessonCheck& lc, const std::vector<std::string>& lines,
-                std::map<std::string, OpenedGraph>& graphs) {
+                std::map<std::string, OpenedGraph>& graphs, const GraphSource& source) {
     const Lesson& l = lc.lesson;
     for (const auto& st : l.steps) lc.steps.push_back({st.index, st.line, st.title, {}, {}, false});
     c.steps += static_cast<int>(l.steps.size());
-    const std::string dir = dir_of(lc.file);
     bool all_open = true;
     for (const LessonGraph& g : l.graphs) {
         int line = find_line(lines, "\"" + g.path + "\"");
-        std::string resolved = resolve_lesson_graph(dir, g.path);
+        std::string missing;
+        std::string resolved = source.resolve(g.path, missing);
         if (resolved.empty()) {
-            c.problems.push_back({lc.file, line,
-                                  "graph \"" + g.key + "\": " + g.path +
-                                      " not found (looked under " + dir +
-                                      " and the folders above it)"});
+            c.problems.push_back(
+                {lc.file, line,
+                 "graph \"" + g.key + "\": " + g.path + " not found (" + missing + ")"});
             all_open = false;
             continue;
         }
@@ -324,7 +351,7 @@ void run_lesson(CourseCheck& c, LessonCheck& lc, const std::vector<std::string>&
         if (it == graphs.end()) {
             OpenedGraph og;
             og.resolved = resolved;
-            auto bytes = read_file_bytes(resolved);
+            auto bytes = source.read(resolved);
             if (!bytes.ok()) {
                 og.error = bytes.error().str();
             } else {
@@ -343,9 +370,10 @@ void run_lesson(CourseCheck& c, LessonCheck& lc, const std::vector<std::string>&
         }
     }
     if (!all_open) return;
-    LessonRunner::FileReader read = [&graphs,
-                                     dir](const std::string& path) -> Result<std::vector<uint8_t>> {
-        auto it = graphs.find(resolve_lesson_graph(dir, path));
+    LessonRunner::FileReader read =
+        [&graphs, &source](const std::string& path) -> Result<std::vector<uint8_t>> {
+        std::string missing;
+        auto it = graphs.find(source.resolve(path, missing));
         PT2LAB_CHECK(it != graphs.end()); // every graph was opened above
         return it->second.bytes;
     };
@@ -453,7 +481,30 @@ Result<CourseCheck> check_course(const std::string& path) {
     if (c.folder) check_translations(c);
     std::map<std::string, OpenedGraph> graphs; // by resolved path: read and opened once
     for (size_t i = 0; i < c.lessons.size(); ++i)
-        if (c.lessons[i].parsed) run_lesson(c, c.lessons[i], texts[i], graphs);
+        if (c.lessons[i].parsed)
+            run_lesson(c, c.lessons[i], texts[i], graphs, files_near(dir_of(c.lessons[i].file)));
+    return c;
+}
+
+CourseCheck check_lesson_text(const std::string& file, const std::string& text,
+                              const LessonRunner::FileReader& read) {
+    CourseCheck c;
+    c.path = file;
+    LessonCheck lc;
+    lc.file = file;
+    auto l = parse_lesson(text, file);
+    if (!l.ok()) {
+        c.problems.push_back(located(l.error(), file));
+        c.lessons.push_back(std::move(lc));
+        return c;
+    }
+    lc.parsed = true;
+    lc.lesson = l.take();
+    c.lessons.push_back(std::move(lc));
+    GraphSource source{[](const std::string& path, std::string&) { return path; },
+                       [&read](const std::string& path) { return read(path); }};
+    std::map<std::string, OpenedGraph> graphs;
+    run_lesson(c, c.lessons.front(), split_lines(text), graphs, source);
     return c;
 }
 

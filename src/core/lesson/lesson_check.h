@@ -62,6 +62,9 @@ struct CourseCheck {
     int steps = 0, expectations = 0, failed_expectations = 0;
     bool ok() const { return problems.empty(); }
     int lesson_ids() const; // distinct lesson ids among the parsed files
+    // "1 lessons (2 files), 4 steps, 12 expectations: all hold" (or how many do not
+    // hold and how many other problems there are).
+    std::string summary() const;
 };
 
 // Where a course's lesson finds a graph it names ("assets/graphs/x.pt2"): first
@@ -80,6 +83,12 @@ std::string resolve_lesson_graph(const std::string& lesson_dir, const std::strin
 // An error value only when PATH itself cannot be read (no such file or folder,
 // no lesson files in it); everything about the lessons is in `problems`.
 Result<CourseCheck> check_course(const std::string& path);
+
+// Checks one lesson given as text (a lesson file dropped on the page), its graphs
+// read through `read` by the paths the lesson names: the same problems, located
+// the same way, as check_course finds for the file.
+CourseCheck check_lesson_text(const std::string& file, const std::string& text,
+                              const LessonRunner::FileReader& read);
 
 // The course's index.json (docs/LESSONS.md "Checking a course"): the lessons by
 // order, each with its languages, files, titles, summaries, step count and graphs.
