@@ -72,6 +72,22 @@ json run_json(const RunReport& r, uint64_t version) {
               {"outputs", outs},
               {"parity", parity_json(r.parity)}};
     if (r.reference) j["reference"] = parity_json(*r.reference);
+    if (r.layers) { // a quantized run, layer by layer against the float model (graph order)
+        json rows = json::array();
+        for (const LayerParity& l : r.layers->rows)
+            rows.push_back({{"node", l.layer.node},
+                            {"reference", l.layer.reference},
+                            {"op", l.layer.op},
+                            {"sqnr_db", l.parity.sqnr_db}, // inf (identical) becomes null
+                            {"max_rel", l.parity.max_rel},
+                            {"nonfinite", l.parity.nonfinite_new}});
+        j["layers"] = rows;
+        j["layers_not_kept"] = r.layers->not_kept;
+        j["worst_layer"] =
+            r.layers->worst >= 0
+                ? json(r.layers->rows[static_cast<size_t>(r.layers->worst)].layer.node)
+                : json();
+    }
     return j;
 }
 

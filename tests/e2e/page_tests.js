@@ -487,6 +487,70 @@ test("prepare, calibrate and convert conv_relu, then undo all three", async (ctx
   noErrors(page);
 });
 
+test("a quantized run's per-layer table: graph order, the worst layer is the lowest SQNR", async (ctx) => {
+  const page = await openPage(ctx, { hash: "#file=resnet_style.pt2", locale: "en-US" });
+  await waitState(page, (st) => st.file === "resnet_style.pt2", "resnet_style");
+  await clickWidget(page, "prepare");
+  let s = await waitState(page, (st) => st.observers.length > 0, "prepare_pt2e");
+  await clickWidget(page, "calibrate");
+  // A shared observer instance is called once per reader: wait for the history entry.
+  await waitState(page, (st) => st.undo.length === 2 && st.observers.every((o) => o.calls >= 9), "calibrated");
+  await clickWidget(page, "convert");
+  // After convert the page runs once by itself; then Run, pressed in the Run tab.
+  s = await waitState(page, (st) => st.undo.length === 3 && st.run && st.run.current, "converted and run");
+  await clickWidget(page, "tab:Run & parity");
+  await waitState(page, (st) => st.tab === "Run & parity", "run tab");
+  const logged = s.log.length;
+  await clickWidget(page, "run tab:run");
+  s = await waitState(page, (st) => st.log.length > logged && st.run && st.run.current && !st.busy, "Run pressed");
+  const run = s.run;
+  assert.equal(run.parity.approximate, true, "a quantized run");
+  assert.ok(Array.isArray(run.layers) && run.layers.length >= 5, "a row per layer: " + JSON.stringify(run.layers));
+  assert.equal(run.layers_not_kept, 0, "a small model keeps every value");
+  // Graph order: the module's code defines the layers in the table's order.
+  const code = s.code.text;
+  const at = run.layers.map((l) => code.indexOf("    " + l.node + " = "));
+  assert.ok(at.every((i) => i >= 0), "every layer is a node of the converted module");
+  for (let i = 1; i < at.length; i++) assert.ok(at[i] > at[i - 1], `graph order at ${run.layers[i].node}`);
+  assert.ok(run.layers.every((l) => !/quantize/.test(l.op)), "no quantize / dequantize is a layer");
+  // Folded batch norms: their conv is compared with the batch norm's output.
+  assert.ok(run.layers.some((l) => /conv/.test(l.op) && /batch_norm|getitem/.test(l.reference)),
+            "a folded conv stands for its batch norm: " + JSON.stringify(run.layers.map((l) => [l.node, l.reference])));
+  // The worst layer: the lowest SQNR (null is inf: identical), the first on a tie.
+  let worst = null;
+  for (const l of run.layers)
+    if (l.sqnr_db !== null && (worst === null || l.sqnr_db < worst.sqnr_db)) worst = l;
+  assert.ok(worst, "some layer loses something");
+  assert.equal(run.worst_layer, worst.node, "worst_layer is the minimum over the rows");
+  assert.ok(s.widgets["run tab:worst layer"], "the sentence naming the worst layer is drawn");
+  // Scrolled down as a user would (the wheel over the tab, right of the table) until
+  // the sentence is at the top of the tab: it and the table's first rows are in the dock.
+  const dock = s.widgets["panel:dock"];
+  const inDock = (w) => w && w.y >= dock.y && w.y + w.h <= dock.y + dock.h;
+  let lastY = null;
+  for (let i = 0; i < 30; i++) {
+    const y = (await state(page)).widgets["run tab:worst layer"].y;
+    if (y < dock.y + 80 || y === lastY) break; // at the top, or at the end
+    lastY = y;
+    await page.mouse.move(dock.x + dock.w - 30, dock.y + 60);
+    await page.mouse.wheel(0, 60);
+    await page.waitForTimeout(80);
+  }
+  s = await state(page);
+  assert.ok(inDock(s.widgets["run tab:first layer"]), "the table's first row scrolled into the dock");
+  assert.ok(inDock(s.widgets["run tab:worst layer"]), "and the sentence above it");
+  await shot(ctx, page, "run-layers.png");
+  await shot(ctx, page, "panel-run-layers.png", "dock");
+  // torch's eager outputs are the float model's: judged by SQNR too, no allclose.
+  assert.ok(run.reference, "the file carries torch's eager outputs");
+  assert.equal(run.reference.approximate, true, "the eager reference of a quantized run");
+  assert.match(run.reference.verdict, /^SQNR [\d.]+ dB: /);
+  // A layer is a link: it selects its node in the graph.
+  await clickWidget(page, "run tab:first layer");
+  s = await waitState(page, (st) => st.selected && st.selected.name === run.layers[0].node, "the first layer selected");
+  noErrors(page);
+});
+
 test("run: outputs equal the CLI's, parity against PyTorch eager", async (ctx) => {
   const file = asset(FIRST);
   const page = await openPage(ctx);

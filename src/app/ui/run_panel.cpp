@@ -13,6 +13,10 @@
 namespace pt2lab::app::ui {
 namespace {
 
+ImU32 sqnr_color(double db) {
+    return db >= 30 ? colors::good : db >= 15 ? colors::warn : colors::bad;
+}
+
 std::string sci(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     char buf[32];
@@ -20,15 +24,29 @@ std::string sci(double v) {
     return buf;
 }
 
+std::string db_text(double db) {
+    return std::isinf(db) ? (db > 0 ? "inf dB" : "-inf dB") : sci(db) + " dB";
+}
+
+// One row per output. A quantized run is meant to differ: its columns are the SQNR
+// and its reading, not allclose and bit-identical, which say nothing there.
 void parity_table(const App& app, const char* id, const ParityReport& p) {
-    if (!ImGui::BeginTable(id, 7,
+    const bool approx = p.approximate;
+    if (!ImGui::BeginTable(id, approx ? 6 : 7,
                            ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
                                ImGuiTableFlags_BordersInnerH))
         return;
-    for (Str h : {Str::run_col_output, Str::run_col_type, Str::run_col_max_diff,
-                  Str::run_col_max_rel, Str::parity_allclose, Str::parity_bit_identical})
+    for (Str h :
+         {Str::run_col_output, Str::run_col_type, Str::run_col_max_diff, Str::run_col_max_rel})
         ImGui::TableSetupColumn(tr(app, h));
-    ImGui::TableSetupColumn("SQNR");
+    if (approx) {
+        ImGui::TableSetupColumn("SQNR");
+        ImGui::TableSetupColumn(tr(app, Str::run_col_reading));
+    } else {
+        ImGui::TableSetupColumn(tr(app, Str::parity_allclose));
+        ImGui::TableSetupColumn(tr(app, Str::parity_bit_identical));
+        ImGui::TableSetupColumn("SQNR");
+    }
     ImGui::TableHeadersRow();
     for (const TensorParity& t : p.outputs) {
         ImGui::TableNextRow();
@@ -46,6 +64,18 @@ void parity_table(const App& app, const char* id, const ParityReport& p) {
         ImGui::TextUnformatted(sci(t.max_abs).c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(sci(t.max_rel).c_str());
+        if (approx) {
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(db_text(t.sqnr_db).c_str());
+            ImGui::TableNextColumn();
+            if (t.nan + t.inf > 0)
+                ImGui::TextColored(to_vec4(colors::bad), tr(app, Str::parity_nonfinite),
+                                   static_cast<long long>(t.nan), static_cast<long long>(t.inf));
+            else if (!std::isinf(t.sqnr_db) || t.sqnr_db < 0)
+                ImGui::TextColored(to_vec4(sqnr_color(t.sqnr_db)), "%s",
+                                   tr(app, sqnr_words(t.sqnr_db)));
+            continue;
+        }
         ImGui::TableNextColumn();
         ImGui::TextColored(to_vec4(t.allclose ? colors::good : colors::bad), "%s",
                            tr(app, t.allclose ? Str::yes : Str::no));
@@ -53,8 +83,92 @@ void parity_table(const App& app, const char* id, const ParityReport& p) {
         ImGui::TextColored(to_vec4(t.bit_identical ? colors::good : colors::text_dim), "%s",
                            tr(app, t.bit_identical ? Str::yes : Str::no));
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(std::isinf(t.sqnr_db) ? "inf dB" : (sci(t.sqnr_db) + " dB").c_str());
+        ImGui::TextUnformatted(db_text(t.sqnr_db).c_str());
     }
+    ImGui::EndTable();
+}
+
+// A quantized run layer by layer against the float model, in graph order: the layer
+// that loses most in one sentence, then the table (a node link per layer, the worst
+// row marked), clipped to the rows on screen (a large model has hundreds).
+void layers_table(App& app, const RunReport& run) {
+    const LayerTable& t = *run.layers;
+    const Workspace& ws = *app.workspace();
+    ImGui::Spacing();
+    ImGui::PushFont(fonts().heading);
+    ImGui::TextUnformatted(tr(app, Str::run_layers));
+    ImGui::PopFont();
+    ImGui::SameLine();
+    help_marker(tr(app, Str::run_layers_note));
+    ImGui::Separator();
+    if (t.worst >= 0) {
+        const LayerParity& w = t.rows[static_cast<size_t>(t.worst)];
+        std::string line =
+            w.parity.nonfinite_new > 0
+                ? strf(tr(app, Str::run_layers_worst_nonfinite), w.layer.node.c_str(),
+                       w.layer.op.c_str())
+                : strf(tr(app, Str::run_layers_worst), w.layer.node.c_str(), w.layer.op.c_str(),
+                       w.parity.sqnr_db, tr(app, sqnr_words(w.parity.sqnr_db)));
+        text_wrapped(line, w.parity.nonfinite_new > 0 ? colors::bad : sqnr_color(w.parity.sqnr_db));
+    } else {
+        text_wrapped(tr(app, t.rows.empty() ? Str::run_layers_empty : Str::run_layers_none_lost),
+                     colors::text_dim);
+    }
+    expose(app, "run tab:worst layer");
+    if (t.not_kept > 0)
+        text_wrapped(strf(tr(app, Str::run_layers_not_kept), static_cast<int>(t.not_kept)),
+                     colors::warn);
+    if (t.rows.empty()) return;
+    const float row_h = ImGui::GetTextLineHeightWithSpacing() + px(2);
+    const float height = row_h * static_cast<float>(std::min<size_t>(t.rows.size(), 8) + 1);
+    // As wide as its columns need (not the tab's width), so the wheel beside it scrolls
+    // the tab and over it scrolls the rows.
+    const float width = std::min(ImGui::GetContentRegionAvail().x, px(680));
+    if (!ImGui::BeginTable("layers", 5,
+                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
+                               ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY,
+                           ImVec2(width, height)))
+        return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn(tr(app, Str::run_col_layer));
+    ImGui::TableSetupColumn(tr(app, Str::run_col_op));
+    ImGui::TableSetupColumn("SQNR");
+    ImGui::TableSetupColumn(tr(app, Str::run_col_reading));
+    ImGui::TableSetupColumn(tr(app, Str::run_col_max_rel));
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clip;
+    clip.Begin(static_cast<int>(t.rows.size()));
+    while (clip.Step())
+        for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+            const LayerParity& r = t.rows[static_cast<size_t>(i)];
+            ImGui::TableNextRow();
+            if (i == t.worst)
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
+                                       (colors::bad & 0x00FFFFFF) | 0x38000000);
+            ImGui::TableNextColumn();
+            // The graph on screen may have changed since the run: a link while it has the node.
+            if (const Node* n = ws.find(run.view, r.layer.node)) {
+                node_link(app, *n, "layer");
+                if (i == 0) expose(app, "run tab:first layer");
+            } else
+                ImGui::TextUnformatted(r.layer.node.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%s", r.layer.op.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(db_text(r.parity.sqnr_db).c_str());
+            ImGui::TableNextColumn();
+            if (r.parity.nonfinite_new > 0)
+                ImGui::TextColored(to_vec4(colors::bad), tr(app, Str::parity_nonfinite),
+                                   static_cast<long long>(r.parity.nan),
+                                   static_cast<long long>(r.parity.inf));
+            else if (!std::isinf(r.parity.sqnr_db) || r.parity.sqnr_db < 0)
+                ImGui::TextColored(to_vec4(sqnr_color(r.parity.sqnr_db)), "%s",
+                                   tr(app, sqnr_words(r.parity.sqnr_db)));
+            else if (r.parity.bit_identical)
+                ImGui::TextColored(to_vec4(colors::good), "%s", tr(app, Str::parity_bit_identical));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(sci(r.parity.max_rel).c_str());
+        }
     ImGui::EndTable();
 }
 
@@ -178,6 +292,10 @@ void draw_run_tab(App& app) {
     if (run->parity.approximate && !run->parity.bit_identical())
         text_wrapped(tr(app, Str::run_quant_note), colors::text_dim);
     parity_table(app, "parity", run->parity);
+    if (run->layers) {
+        ImGui::Spacing();
+        layers_table(app, *run);
+    }
     if (run->reference) {
         ImGui::Spacing();
         verdict(app, *run->reference, Str::run_vs_eager);

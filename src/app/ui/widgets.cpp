@@ -122,6 +122,13 @@ bool parity_plain(const ParityReport& p) {
     return p.nonfinite() == 0 && !p.bit_identical() && !p.approximate;
 }
 
+Str sqnr_words(double db) {
+    return db >= 30   ? Str::sqnr_close
+           : db >= 15 ? Str::sqnr_visible
+           : db >= 5  ? Str::sqnr_large
+                      : Str::sqnr_lost;
+}
+
 std::string parity_word(const ParityReport& p, std::string_view lang) {
     auto t = [&](Str s) { return text(s, lang); };
     if (p.outputs.empty()) return t(Str::parity_nothing);
@@ -132,11 +139,7 @@ std::string parity_word(const ParityReport& p, std::string_view lang) {
     if (p.approximate) {
         double db = p.min_sqnr_db();
         if (std::isinf(db)) return t(Str::parity_allclose); // equal values (a -0 for a +0)
-        Str reading = db >= 30   ? Str::sqnr_close
-                      : db >= 15 ? Str::sqnr_visible
-                      : db >= 5  ? Str::sqnr_large
-                                 : Str::sqnr_lost;
-        return strf(t(Str::parity_sqnr), db, t(reading));
+        return strf(t(Str::parity_sqnr), db, t(sqnr_words(db)));
     }
     return t(p.allclose() ? Str::parity_allclose : Str::parity_differs);
 }

@@ -50,6 +50,9 @@ bool parity_plain(const ParityReport& p);
 // for a plain comparison that is not allclose), in the page's language (or `lang`).
 std::string parity_word(const App& app, const ParityReport& p);
 std::string parity_word(const ParityReport& p, std::string_view lang);
+// An SQNR in plain words ("close" >= 30 dB, "a visible error" >= 15, "a large
+// error" >= 5, else "the output is lost"), as exec/parity.h's sqnr_reading.
+Str sqnr_words(double db);
 // A heading line inside a panel.
 void section(const char* title);
 // A "(?)" that shows `text` on hover.
