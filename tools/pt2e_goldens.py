@@ -47,6 +47,11 @@ VERSION = 1
 LABEL = "torch 2.6 torch.ao"
 GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "pt2e")
 EXTRA_BATCHES = 1  # calibration batches after the sample input (2: the histograms merge)
+# The course lesson courses/pt2e/m01-2 (conv_bn_relu_eval): its calibrate steps, as the
+# Workspace runs them: one batch (the sample input), then repeat 3 (the sample input again,
+# then pt2lab's seeded inputs 1 and 2). Recorded under "lesson_m01_2" in the asset's file.
+LESSON_ASSET = "conv_bn_relu_eval"
+LESSON_CALIBRATE = [["sample"], ["sample", 1, 2]]
 
 
 def seeded_batch(name: str, k: int, shape) -> torch.Tensor:
@@ -54,6 +59,64 @@ def seeded_batch(name: str, k: int, shape) -> torch.Tensor:
     g = torch.Generator()
     g.manual_seed(zlib.crc32(f"{name}/calibration_{k}".encode("utf-8")))
     return 1.5 * torch.randn(shape, generator=g)
+
+
+def pt2lab_seeded(shape, seed: int) -> torch.Tensor:
+    """pt2lab's seeded_inputs (src/core/util/rng.h): SeededRng(seed).normal() per element,
+    splitmix64, 12 float32 uniforms (multiples of 2**-24) summed in float32, minus 6."""
+    import numpy as np
+    mask = (1 << 64) - 1
+    state = seed
+    n = 1
+    for d in shape:
+        n *= d
+    out = np.empty(n, dtype=np.float32)
+    inv = np.float32(1.0 / 16777216.0)
+    for i in range(n):
+        s = np.float32(0.0)
+        for _ in range(12):
+            state = (state + 0x9e3779b97f4a7c15) & mask
+            z = state
+            z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & mask
+            z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & mask
+            z = z ^ (z >> 31)
+            s = np.float32(s + np.float32(z >> 40) * inv)
+        out[i] = np.float32(s - np.float32(6.0))
+    return torch.from_numpy(out.reshape(shape))
+
+
+def lesson_record(model, x) -> dict:
+    """The lesson's calibrate steps on a fresh prepared module, every observer after each,
+    and convert_pt2e with fold_quantize False and True on what they leave."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = torch.export.export_for_training(copy.deepcopy(model), (x,)).module()
+        quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
+        prepared = prepare_pt2e(module, quantizer)
+    steps = []
+    with torch.no_grad():
+        for batches in LESSON_CALIBRATE:
+            for b in batches:
+                prepared(x if b == "sample" else pt2lab_seeded(tuple(x.shape), b))
+            observers = []
+            for node, obs in observer_modules(prepared):
+                scale, zero_point = obs.calculate_qparams()
+                observers.append({
+                    "name": node.target,
+                    "min_val": float(obs.min_val.item()),
+                    "max_val": float(obs.max_val.item()),
+                    "scale": float(scale.item()),
+                    "zero_point": int(zero_point.item()),
+                })
+            steps.append({"batches": batches, "observers": observers})
+    record = {"calibrate": steps}
+    for fold in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            converted = convert_pt2e(copy.deepcopy(prepared), fold_quantize=fold)
+        record[f"converted_fold_{str(fold).lower()}"] = {
+            "code": converted.code, "graph": str(converted.graph)}
+    return record
 
 
 def observer_modules(gm):
@@ -154,6 +217,8 @@ def asset_record(name: str, files: dict) -> dict:
     record["frozen_params"] = frozen
     with torch.no_grad():
         record["converted_output"] = npy("converted_output", converted(x))
+    if name == LESSON_ASSET:
+        record["lesson_m01_2"] = lesson_record(model, x)
     return record
 
 
