@@ -21,6 +21,7 @@ const tests = {
     ...require("./teacher_tests").list,
     ...require("./python_tests").list,
     ...require("./preview_tests").list,
+    ...require("./course_pt2e_tests").list,
   ],
 };
 
