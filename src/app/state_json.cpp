@@ -66,11 +66,9 @@ json run_json(const RunReport& r, uint64_t version) {
         }
         outs.push_back(o);
     }
-    json j = {{"version", r.version},
-              {"current", r.version == version},
-              {"inputs", r.inputs_label},
-              {"outputs", outs},
-              {"parity", parity_json(r.parity)}};
+    json j = {
+        {"version", r.version}, {"current", r.version == version}, {"inputs", r.inputs_label},
+        {"outputs", outs},      {"parity", parity_json(r.parity)}, {"values_kept", r.values_kept}};
     if (r.reference) j["reference"] = parity_json(*r.reference);
     if (r.layers) { // a quantized run, layer by layer against the float model (graph order)
         json rows = json::array();

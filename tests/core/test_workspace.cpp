@@ -551,3 +551,33 @@ TEST_CASE("Copy as Python follows the history and names torch's calls", "[worksp
     CHECK(s.find("def seeded_inputs(program, seed):") != std::string::npos);
     CHECK(s.find("gm = convert_pt2e(gm, fold_quantize=False)") != std::string::npos);
 }
+
+// A Run keeps every node's value for the inspector while the graph's values are small;
+// a model whose values add up to more than Limits::keep_values_bytes runs fused and
+// keeps none, with the same output bits.
+TEST_CASE("a Run keeps node values only while they are small; bigger runs fused, same bits",
+          "[workspace]") {
+    auto small = open_workspace("conv_bn_relu_eval");
+    const uint64_t bytes = values_bytes(small->module().forward_graph());
+    CHECK(bytes > 0);
+    CHECK(bytes <= Limits{}.keep_values_bytes);
+    auto kept = apply_ok(*small, R"({"kind": "run", "fast_kernels": true})");
+    REQUIRE(kept.run);
+    CHECK(kept.run->values_kept);
+    CHECK(kept.run->result.values.find("conv2d") != kept.run->result.values.end());
+
+    OpenOptions opt;
+    opt.limits.keep_values_bytes = bytes - 1; // as if the model were bigger
+    auto big = Workspace::open_file(source_path("assets/graphs/conv_bn_relu_eval.pt2"), opt);
+    REQUIRE(big.ok());
+    auto fused = apply_ok(*big.value(), R"({"kind": "run", "fast_kernels": true})");
+    REQUIRE(fused.run);
+    CHECK_FALSE(fused.run->values_kept);
+    CHECK(fused.run->result.values.find("conv2d") == fused.run->result.values.end());
+    REQUIRE(fused.run->result.outputs.size() == kept.run->result.outputs.size());
+    CHECK(fused.run->parity.bit_identical());
+    const Tensor& a = *kept.run->result.outputs[0].tensor;
+    const Tensor& b = *fused.run->result.outputs[0].tensor;
+    REQUIRE(a.storage.size() == b.storage.size());
+    CHECK(std::equal(a.storage.data(), a.storage.data() + a.storage.size(), b.storage.data()));
+}

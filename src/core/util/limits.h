@@ -30,6 +30,11 @@ struct Limits {
     // 1e9 + 64 x the file's size, at most 2e10 (about 2 s of reference
     // kernels natively for a 1 MB file).
     uint64_t run_work = 0;
+    // A Run keeps every node's value (for the inspector) while all of them together
+    // take at most this (the graph's shapes say how much: the lessons, the zoo at
+    // 64x64); a bigger model's Run keeps none and runs as fast as it can (convs fused
+    // with their batch norm and activation, each value freed after its last reader).
+    uint64_t keep_values_bytes = 16 * kMiB;
 
     // The automatic rules' numbers.
     static constexpr uint64_t kBaseBytes = 64 * kMiB;

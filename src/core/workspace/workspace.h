@@ -128,7 +128,14 @@ struct RunReport {
     // Why there is no `reference` although the file has one ("" otherwise): it is
     // for one forward from the saved state, and this state has moved on.
     std::string reference_skipped;
+    // The run kept its nodes' values (RunResult::values): false for a model whose
+    // values add up to more than Limits::keep_values_bytes, whose Run runs fused.
+    bool values_kept = true;
 };
+
+// What all the call_function values of `g` take, from their shapes (meta "val"):
+// what a Run that keeps them would hold (Limits::keep_values_bytes).
+uint64_t values_bytes(const Graph& g);
 
 // The result of an applied action.
 struct ActionOutcome {

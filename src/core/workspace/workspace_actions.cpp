@@ -186,6 +186,21 @@ Result<std::vector<Tensor>> Workspace::inputs_for(const InputSource& src,
                               file_size_);
 }
 
+uint64_t values_bytes(const Graph& g) {
+    uint64_t total = 0;
+    for (const Node* n : g.nodes()) {
+        if (n->op() != Op::CallFunction) continue;
+        auto add = [&](const TensorMeta& t) {
+            total += static_cast<uint64_t>(std::max<int64_t>(t.numel(), 0)) *
+                     static_cast<uint64_t>(scalar_type_size(t.dtype));
+        };
+        if (n->meta.val.is_tensor()) add(n->meta.val.tensor);
+        for (const auto& item : n->meta.val.items)
+            if (item.is_tensor()) add(item.tensor);
+    }
+    return total;
+}
+
 std::string rebuilt_note(int module_actions) {
     if (module_actions == 0) return {};
     return "ep.module() was rebuilt from the new program: the " + std::to_string(module_actions) +

@@ -109,6 +109,12 @@ Status Workspace::begin(const Action& a) {
             !quantizes(program ? *original_->graph : original_module_->forward_graph());
         // The layers need each node's own value, before an in-place op after it writes it.
         p->opt.keep_before_writes = p->layers_wanted;
+        // Every node's value is kept for the inspector while the graph's values are small;
+        // a bigger model's Run keeps none and runs fused (Limits::keep_values_bytes;
+        // RunReport::values_kept says which).
+        if (!p->layers_wanted)
+            p->opt.keep_values = values_bytes(program ? *s.ep->graph : s.gm->forward_graph()) <=
+                                 options_.limits.keep_values_bytes;
         // Given tensors are new every time: their baseline is not kept.
         if (a.inputs.kind == InputSource::Kind::Given) p->baseline_key.clear();
         auto cached = p->baseline_key.empty() ? baselines_.end() : baselines_.find(p->baseline_key);
@@ -350,6 +356,7 @@ bool Workspace::advance(double seconds) {
     rep.repeat = p.runs_total;
     rep.ms = p.last_ms;
     rep.stale = p.stale.value_or(false);
+    rep.values_kept = p.opt.keep_values;
     // Outputs only: the float run's kept values are the layers', compared above.
     rep.parity = compare_outputs(p.last, p.baseline);
     rep.parity.approximate = p.approximate;
