@@ -386,6 +386,9 @@ public:
     // whether there is more to do. The main loop draws a frame after work done here
     // (take_changed_between_frames).
     static constexpr double kTaskSeconds = 0.008;
+    // While an action runs and nothing else moves, the page draws a frame this often
+    // (main.cpp); the time between goes to the action.
+    static constexpr double kJobFrameSeconds = 0.1;
     bool work_between_frames();
     bool take_changed_between_frames() { return std::exchange(changed_between_frames_, false); }
     // A job, a file opening, a request waiting, or a replaced file still being freed.

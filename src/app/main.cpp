@@ -67,8 +67,9 @@ int main() {
     int warm_up_left = pt2lab::kWarmUpRuns;
     double warm_up_ms = 0;
     bool canvas_focused = platform::canvas_focused();
+    double last_drawn = 0; // when the last frame was drawn
     platform::run_main_loop(
-        [display, frames_left, warm_up_left, warm_up_ms, canvas_focused]() mutable {
+        [display, frames_left, warm_up_left, warm_up_ms, canvas_focused, last_drawn]() mutable {
             double t_loop = platform::now_seconds();
             if (platform::poll_display(display)) {
                 if (ui::fonts().scale != display.dpr) {
@@ -141,7 +142,18 @@ int main() {
                 if (warm_up_left == 0) app.ui().warm_up_ms = warm_up_ms;
             }
             if (frames_left == 0) return;
+            // While an action runs and nothing else moves (no input, no animation), a
+            // frame every kJobFrameSeconds shows its progress; the time between goes to
+            // the action (the browser's tasks between frames, App::work_between_frames)
+            // rather than to drawing the same page again (a headless 1440x900 frame costs
+            // tens of milliseconds of CPU). The page keeps answering: an input draws at once.
+            if (app.busy() && ImGui::GetCurrentContext()->InputEventsQueue.Size == 0 &&
+                !app.animating() && t_loop - last_drawn < App::kJobFrameSeconds) {
+                if (app.work_left()) platform::wake_between_frames();
+                return;
+            }
             --frames_left;
+            last_drawn = t_loop;
 
             double t_build = platform::now_seconds();
             ImGui_ImplOpenGL3_NewFrame();
