@@ -667,8 +667,7 @@ Result<ActionOutcome> Workspace::commit(std::unique_ptr<State> next, const Actio
                                                      : action_kind_name(a.kind);
         next->script.push_back(python_step(a, out, *state_,
                                            original_ && !original_->example_inputs.empty(),
-                                           static_cast<int>(next->script.size()) + 1,
-                                           entry.label));
+                                           static_cast<int>(next->script.size()) + 1, entry.label));
         undo_.push_back(Step{entry, std::move(state_)});
         if (undo_.size() > kMaxHistory) {
             dropped_.push_back(std::move(undo_.front().state));
