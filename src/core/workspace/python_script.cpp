@@ -157,9 +157,9 @@ PythonStep python_step(const Action& a, const ActionOutcome& out, const Workspac
         s += "with gm.graph.inserting_after(" + node_ref(a.node) +
              "):\n    observer = " + "gm.graph.call_module(" + py_str_repr(obs) + ", (" +
              node_ref(a.node) + ",))\n";
+        // As passes/prepare.cpp's insert_observer: no recompile (gm.code stays stale).
         s += node_ref(a.node) +
              ".replace_all_uses_with(observer, delete_user_cb=lambda user: user is not observer)\n";
-        s += "gm.recompile()\n";
         break;
     }
     case Action::Kind::Prepare:
