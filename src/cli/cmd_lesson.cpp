@@ -6,12 +6,11 @@
 // what pt2lab prints of it (DIR/<id>.<step>.<key>.json: str(gm.graph), gm.code,
 // str(ep.graph)), for tools/python_roundtrip.py to check against real torch.
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli.h"
 #include "graph/printer.h"
+#include "io/program_loader.h"
 #include "lesson/lesson_check.h"
 
 namespace pt2lab {
@@ -65,32 +64,26 @@ Status write_text(const std::string& path, const std::string& text) {
     return {};
 }
 
-Result<std::string> read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        Error e = make_error("", "cannot read the file");
-        e.file = path;
-        return e;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// The folder that holds assets/ for a lesson file: its graphs' paths are relative to it.
-std::string lesson_root(const std::string& file) {
-    size_t at = file.rfind("assets/lessons/");
-    if (at != std::string::npos) return at == 0 ? "." : file.substr(0, at);
+// A lesson file's graphs, found as `pt2lab lesson check` finds them: under its
+// folder, then the folders above it (resolve_lesson_graph).
+LessonRunner::FileReader graphs_near(const std::string& file) {
     size_t slash = file.find_last_of('/');
-    return slash == std::string::npos ? "." : file.substr(0, slash);
+    const std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+    return [dir](const std::string& path) -> Result<std::vector<uint8_t>> {
+        const std::string found = resolve_lesson_graph(dir, path);
+        if (found.empty())
+            return make_error(path,
+                              "not found (looked under " + dir + " and the folders above it)");
+        return read_file_bytes(found);
+    };
 }
 
 int lesson_python(const std::string& file, const std::string& out_dir) {
-    auto text = read_text(file);
-    if (!text.ok()) return input_error(text.error());
-    auto lesson = parse_lesson(text.value(), file);
+    auto bytes = read_file_bytes(file);
+    if (!bytes.ok()) return input_error(bytes.error());
+    auto lesson = parse_lesson(std::string(bytes.value().begin(), bytes.value().end()), file);
     if (!lesson.ok()) return input_error(lesson.error());
-    auto runner = LessonRunner::open(lesson.value(), LessonRunner::files_under(lesson_root(file)));
+    auto runner = LessonRunner::open(lesson.value(), graphs_near(file));
     if (!runner.ok()) return input_error(runner.error());
     LessonRunner& r = *runner.value();
     std::map<std::string, std::string> last; // key -> the script written last

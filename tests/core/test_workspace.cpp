@@ -573,6 +573,7 @@ TEST_CASE("a Run keeps node values only while they are small; bigger runs fused,
     auto fused = apply_ok(*big.value(), R"({"kind": "run", "fast_kernels": true})");
     REQUIRE(fused.run);
     CHECK_FALSE(fused.run->values_kept);
+    CHECK(fused.run->values_bytes == bytes); // measured once, for the Node panel to say
     CHECK(fused.run->result.values.find("conv2d") == fused.run->result.values.end());
     REQUIRE(fused.run->result.outputs.size() == kept.run->result.outputs.size());
     CHECK(fused.run->parity.bit_identical());

@@ -2,7 +2,7 @@
 // 127.0.0.1 for dist/, Debian's Chromium headless through playwright-core
 // (WebGL2 through SwiftShader), and waiting on the page's state hook.
 "use strict";
-const { spawn } = require("child_process");
+const { spawn, spawnSync } = require("child_process");
 const net = require("net");
 const path = require("path");
 const { chromium } = require("playwright-core");
@@ -173,5 +173,16 @@ async function reloadOffline(page, server) {
   return waitState(page, (st) => st.ready && st.frames > 1, "the page after a reload offline", 30000);
 }
 
-module.exports = { ROOT, serve, launch, state, waitState, boxInView, pointInView, watchedPage, clickWidget, steadyWidget,
+// Real torch (the sid root of scripts/torch_env.sh), or null; else the reason this
+// machine cannot run it, and a test that needs it says so and passes, unless
+// PT2LAB_REQUIRE_TORCH=1.
+function torchMissing() {
+  const can = spawnSync("bash", ["scripts/torch_env.sh", "can"], { cwd: ROOT, encoding: "utf8" });
+  if (can.status === 0) return null;
+  const why = `real PyTorch cannot run here (scripts/torch_env.sh can: ${(can.stdout + can.stderr).trim()})`;
+  if (process.env.PT2LAB_REQUIRE_TORCH === "1") throw new Error(why + "; PT2LAB_REQUIRE_TORCH=1");
+  return why;
+}
+
+module.exports = { torchMissing, ROOT, serve, launch, state, waitState, boxInView, pointInView, watchedPage, clickWidget, steadyWidget,
   reloadOffline };

@@ -11,7 +11,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const path = require("path");
 const { spawnSync } = require("child_process");
-const { ROOT, waitState } = require("./lib");
+const { ROOT, waitState, torchMissing } = require("./lib");
 const cli = require("./cli");
 const { openPage, clickWidget, noErrors } = require("./page_tests");
 
@@ -20,14 +20,6 @@ const test = (name, run) => list.push({ name, run });
 
 const FILE = "conv_bn_relu_eval.pt2"; // the page's first graph
 const asset = path.join(ROOT, "assets/graphs", FILE);
-
-function torchMissing() {
-  const can = spawnSync("bash", ["scripts/torch_env.sh", "can"], { cwd: ROOT, encoding: "utf8" });
-  if (can.status === 0) return null;
-  const why = `real PyTorch cannot run here (scripts/torch_env.sh can: ${(can.stdout + can.stderr).trim()})`;
-  if (process.env.PT2LAB_REQUIRE_TORCH === "1") throw new Error(why + "; PT2LAB_REQUIRE_TORCH=1");
-  return why;
-}
 
 async function copied(page, before) {
   await clickWidget(page, "copy python");

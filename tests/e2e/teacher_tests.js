@@ -14,7 +14,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const path = require("path");
 const { spawnSync } = require("child_process");
-const { ROOT, waitState, steadyWidget, reloadOffline } = require("./lib");
+const { ROOT, waitState, steadyWidget, reloadOffline, torchMissing } = require("./lib");
 const { serve } = require("./static_server");
 const cli = require("./cli");
 const { openPage, clickWidget, noErrors } = require("./page_tests");
@@ -26,15 +26,6 @@ const TEMPLATE = path.join(ROOT, "tools/lesson_template");
 const LANGS = ["zh-TW", "en"];
 const PREFIX = "/school/";
 
-// Real torch, or null with the reason this machine cannot run it (then the test
-// says so and passes, unless PT2LAB_REQUIRE_TORCH=1).
-function torchMissing() {
-  const can = spawnSync("bash", ["scripts/torch_env.sh", "can"], { cwd: ROOT, encoding: "utf8" });
-  if (can.status === 0) return null;
-  const why = `real PyTorch cannot run here (scripts/torch_env.sh can: ${(can.stdout + can.stderr).trim()})`;
-  if (process.env.PT2LAB_REQUIRE_TORCH === "1") throw new Error(why + "; PT2LAB_REQUIRE_TORCH=1");
-  return why;
-}
 
 // The template's title, step titles and step blocks, read from its files.
 function template(lang) {

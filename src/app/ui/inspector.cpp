@@ -286,10 +286,9 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
     const auto& run = ws->last_run();
     if (run && !run->values_kept && n->op() == Op::CallFunction) {
         section(tr(app, Str::insp_last_run));
-        const Graph& g =
-            run->view == GraphView::Program ? *ws->program().graph : ws->module().forward_graph();
-        text_wrapped(strf(tr(app, Str::insp_values_not_kept), human_bytes(values_bytes(g)).c_str()),
-                     colors::text_dim);
+        text_wrapped(
+            strf(tr(app, Str::insp_values_not_kept), human_bytes(run->values_bytes).c_str()),
+            colors::text_dim);
     }
     if (run) { // ep.module() ran; its values are found by node name
         auto it = run->result.values.find(n->name());

@@ -131,6 +131,7 @@ struct RunReport {
     // The run kept its nodes' values (RunResult::values): false for a model whose
     // values add up to more than Limits::keep_values_bytes, whose Run runs fused.
     bool values_kept = true;
+    uint64_t values_bytes = 0; // what its graph's values take (values_bytes), when measured
 };
 
 // What all the call_function values of `g` take, from their shapes (meta "val"):

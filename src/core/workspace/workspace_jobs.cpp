@@ -112,9 +112,10 @@ Status Workspace::begin(const Action& a) {
         // Every node's value is kept for the inspector while the graph's values are small;
         // a bigger model's Run keeps none and runs fused (Limits::keep_values_bytes;
         // RunReport::values_kept says which).
-        if (!p->layers_wanted)
-            p->opt.keep_values = values_bytes(program ? *s.ep->graph : s.gm->forward_graph()) <=
-                                 options_.limits.keep_values_bytes;
+        if (!p->layers_wanted) {
+            p->values_bytes = values_bytes(program ? *s.ep->graph : s.gm->forward_graph());
+            p->opt.keep_values = p->values_bytes <= options_.limits.keep_values_bytes;
+        }
         // Given tensors are new every time: their baseline is not kept.
         if (a.inputs.kind == InputSource::Kind::Given) p->baseline_key.clear();
         auto cached = p->baseline_key.empty() ? baselines_.end() : baselines_.find(p->baseline_key);
@@ -357,6 +358,7 @@ bool Workspace::advance(double seconds) {
     rep.ms = p.last_ms;
     rep.stale = p.stale.value_or(false);
     rep.values_kept = p.opt.keep_values;
+    rep.values_bytes = p.values_bytes;
     // Outputs only: the float run's kept values are the layers', compared above.
     rep.parity = compare_outputs(p.last, p.baseline);
     rep.parity.approximate = p.approximate;

@@ -76,6 +76,7 @@ struct Workspace::Pending {
     double exec_ms = 0, last_ms = 0; // time spent in the current / last forward
     size_t nodes_per_run = 0, nodes_baseline = 0;
     uint64_t units_done = 0;      // nodes of finished forwards
+    uint64_t values_bytes = 0;    // Run: what the graph's values take (values_bytes)
     RunOptions opt;               // the live forwards'
     ModuleState before;           // Run: to tell whether it wrote anything
     bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
