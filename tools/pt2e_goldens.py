@@ -16,7 +16,8 @@ reproduce: the prepared and converted code and graph, every observer (name,
 what it observes, which instance it is, kind, dtype, range, eps; after
 calibration min/max, the histogram, scale and zero point, and the tensors
 each instance was fed, in call order), the folded int8 weights, and the
-outputs of the prepared and the converted module on the sample input. Every file says
+outputs of the prepared and the converted module on the sample input, and every
+node.meta["quantization_annotation"] the quantizer wrote, as repr() prints it. Every file says
 "torch 2.6 torch.ao". See docs/FORMATS.md section 9.
 """
 
@@ -28,11 +29,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import copy  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
+import operator  # noqa: E402
 import tempfile  # noqa: E402
 import warnings  # noqa: E402
 import zlib  # noqa: E402
 
 import torch  # noqa: E402
+from torch.ao.quantization.pt2e.utils import _fuse_conv_bn_  # noqa: E402
 from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 from torch.ao.quantization.quantizer.xnnpack_quantizer import (  # noqa: E402
     XNNPACKQuantizer, get_symmetric_quantization_config)
@@ -49,7 +53,9 @@ GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "pt2e")
 EXTRA_BATCHES = 1  # calibration batches after the sample input (2: the histograms merge)
 # The course lesson courses/pt2e/m01-2 (conv_bn_relu_eval): its calibrate steps, as the
 # Workspace runs them: one batch (the sample input), then repeat 3 (the sample input again,
-# then pt2lab's seeded inputs 1 and 2). Recorded under "lesson_m01_2" in the asset's file.
+# then pt2lab's seeded inputs 1 and 2), its fold step's graph, and its run step's per-layer
+# and output SQNR. Recorded under
+# "lesson_m01_2" in the asset's file.
 LESSON_ASSET = "conv_bn_relu_eval"
 LESSON_CALIBRATE = [["sample"], ["sample", 1, 2]]
 
@@ -91,6 +97,10 @@ def lesson_record(model, x) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         module = torch.export.export_for_training(copy.deepcopy(model), (x,)).module()
+        # The fold step: prepare_pt2e's first job alone (torch.ao's _fuse_conv_bn_).
+        folded = copy.deepcopy(module)
+        _fuse_conv_bn_(folded)
+        folded.recompile()
         quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
         prepared = prepare_pt2e(module, quantizer)
     steps = []
@@ -109,14 +119,71 @@ def lesson_record(model, x) -> dict:
                     "zero_point": int(zero_point.item()),
                 })
             steps.append({"batches": batches, "observers": observers})
-    record = {"calibrate": steps}
+    record = {"folded": {"code": folded.code, "graph": str(folded.graph)}, "calibrate": steps}
     for fold in (False, True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             converted = convert_pt2e(copy.deepcopy(prepared), fold_quantize=fold)
         record[f"converted_fold_{str(fold).lower()}"] = {
             "code": converted.code, "graph": str(converted.graph)}
+    # The lesson's run step: the converted module (fold_quantize=True) against the float
+    # module on the sample input, layer by layer.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        floating = torch.export.export_for_training(copy.deepcopy(model), (x,)).module()
+    record["layers"] = layer_sqnr(converted, floating, x)
+    with torch.no_grad():
+        record["output_sqnr_db"] = sqnr_db(converted(x), floating(x))
     return record
+
+
+def node_values(gm, x) -> dict:
+    """Every node's value when `gm` runs on x (torch.fx's Interpreter)."""
+    values = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            values[n.name] = out
+            return out
+
+    with torch.no_grad():
+        Recorder(gm).run(x)
+    return values
+
+
+def sqnr_db(a, b) -> float:
+    """10 log10(sum b^2 / sum (a - b)^2) in float64: a quantized value against the float one."""
+    a, b = a.double(), b.double()
+    noise = float(((a - b) ** 2).sum())
+    return float("inf") if noise == 0.0 else 10.0 * math.log10(float((b ** 2).sum()) / noise)
+
+
+def layer_sqnr(converted, floating, x) -> list:
+    """Each call_function of the converted graph that is not a quantize / dequantize and whose
+    name and target the float graph has, against its float twin; a conv that took over a
+    folded batch norm against that batch norm's output. In graph order."""
+    quantized_values, float_values = node_values(converted, x), node_values(floating, x)
+    float_nodes = {n.name: n for n in floating.graph.nodes}
+    rows = []
+    for n in converted.graph.nodes:
+        if n.op != "call_function" or "quantized_decomposed" in str(n.target):
+            continue
+        f = float_nodes.get(n.name)
+        if f is None or f.target != n.target:
+            continue
+        ref = f
+        bn = [u for u in f.users if "batch_norm" in str(u.target)]
+        if len(f.users) == 1 and bn:
+            ref = bn[0]
+            getitem = [u for u in ref.users if u.target is operator.getitem and u.args[1] == 0]
+            if getitem:
+                ref = getitem[0]
+        a, b = quantized_values[n.name], float_values[ref.name]
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            continue
+        rows.append({"node": n.name, "reference": ref.name, "sqnr_db": sqnr_db(a, b)})
+    return rows
 
 
 def observer_modules(gm):
@@ -156,6 +223,10 @@ def asset_record(name: str, files: dict) -> dict:
         "quantizer": "XNNPACKQuantizer().set_global(get_symmetric_quantization_config())",
         "exported_code": exported_code,
         "prepared": {"code": prepared.code, "graph": str(prepared.graph)},
+        # What the quantizer wrote into meta, as torch prints it: every prepared node that
+        # has node.meta["quantization_annotation"], in graph order.
+        "annotations": [[n.name, repr(n.meta["quantization_annotation"])]
+                        for n in prepared.graph.nodes if "quantization_annotation" in n.meta],
     }
     observers = []
     instance_of = {}  # id(observer module) -> the first name it has (torch shares instances)

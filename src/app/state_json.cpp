@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "exec/observer.h"
+#include "passes/pt2e.h"
 #include "tensor_summary.h"
 #include "ui/theme.h"
 #include "util/utf8.h"
@@ -394,6 +395,10 @@ std::string App::state_json() const {
         return {{"id", n->id()}, {"name", n->name()}};
     };
     j["selected"] = node_ref(view_.selected);
+    if (const Node* n = view_.selected ? ws.node(view_.graph, view_.selected) : nullptr) {
+        auto it = n->meta.other.find(kAnnotationKey); // the Node panel shows it
+        if (it != n->meta.other.end()) j["selected"]["annotation"] = it->second;
+    }
     j["hovered"] = node_ref(ui_.hovered_shown);
     json matches = json::array();
     for (uint32_t id : search_ids())

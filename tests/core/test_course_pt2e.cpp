@@ -6,7 +6,8 @@
 // torch.ao's, recorded by tools/pt2e_goldens.py under "lesson_m01_2" in
 // tests/golden/pt2e/conv_bn_relu_eval.json: every observer's min / max, scale and
 // zero_point after each calibrate step, and the q/dq graph and code after convert with
-// fold_quantize false and true. Reads files, so native only (tests/CMakeLists.txt).
+// fold_quantize false and true, and each layer's SQNR in the run step. Reads files, so
+// native only (tests/CMakeLists.txt).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -135,6 +136,69 @@ TEST_CASE("the course folder courses/pt2e passes pt2lab lesson check", "[lesson]
     CHECK(read_text(source_path(std::string(kCourse) + "/index.json")) == course_index_json(check));
 }
 
+TEST_CASE("the course folder courses/pt2e holds its own graphs", "[lesson]") {
+    // A course folder is self-contained (a teacher copies it as it is): its graphs are
+    // copies of the lesson assets they name, byte for byte (after tools/make_assets.py
+    // writes new assets, copy them again).
+    const Lesson lesson = lesson_of("en");
+    REQUIRE(lesson.graphs.size() == 2);
+    for (const LessonGraph& g : lesson.graphs) {
+        INFO(g.key << ": " << g.path);
+        const std::string mine = std::string(kCourse) + "/" + g.path;
+        CHECK(resolve_lesson_graph(source_path(kCourse), g.path) == source_path(mine));
+        CHECK(read_text(source_path(mine)) == read_text(source_path(g.path)));
+    }
+}
+
+TEST_CASE("M01-2's fold and prepare steps leave torch.ao's graphs", "[lesson]") {
+    // The fold step is torch.ao's _fuse_conv_bn_ alone; the prepare steps are
+    // prepare_pt2e on the lesson's two graphs (tests/golden/pt2e/<asset>.json "prepared").
+    const json golden = lesson_golden();
+    auto asset_golden = [](const std::string& name) {
+        json g = json::parse(read_text(source_path("tests/golden/pt2e/" + name + ".json")), nullptr,
+                             false);
+        REQUIRE_FALSE(g.is_discarded());
+        return g;
+    };
+    const json main_prepared = asset_golden("conv_bn_relu_eval")["prepared"];
+    const json shared_prepared = asset_golden("style_modules")["prepared"];
+    for (const std::string lang : {"zh-TW", "en"}) {
+        INFO(lang);
+        const Lesson lesson = lesson_of(lang);
+        bool shared_is_style_modules = false;
+        for (const LessonGraph& g : lesson.graphs)
+            shared_is_style_modules |=
+                g.key == "shared" && g.path == "assets/graphs/style_modules.pt2";
+        REQUIRE(shared_is_style_modules);
+        auto opened = LessonRunner::open(lesson, LessonRunner::files_under(PT2LAB_SOURCE_DIR));
+        REQUIRE(opened.ok());
+        LessonRunner& runner = *opened.value();
+        struct Want {
+            std::string kind, graph;
+            const json* golden;
+        };
+        const std::vector<Want> wants = {{"fold_conv_bn", "main", &golden["folded"]},
+                                         {"prepare", "main", &main_prepared},
+                                         {"prepare", "shared", &shared_prepared}};
+        for (const Want& w : wants) {
+            int index = 0;
+            for (const auto& s : lesson.steps)
+                for (const auto& a : s.actions)
+                    if (!index && a.kind == w.kind &&
+                        (a.graph.empty() ? s.graph : a.graph) == w.graph)
+                        index = s.index;
+            INFO(w.kind << " on " << w.graph << ": step " << index);
+            REQUIRE(index > 0);
+            REQUIRE(runner.go_to(index, true).ok());
+            const GraphModule& gm = runner.workspace(w.graph)->module();
+            const std::string want_graph = (*w.golden)["graph"].get<std::string>();
+            const std::string graph = without_guards(graph_str(*gm.graph));
+            INFO(first_difference(want_graph, graph));
+            CHECK(graph == want_graph);
+        }
+    }
+}
+
 TEST_CASE("M01-2's observers, qparams and q/dq graphs are torch.ao's", "[lesson]") {
     const json golden = lesson_golden();
     for (const std::string lang : {"zh-TW", "en"}) {
@@ -208,6 +272,29 @@ TEST_CASE("M01-2's observers, qparams and q/dq graphs are torch.ao's", "[lesson]
             REQUIRE(at != std::string::npos);
             want.erase(at, freed.size());
             check_same_text("code", want, without_guards(gm.code()), 1e-4);
+        }
+
+        // The last run step: each quantized layer's SQNR against the float model, as torch.ao's
+        // converted module gives it on the same input. pt2lab's float convolution is not
+        // bit-identical to torch's, so a few values may round to the next int8 level.
+        const std::vector<int> runs = steps_with(lesson, "run");
+        REQUIRE(runs.size() == 3); // the float model, after folding, the quantized model
+        REQUIRE(runner.go_to(runs.back(), true).ok());
+        const auto& run = runner.workspace("main")->last_run();
+        REQUIRE(run);
+        REQUIRE(run->layers);
+        // The outputs table: the quantized output against the float model's.
+        INFO("output SQNR " << run->parity.min_sqnr_db() << " dB");
+        CHECK(std::fabs(run->parity.min_sqnr_db() - golden["output_sqnr_db"].get<double>()) <=
+              0.05);
+        const json& want_layers = golden["layers"];
+        REQUIRE(run->layers->rows.size() == want_layers.size());
+        for (size_t k = 0; k < want_layers.size(); ++k) {
+            const LayerParity& row = run->layers->rows[k];
+            INFO("layer " << row.layer.node << ": SQNR " << row.parity.sqnr_db << " dB");
+            CHECK(row.layer.node == want_layers[k]["node"].get<std::string>());
+            CHECK(row.layer.reference == want_layers[k]["reference"].get<std::string>());
+            CHECK(std::fabs(row.parity.sqnr_db - want_layers[k]["sqnr_db"].get<double>()) <= 0.05);
         }
     }
 }

@@ -3,9 +3,11 @@
 // get_symmetric_quantization_config()): for every eval lesson asset, the prepared and
 // converted code and graph byte for byte, every observer's name, placement, kind and
 // range, its histogram, min/max and qparams after the same calibration exactly, the
-// folded int8 weights exactly, and the outputs.
+// folded int8 weights exactly, the outputs, and the quantization annotations prepare
+// leaves in each node's meta.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -125,6 +127,37 @@ TEST_CASE("prepare_pt2e places the observers torch.ao places, with the same sett
             CHECK(cfg.quant_max == o["quant_max"].get<int64_t>());
             CHECK(cfg.eps == static_cast<float>(o["eps"].get<double>()));
             if (!o["bins"].is_null()) CHECK(cfg.bins == o["bins"].get<int64_t>());
+        }
+    }
+}
+
+TEST_CASE("prepare_pt2e writes torch.ao's quantization annotations into meta", "[passes]") {
+    // node.meta["quantization_annotation"] as repr() prints it in torch 2.6, on the same
+    // nodes (weights and biases with their empty ones), and on no other node.
+    for (const auto& rel : list_dir("tests/golden/pt2e", ".json")) {
+        Prepared p = prepare_and_calibrate(rel);
+        INFO(rel);
+        std::vector<std::pair<std::string, std::string>> annotations;
+        for (Node* n : p.gm.graph->nodes()) {
+            auto it = n->meta.other.find(kAnnotationKey);
+            if (it != n->meta.other.end()) annotations.emplace_back(n->name(), it->second);
+        }
+        std::vector<std::pair<std::string, std::string>> expected;
+        for (const auto& a : p.golden["annotations"])
+            expected.emplace_back(a[0].get<std::string>(), a[1].get<std::string>());
+        REQUIRE(expected.size() >= 4);
+        CHECK(annotations.size() == expected.size());
+        for (size_t k = 0; k < std::min(annotations.size(), expected.size()); ++k) {
+            INFO("annotation " << k << " on " << expected[k].first);
+            CHECK(annotations[k].first == expected[k].first);
+            INFO(first_difference(expected[k].second, annotations[k].second));
+            CHECK(annotations[k].second == expected[k].second);
+        }
+        // convert reads them: only the ones naming an input or an output are valid
+        for (Node* n : p.gm.graph->nodes()) {
+            if (!n->meta.other.count(kAnnotationKey)) continue;
+            INFO(n->name());
+            CHECK(has_valid_annotation(*n) == (n->op() == Op::CallFunction));
         }
     }
 }

@@ -1,9 +1,11 @@
 // The course folder courses/pt2e served beside the built page, as docs/LESSONS.md
-// section 8 hosts a teacher's course (site/lab/ = dist, site/pt2e/ = the folder, its graphs
-// from the page's own assets/graphs): lesson M01-2 walked step by step in both languages
+// section 8 hosts a teacher's course (site/lab/ = dist, site/pt2e/ = the folder with its own
+// graphs): lesson M01-2 walked step by step in both languages
 // with the page's buttons, each check answered right; the observers after the calibrate
-// steps are torch.ao's (tests/golden/pt2e/conv_bn_relu_eval.json, "lesson_m01_2"), the
-// quantized run has its per-layer table. Screenshots: build/e2e/course_pt2e/<lang>-<k>.png.
+// steps are torch.ao's (tests/golden/pt2e/conv_bn_relu_eval.json, "lesson_m01_2"), the node
+// the prepare step selects shows torch.ao's quantization annotation, the quantized run has
+// its per-layer table, as torch.ao's converted module gives it; the lesson's characters beyond
+// the page's font subset are drawn (the fallback font), none as "?". Screenshots: build/e2e/course_pt2e/<lang>-<k>.png.
 "use strict";
 const assert = require("assert/strict");
 const fs = require("fs");
@@ -35,7 +37,9 @@ function checkObservers(s, golden, what) {
 }
 
 test("courses/pt2e: M01-2 walked in the page in both languages, with torch.ao's observers", async (ctx) => {
-  const golden = JSON.parse(fs.readFileSync(path.join(ROOT, "tests/golden/pt2e/conv_bn_relu_eval.json"), "utf8")).lesson_m01_2;
+  const asset = JSON.parse(fs.readFileSync(path.join(ROOT, "tests/golden/pt2e/conv_bn_relu_eval.json"), "utf8"));
+  const golden = asset.lesson_m01_2;
+  const annotations = new Map(asset.annotations);
   const site = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-course-pt2e-"));
   const shots = path.join(ctx.shots, "course_pt2e");
   fs.mkdirSync(shots, { recursive: true });
@@ -59,7 +63,11 @@ test("courses/pt2e: M01-2 walked in the page in both languages, with torch.ao's 
       assert.equal(s.lessons.error, "");
       assert.equal(s.lessons.lang, lang);
       assert.deepEqual(s.lessons.list.map((l) => l.id), ["m01-2"], "the course's lessons, not the shipped ones");
-      let calibrations = 0;
+      // Every character of the lesson is drawn: those beyond the subset come with the
+      // fallback glyphs, none is left missing.
+      s = await waitState(page, (x) => x.glyphs.missing === "" && !x.glyphs.pending.length, `${lang}: the lesson's glyphs`, 60000);
+      if (lang === "zh-TW") assert.ok(s.glyphs.pages.length > 0, "the zh-TW lesson needs characters beyond the subset");
+      let calibrations = 0, annotated = 0;
       for (let k = 1; k <= steps.length; k++) {
         const what = `${lang} #m01-2/${k}`;
         const st = steps[k - 1];
@@ -68,11 +76,22 @@ test("courses/pt2e: M01-2 walked in the page in both languages, with torch.ao's 
           await clickWidget(page, "lesson:perform");
           s = await waitState(page, (x) => x.lessons.current.performed && x.lessons.current.step === k, `${what} performed`, 60000);
           assert.equal(s.error, "", `${what}: no error`);
+          // The Node panel's node: after prepare, its meta["quantization_annotation"] is
+          // the one torch.ao wrote on the same node.
+          if (st.select && st.actions.some((a) => a.kind === "prepare")) {
+            assert.equal(s.selected && s.selected.name, st.select, `${what}: the selected node`);
+            assert.ok(annotations.has(st.select), `${what}: torch.ao annotates ${st.select}`);
+            assert.equal(s.selected.annotation, annotations.get(st.select), `${what}: the annotation`);
+            annotated++;
+          }
           if (st.actions.some((a) => a.kind === "calibrate"))
             checkObservers(s, golden.calibrate[calibrations++], what);
           if (st.expect && st.expect.parity === "differs") {
             assert.ok(s.run && Array.isArray(s.run.layers) && s.run.layers.length > 0, `${what}: the per-layer table`);
-            assert.ok(s.run.layers.every((l) => l.sqnr_db === null || l.sqnr_db > 0), `${what}: every layer's SQNR`);
+            // torch.ao's converted module against the float one, layer by layer
+            assert.deepEqual(s.run.layers.map((l) => l.node), golden.layers.map((l) => l.node), `${what}: the layers`);
+            for (const [i, l] of golden.layers.entries())
+              assert.ok(Math.abs(s.run.layers[i].sqnr_db - l.sqnr_db) <= 0.05, `${what}: ${l.node} SQNR ${s.run.layers[i].sqnr_db} vs torch.ao ${l.sqnr_db}`);
           }
         }
         await clickWidget(page, "lesson:option:" + st.check.answer);
@@ -81,9 +100,10 @@ test("courses/pt2e: M01-2 walked in the page in both languages, with torch.ao's 
         if (k < steps.length) await clickWidget(page, "lesson:next");
       }
       assert.equal(calibrations, golden.calibrate.length);
+      assert.equal(annotated, 1, `${lang}: the prepare step shows an annotation`);
       s = await waitState(page, (x) => x.lessons.list[0].done.length === steps.length, `${lang}: every step done`);
-      // The graphs are the page's own (a 404 for the folder's copy, then the fallback).
-      assert.deepEqual(errors.filter((e) => !/404/.test(e)), [], `${lang}: console errors`);
+      // The folder holds its own graphs: nothing is fetched that is not there.
+      assert.deepEqual(errors, [], `${lang}: console errors`);
     }
   } finally {
     srv.close();

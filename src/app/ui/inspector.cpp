@@ -5,6 +5,7 @@
 #include "graph/op_schema.h"
 #include "graph/printer.h"
 #include "passes/decompose.h"
+#include "passes/pt2e.h"
 #include "tensor_summary.h"
 #include "ui/theme.h"
 #include "ui/widgets.h"
@@ -273,8 +274,18 @@ void draw_inspector(App& app, ImVec2 pos, ImVec2 size) {
             fact("source_fn",
                  m.source_fn_stack.back().first + ": " + m.source_fn_stack.back().second);
         if (m.torch_fn) fact("torch_fn", m.torch_fn->first + ": " + m.torch_fn->second);
-        for (const auto& [k, v] : m.other) fact(k.c_str(), v);
+        for (const auto& [k, v] : m.other)
+            if (k != kAnnotationKey) fact(k.c_str(), v);
         end_facts();
+    }
+    // What the quantizer decided for this node (prepare_pt2e), as torch prints it: full
+    // width, as it names every observed input and the output with its settings.
+    auto annotation = m.other.find(kAnnotationKey);
+    if (annotation != m.other.end()) {
+        ImGui::TextDisabled("node.meta[\"%s\"]", kAnnotationKey);
+        ImGui::PushFont(fonts().mono);
+        text_wrapped(annotation->second);
+        ImGui::PopFont();
     }
     if (!m.stack_trace.empty() && ImGui::TreeNode(label(app, Str::insp_stack_trace).c_str())) {
         ImGui::PushFont(fonts().mono);

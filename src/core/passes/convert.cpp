@@ -22,7 +22,7 @@ void duplicate_dq(Graph& g, Node* dq) {
     std::vector<Node*> users = dq->users();
     if (users.size() <= 1) return;
     for (Node* user : users) {
-        if (!user->meta.other.count("quantization_annotation")) continue; // _is_valid_annotation
+        if (!has_valid_annotation(*user)) continue;
         Node* copy;
         {
             auto at = g.inserting_after(dq);

@@ -17,6 +17,7 @@
 
 #include "passes/pt2e.h"
 #include "util/check.h"
+#include "util/pyrepr.h"
 
 namespace pt2lab {
 
@@ -41,21 +42,53 @@ struct QSpec {
     enum class Kind { Config, None, Shared } kind = Kind::None;
     ObserverConfig config;
     EdgeOrNode shared;
+    std::optional<int> ch_axis; // the weight spec's ch_axis=0 (per-tensor all the same)
 };
-QSpec spec_of(const ObserverConfig& c) {
-    return {QSpec::Kind::Config, c, {}};
+QSpec spec_of(const ObserverConfig& c, std::optional<int> ch_axis = std::nullopt) {
+    return {QSpec::Kind::Config, c, {}, ch_axis};
 }
 QSpec no_spec() {
     return {};
 }
 QSpec shared_with(EdgeOrNode e) {
-    return {QSpec::Kind::Shared, {}, e};
+    return {QSpec::Kind::Shared, {}, e, std::nullopt};
 }
 
+// repr() of the torch.ao objects, as torch 2.6 prints them (a Node prints as its name).
+std::string edge_repr(const EdgeOrNode& e) {
+    return e.arg ? "(" + e.arg->name() + ", " + e.node->name() + ")" : e.node->name();
+}
+std::string qspec_repr(const QSpec& q) {
+    switch (q.kind) {
+    case QSpec::Kind::None: return "None";
+    case QSpec::Kind::Shared:
+        return "SharedQuantizationSpec(edge_or_node=" + edge_repr(q.shared) + ")";
+    case QSpec::Kind::Config: break;
+    }
+    const ObserverConfig& c = q.config;
+    return std::string("QuantizationSpec(dtype=torch.") +
+           (c.dtype == ScalarType::Byte ? "uint8" : "int8") +
+           ", observer_or_fake_quant_ctr=functools.partial(<class "
+           "'torch.ao.quantization.observer." +
+           c.kind_name() + "'>, eps=" + py_float_repr(c.eps) +
+           "){}, quant_min=" + std::to_string(c.quant_min) +
+           ", quant_max=" + std::to_string(c.quant_max) + ", qscheme=torch." +
+           (c.qscheme == QScheme::PerTensorAffine ? "per_tensor_affine" : "per_tensor_symmetric") +
+           ", ch_axis=" + (q.ch_axis ? std::to_string(*q.ch_axis) : "None") + ", is_dynamic=False)";
+}
+
+// QuantizationAnnotation: what the quantizer writes into node.meta["quantization_annotation"].
 struct Annotation {
     std::vector<std::pair<Node*, QSpec>> inputs; // input_qspec_map, in insertion order
     std::optional<QSpec> output;
     bool annotated = false;
+    std::string repr() const {
+        std::string s = "QuantizationAnnotation(input_qspec_map={";
+        for (size_t k = 0; k < inputs.size(); ++k)
+            s += (k ? ", " : "") + inputs[k].first->name() + ": " + qspec_repr(inputs[k].second);
+        return s + "}, output_qspec=" + (output ? qspec_repr(*output) : "None") +
+               ", allow_implicit_sharing=True, _annotated=" + (annotated ? "True" : "False") + ")";
+    }
     void set_input(Node* n, QSpec q) {
         for (auto& [k, v] : inputs)
             if (k == n) {
@@ -170,7 +203,7 @@ private:
         if (linear ? is_annotated({n}) : is_annotated({n, w, b})) return;
         Annotation a;
         a.set_input(x, spec_of(act_));
-        a.set_input(w, spec_of(wt_));
+        a.set_input(w, spec_of(wt_, 0));
         if (b) a.set_input(b, no_spec());
         a.output = spec_of(act_);
         a.annotated = true;
@@ -189,7 +222,7 @@ private:
         if (is_annotated({relu, op, w, b})) return;
         Annotation a;
         a.set_input(x, spec_of(act_));
-        a.set_input(w, spec_of(wt_));
+        a.set_input(w, spec_of(wt_, 0));
         if (b) a.set_input(b, no_spec());
         a.annotated = true;
         mark({w, b});
@@ -366,8 +399,7 @@ public:
             Node* n = before_[next_];
             auto a = ann_.find(n);
             if (a == ann_.end()) continue;
-            if (!a->second.inputs.empty() || a->second.output) // _is_valid_annotation
-                n->meta.other["quantization_annotation"] = describe(a->second);
+            n->meta.other[kAnnotationKey] = a->second.repr(); // the weights' empty ones too
             input_observers(n, report);
             output_observer(n, report);
         }
@@ -394,13 +426,6 @@ private:
     size_t at_ = 0;
     std::map<EdgeOrNode, int> root_id_; // Number: each group's root -> its id
     int next_group_ = 0;
-
-    static std::string describe(const Annotation& a) {
-        std::string s = "input_qspec_map: {";
-        for (size_t k = 0; k < a.inputs.size(); ++k)
-            s += (k ? ", " : "") + a.inputs[k].first->name();
-        return s + "}, output_qspec: " + (a.output ? "set" : "None");
-    }
 
     const QSpec* spec(const EdgeOrNode& e) const {
         auto it = spec_index_.find(e);
@@ -701,6 +726,12 @@ std::string Preparing::what() const {
 PrepareReport Preparing::take() {
     PT2LAB_CHECK(impl_->stages.done());
     return std::move(impl_->report);
+}
+
+bool has_valid_annotation(const Node& n) {
+    auto it = n.meta.other.find(kAnnotationKey);
+    const char* empty = "QuantizationAnnotation(input_qspec_map={}, output_qspec=None,";
+    return it != n.meta.other.end() && it->second.rfind(empty, 0) != 0;
 }
 
 Result<PrepareReport> prepare_pt2e(GraphModule& gm) {

@@ -61,6 +61,13 @@ struct PrepareReport {
 };
 Result<PrepareReport> prepare_pt2e(GraphModule& gm);
 
+// node.meta["quantization_annotation"] as prepare_pt2e leaves it: repr() of torch.ao's
+// QuantizationAnnotation, on every node the quantizer annotated (a weight or bias gets
+// the empty one torch.ao's _mark_nodes_as_annotated gives it). The Node panel shows it.
+inline constexpr const char* kAnnotationKey = "quantization_annotation";
+// torch.ao's _is_valid_annotation: the node's annotation names an input or an output.
+bool has_valid_annotation(const Node& n);
+
 // prepare_pt2e in pieces (util/stages.h): step() works until `deadline` and says
 // whether it is over; then take() gives the report. `gm` is changed as it goes
 // (work on a copy), must outlive this and must not change meanwhile.
