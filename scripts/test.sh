@@ -91,7 +91,8 @@ suite_assets() {
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
         echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
-        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models, save_roundtrip):"
+        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models, save_roundtrip,"
+        echo "  python_roundtrip, teacher_export_check):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
@@ -118,7 +119,8 @@ suite_assets() {
         "${sid[@]}" tools/zoo_models.py --check &&
         suite_zoo &&
         save_roundtrip &&
-        python_roundtrip
+        python_roundtrip &&
+        "${sid[@]}" tools/teacher_export_check.py
 }
 
 python_roundtrip() {
