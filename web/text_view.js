@@ -192,6 +192,9 @@
       } else what = a.changed ? w.res_changed : w.res_unchanged;
       out.push({ line: fmt(w.res_line, a.graph, fmt(w.res_line, a.kind, what)), summary: a.summary });
     });
+    var c = s.runs_compared; // several graphs ran: their outputs against each other
+    if (c) out.push({ line: fmt(w.res_runs, c.runs, c.bit_identical ? w.parity_bit_identical : w.parity_differs,
+                                c.max_abs.toPrecision(3)) });
     return out;
   }
 

@@ -738,6 +738,9 @@ std::string App::text_view_json() const {
         }
         const GraphDiff& d = rep->diff;
         j["results"] = results;
+        if (auto c = compare_step_runs(*rep))
+            j["runs_compared"] = {
+                {"runs", c->runs}, {"bit_identical", c->bit_identical}, {"max_abs", c->max_abs}};
         j["diff"] = {{"added", d.added},
                      {"removed", d.removed},
                      {"rewired", d.rewired},

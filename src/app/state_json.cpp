@@ -246,6 +246,9 @@ nlohmann::json App::lessons_json() const {
         if (const Workspace* w = r.workspace(g.key))
             lint[g.key] = w->lint_message(
                 st.view == "program" && w->has_program() ? GraphView::Program : GraphView::Module);
+        if (auto c = compare_step_runs(*rep)) // the line under the step's results
+            cur["report"]["runs_compared"] = {
+                {"runs", c->runs}, {"bit_identical", c->bit_identical}, {"max_abs", c->max_abs}};
     cur["lint"] = lint;
     j["current"] = cur;
     return j;

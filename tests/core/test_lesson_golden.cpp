@@ -207,7 +207,7 @@ void check_golden_is_current(const Lesson& l, const json& g) {
 TEST_CASE("every lesson step matches what real PyTorch did with the same actions", "[lesson]") {
     auto cat = load_lesson_catalog(source_path("assets/lessons"));
     REQUIRE(cat.ok());
-    int steps = 0, graphs = 0, runs = 0, errors = 0;
+    int steps = 0, graphs = 0, runs = 0, errors = 0, compared_steps = 0;
     for (const auto& entry : cat.value().entries) {
         json golden = load_golden(entry.id);
         for (const auto& [lang, lesson] : entry.by_lang) {
@@ -234,6 +234,21 @@ TEST_CASE("every lesson step matches what real PyTorch did with the same actions
                 if (run.report()) {
                     const LessonStepReport& rep = *run.report();
                     CHECK(rep.changed == gs["changed"].get<bool>());
+                    // The line under the results that sets the step's runs against each
+                    // other says what torch's outputs of the same runs say.
+                    std::vector<json> torch_outs;
+                    for (const json& ga : gs["actions"])
+                        if (ga.contains("outputs")) torch_outs.push_back(ga["outputs"]);
+                    auto compared = compare_step_runs(rep);
+                    CHECK(compared.has_value() == (torch_outs.size() >= 2));
+                    if (compared) {
+                        bool same = true;
+                        for (size_t i = 1; i < torch_outs.size(); ++i)
+                            same = same && torch_outs[i] == torch_outs[0];
+                        CHECK(compared->bit_identical == same);
+                        CHECK((compared->max_abs == 0) == same);
+                        ++compared_steps;
+                    }
                     REQUIRE(rep.actions.size() == gs["actions"].size());
                     for (size_t i = 0; i < rep.actions.size(); ++i) {
                         const LessonActionReport& a = rep.actions[i];
@@ -272,7 +287,8 @@ TEST_CASE("every lesson step matches what real PyTorch did with the same actions
     CHECK(steps >= 2 * 35);
     CHECK(graphs >= 2 * 50);
     CHECK(runs >= 2 * 15);
-    CHECK(errors >= 2 * 4); // lint, erase_node, train(), eval()
+    CHECK(errors >= 2 * 4);         // lint, erase_node, train(), eval()
+    CHECK(compared_steps >= 2 * 2); // M00-1's three styles, M00-2's eval and train
 }
 
 namespace {

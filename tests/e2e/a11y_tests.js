@@ -229,6 +229,8 @@ test("a11y: the same lesson in the text view alone (buttons, radio group, live r
         if (pa.parity.every((p) => p.bit_identical)) assert.ok(v.results.includes("bit-identical"), `${what}: bit-identical`);
         assert.ok(v.results.includes("max |diff| " + max.toPrecision(3)), `${what}: max |diff| ${max} in ${v.results}`);
       }
+      const rc = s.lessons.current.report.runs_compared;
+      if (rc) assert.ok(v.results.includes(`the ${rc.runs} runs' outputs against each other: ${rc.bit_identical ? "bit-identical" : "differs"}`), `${what}: the runs against each other in ${v.results}`);
       assert.match(v.results, /What changed in the graph: |The shown graph did not change\./, `${what}: the diff`);
       for (const n of st.expect && st.expect.added ? st.expect.added : [])
         assert.ok(v.results.includes("added ") && v.results.includes(n), `${what}: added ${n} in the diff`);

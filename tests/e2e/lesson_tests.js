@@ -79,6 +79,16 @@ function checkAgainstGolden(s, g, k, what) {
       });
     }
   });
+  // A step that ran several graphs says whether their outputs agree, as torch's do.
+  const torchOuts = gs.actions.filter((ga) => ga.outputs).map((ga) => JSON.stringify(ga.outputs));
+  if (torchOuts.length >= 2) {
+    const same = torchOuts.every((o) => o === torchOuts[0]);
+    assert.ok(cur.report.runs_compared, `${what}: the runs set against each other`);
+    assert.equal(cur.report.runs_compared.runs, torchOuts.length, `${what}: runs compared`);
+    assert.equal(cur.report.runs_compared.bit_identical, same, `${what}: the runs' outputs ${same ? "agree" : "differ"} as torch's`);
+  } else {
+    assert.equal(cur.report.runs_compared, undefined, `${what}: one run, nothing to set against it`);
+  }
 }
 
 // The state once a widget was drawn at the same place on two frames: the hook's
@@ -202,7 +212,7 @@ test("lessons: every step of every lesson in both languages, against the goldens
       assert.equal(s.lessons.list.find((l) => l.id === id).done.length, file.steps.length, `${lang} ${id}: every step done`);
     }
   }
-  assert.equal(steps, 76);
+  assert.equal(steps, 82);
   console.log(`       walked ${steps} steps in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   noErrors(page);
 });

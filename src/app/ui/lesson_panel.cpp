@@ -103,6 +103,16 @@ void action_result(const App& app, const LessonRunner& r) {
         text_wrapped(line, col);
         ImGui::PopFont();
     }
+    if (auto c = compare_step_runs(*rep)) { // several graphs ran: do their outputs agree?
+        char diff[32];
+        std::snprintf(diff, sizeof diff, "%.3g", c->max_abs);
+        std::string line =
+            strf(tr(app, Str::res_runs), static_cast<int>(c->runs),
+                 tr(app, c->bit_identical ? Str::parity_bit_identical : Str::parity_differs), diff);
+        ImGui::PushFont(fonts().mono);
+        text_wrapped(line, c->bit_identical ? colors::good : colors::warn);
+        ImGui::PopFont();
+    }
 }
 
 void check_block(App& app, const LessonRunner& r) {

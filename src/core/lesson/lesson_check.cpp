@@ -143,13 +143,9 @@ std::vector<ExpectOutcome> check_step_expect(const LessonRunner& runner, const L
         // The claim compares the outputs of the step's runs with each other.
         std::string actual = "fewer than two runs";
         bool holds = false;
-        if (runs.size() >= 2) {
-            bool same = true;
-            for (size_t i = 1; i < runs.size(); ++i)
-                same = same &&
-                       compare_runs(runs[i]->run->result, runs[0]->run->result).bit_identical();
-            actual = same ? "true" : "false";
-            holds = same == (e.same_outputs == 1);
+        if (auto c = compare_step_runs(report)) {
+            actual = c->bit_identical ? "true" : "false";
+            holds = c->bit_identical == (e.same_outputs == 1);
         }
         out.push_back(
             outcome("same_outputs", e.same_outputs == 1 ? "true" : "false", actual, holds));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "exec/parity.h"
 #include "io/program_loader.h"
 #include "util/check.h"
 #include "util/json_read.h"
@@ -223,6 +224,21 @@ bool LessonRunner::parse_deep_link(const std::string& hash, std::string& id, int
     id = h.substr(0, slash);
     step = k;
     return true;
+}
+
+std::optional<StepRunsCompared> compare_step_runs(const LessonStepReport& report) {
+    std::vector<const RunReport*> runs;
+    for (const LessonActionReport& a : report.actions)
+        if (a.run) runs.push_back(&*a.run);
+    if (runs.size() < 2) return std::nullopt;
+    StepRunsCompared c;
+    c.runs = runs.size();
+    for (size_t i = 1; i < runs.size(); ++i) {
+        ParityReport p = compare_runs(runs[i]->result, runs[0]->result);
+        c.bit_identical = c.bit_identical && p.bit_identical();
+        c.max_abs = std::max(c.max_abs, p.max_abs());
+    }
+    return c;
 }
 
 } // namespace pt2lab

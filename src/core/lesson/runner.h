@@ -41,6 +41,16 @@ struct LessonStepReport {
     std::vector<uint32_t> removed_ids;                         // ids the removed nodes had
 };
 
+// The outputs of a step's runs against each other (each against the first), when the
+// step made two or more: what an `expect` of same_outputs claims, and what the lesson
+// panel says under the step's results ("the 3 runs' outputs: bit-identical").
+struct StepRunsCompared {
+    size_t runs = 0;
+    bool bit_identical = true;
+    double max_abs = 0; // the largest |difference| over every output of every pair
+};
+std::optional<StepRunsCompared> compare_step_runs(const LessonStepReport& report);
+
 struct LessonCheckResult {
     bool correct = false;
     std::string feedback; // Markdown inline text
