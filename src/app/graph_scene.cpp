@@ -314,7 +314,15 @@ Scene build_scene(const Graph& g, const SceneContext& ctx, const SceneMetrics& m
         sn.kind = node_kind_label(n, ctx.signature, spec_index);
         if (n.op() == Op::CallModule && ctx.submodules) {
             auto it = ctx.submodules->find(n.target());
-            if (it != ctx.submodules->end() && !it->second.type.empty()) sn.kind = it->second.type;
+            if (it != ctx.submodules->end() && !it->second.type.empty()) {
+                // The class without its Python module ("torch.nn.modules.conv.Conv2d" ->
+                // "Conv2d", as the Node panel's module path names classes). The target is the
+                // submodule's path ("body.0"), the name that path with "_" for "." ("body_0"):
+                // where they differ the box shows both, "body.0 · Conv2d".
+                const std::string& type = it->second.type;
+                std::string cls = type.substr(type.find_last_of('.') + 1);
+                sn.kind = n.target() == n.name() ? cls : n.target() + " · " + cls;
+            }
         }
         sn.detail = node_value_type(n);
         sn.target = n.target();

@@ -26,7 +26,9 @@ struct SceneNode {
     uint32_t id = 0;  // Node::id in the graph; 0 for a ghost
     std::string name; // node name
     Op op = Op::CallFunction;
-    std::string kind;   // what it is, short: "aten.conv2d", "parameter", "input", "getitem"
+    std::string kind;   // what it is, short: "aten.conv2d", "parameter", "input", "getitem";
+                        // a call_module's type, after its target where that is not its
+                        // name: "body.0 · Conv2d"
     std::string detail; // the value's type: "f32[2, 8, 16, 16]"; "" when unknown
     std::string target; // the full target (search matches it)
     DiffMark mark = DiffMark::None;

@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "exec/observer.h"
+#include "page_strings.h"
 #include "passes/pt2e.h"
 #include "tensor_summary.h"
 #include "ui/theme.h"
@@ -220,7 +221,13 @@ nlohmann::json App::lessons_json() const {
     for (const CompareGraph& g : compare_graphs()) {
         json nodes = json::array();
         for (const Node* n : g.ws->graph(g.view).nodes()) nodes.push_back(n->name());
-        compare.push_back({{"key", g.key}, {"view", graph_view_name(g.view)}, {"nodes", nodes}});
+        // Each box's second line as the pane draws it ("body.0 · Conv2d"), by name.
+        json kinds = json::object();
+        for (const SceneNode& n : compare_scene(compare.size()).nodes) kinds[n.name] = n.kind;
+        compare.push_back({{"key", g.key},
+                           {"view", graph_view_name(g.view)},
+                           {"nodes", nodes},
+                           {"kinds", kinds}});
     }
     cur["compare"] = compare;
     if (const auto& rep = r.report()) {
@@ -239,6 +246,9 @@ nlohmann::json App::lessons_json() const {
             actions.push_back(o);
         }
         cur["report"] = {{"changed", rep->changed}, {"actions", actions}};
+        if (auto c = compare_step_runs(*rep)) // the line under the step's results
+            cur["report"]["runs_compared"] = {
+                {"runs", c->runs}, {"bit_identical", c->bit_identical}, {"max_abs", c->max_abs}};
     }
     // Every lesson graph's lint verdict in the step's view ("" = ok).
     json lint = json::object();
@@ -246,9 +256,6 @@ nlohmann::json App::lessons_json() const {
         if (const Workspace* w = r.workspace(g.key))
             lint[g.key] = w->lint_message(
                 st.view == "program" && w->has_program() ? GraphView::Program : GraphView::Module);
-        if (auto c = compare_step_runs(*rep)) // the line under the step's results
-            cur["report"]["runs_compared"] = {
-                {"runs", c->runs}, {"bit_identical", c->bit_identical}, {"max_abs", c->max_abs}};
     cur["lint"] = lint;
     j["current"] = cur;
     return j;
@@ -343,6 +350,23 @@ std::string App::state_json() const {
     j["has_program"] = ws.has_program();
     j["view"] = graph_view_name(view_.graph);
     j["level"] = ws.has_program() ? ir_level_name(ws.level()) : "symbolic_trace";
+    {
+        // The counts the graph toolbar draws next to the level (ui/graph_toolbar.cpp):
+        // the shown graph's nodes and call_function nodes, as the last frame drew them.
+        const PanelCaches::Toolbar& t = view_.caches.toolbar;
+        const bool drawn = t.calls_key == shown_key();
+        int calls = t.calls;
+        if (!drawn) {
+            calls = 0;
+            for (const Node* n : ws.graph(view_.graph).nodes())
+                calls += n->op() == Op::CallFunction;
+        }
+        const size_t count = ws.graph(view_.graph).size();
+        j["op_counts"] = {{"nodes", count},
+                          {"calls", calls},
+                          {"drawn", drawn},
+                          {"text", strf(text(Str::tool_counts, lang_), count, calls)}};
+    }
     j["code_form"] = code_form_name(settings_.code_form);
     const CodeView& code = ws.code(view_.graph);
     j["code"] = {{"text", code.text}, {"stale", code.stale}};

@@ -113,6 +113,38 @@ TEST_CASE("call_module boxes name their submodule's type", "[scene]") {
           "activation_post_process_0");
 }
 
+TEST_CASE("a call_module box shows its target where the name is not it", "[scene]") {
+    // M00-1's answer: symbolic_trace's Sequential conv is the node body_0, a
+    // call_module whose target is the submodule's path body.0.
+    auto ws =
+        Workspace::open_file(std::string(PT2LAB_SOURCE_DIR) + "/assets/fx/style_sequential.json");
+    REQUIRE(ws.ok());
+    const GraphModule& gm = ws.value()->module();
+    Scene sc = build_scene(*gm.graph, {nullptr, &gm.submodules}, fixed_metrics());
+    int conv = sc.find_name("body_0");
+    REQUIRE(conv >= 0);
+    const SceneNode& n = sc.nodes[size_t(conv)];
+    CHECK(n.target == "body.0");
+    REQUIRE(gm.submodules.at("body.0").type == "torch.nn.modules.conv.Conv2d");
+    CHECK(n.kind == "body.0 · Conv2d"); // the class, without its Python module
+    // The box is wide enough for the longer line.
+    CHECK(n.size.x >= fixed_metrics().text_width(n.kind, false) + 2 * fixed_metrics().pad_x);
+    // Every call_module box: its type, after its target where the name differs.
+    int modules = 0;
+    for (const Node* g : gm.graph->nodes()) {
+        if (g->op() != Op::CallModule) continue;
+        ++modules;
+        const SceneNode& b = sc.nodes[size_t(sc.find_id(g->id()))];
+        const std::string& path = gm.submodules.at(g->target()).type;
+        const std::string type = path.substr(path.find_last_of('.') + 1);
+        CHECK(b.kind == (g->target() == g->name() ? type : g->target() + " · " + type));
+    }
+    CHECK(modules >= 2);
+    // A name that is its target (an observer, _guards_fn) keeps the type alone: the
+    // other test above. Search finds the box by its target's path.
+    CHECK(scene_node_matches(n, "body.0"));
+}
+
 TEST_CASE("weights drawn inside the node that reads them", "[scene]") {
     ExportedProgram ep = load_asset("conv_bn_relu_eval.pt2");
     SceneContext ctx{&ep.signature, nullptr};

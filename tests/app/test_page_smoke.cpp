@@ -954,6 +954,65 @@ void check_same_as_engine(Harness& h, const LessonRunner& engine) {
     CHECK(platform::null_platform_hash() == engine.deep_link().substr(1));
 }
 
+// The dock tab that shows a step's `show` entry (kShowPanels), null for one shown
+// outside the dock. A step's first entry with a tab is the tab the page selects.
+const char* tab_showing(const std::string& s) {
+    if (s == "code") return "Code";
+    if (s == "run" || s == "parity") return "Run & parity";
+    if (s == "observers") return "Observers";
+    if (s == "signature" || s == "weights" || s == "state") return "Signature & weights";
+    if (s == "history" || s == "torch_error") return "Log";
+    return nullptr;
+}
+
+std::string tab_asked(const std::vector<std::string>& show) {
+    for (const std::string& s : show)
+        if (const char* t = tab_showing(s)) return t;
+    return "";
+}
+
+bool has(const nlohmann::json& list, const std::string& what) {
+    for (const auto& x : list)
+        if (x == what) return true;
+    return false;
+}
+
+// Where the live page shows a step's `show` entry `s` ("" nowhere on screen).
+std::string where_shown(const std::string& s, const nlohmann::json& st) {
+    const bool graph = has(st["panels"], "graph") && !st["nodes"].empty();
+    const auto& cur = st["lessons"]["current"];
+    auto reported = [&](auto pred) { // a line of the lesson panel's action results
+        if (!cur.contains("report")) return false;
+        for (const auto& a : cur["report"]["actions"])
+            if (pred(a)) return true;
+        return false;
+    };
+    if (s == "graph") return graph ? "graph" : "";
+    if (s == "inspector") return has(st["panels"], "inspector") ? "Node panel" : "";
+    if (s == "op_counts")
+        return graph && st.contains("op_counts") && st["op_counts"]["drawn"] == true
+                   ? "graph toolbar counts"
+                   : "";
+    if (s == "lint") return st["widgets"].contains("graph:lint") ? "lint note on the canvas" : "";
+    if (s == "diff") {
+        if (!st.contains("diff") || st["diff"]["view"] != st["view"]) return "";
+        for (const auto& n : st["nodes"])
+            if (n.contains("mark")) return "diff marks on the graph";
+        return "";
+    }
+    const char* tab = tab_showing(s);
+    REQUIRE(tab); // every kShowPanels entry is placed above
+    if (st["tab"] == tab) return std::string(tab) + " tab";
+    if ((s == "run" || s == "parity") &&
+        reported([](const auto& a) { return a.contains("parity"); }))
+        return "lesson panel's run line";
+    if (s == "parity" && st.contains("run") && st["run"]["current"] == true)
+        return "graph toolbar's parity badge";
+    if (s == "torch_error" && reported([](const auto& a) { return a["torch_error_type"] != ""; }))
+        return "lesson panel's torch line";
+    return "";
+}
+
 struct TallDisplay { // every step's text, button and options on screen at once
     TallDisplay() { ImGui::GetIO().DisplaySize = ImVec2(1600, 3200); }
     ~TallDisplay() { ImGui::GetIO().DisplaySize = ImVec2(1280, 800); }
@@ -997,10 +1056,14 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
                 INFO("step " << k);
                 const LessonStep& st = lesson.steps[static_cast<size_t>(k - 1)];
                 check_same_as_engine(h, en);
+                // The dock shows the tab the step's `show` asks for, entered and performed.
+                const std::string tab = tab_asked(st.show);
+                if (!tab.empty()) CHECK(h.state()["tab"] == tab);
                 if (!st.actions.empty()) {
                     h.click_widget("lesson:perform");
                     REQUIRE(en.perform().ok());
                     check_same_as_engine(h, en);
+                    if (!tab.empty()) CHECK(h.state()["tab"] == tab);
                     // What torch raises where the step means to show it is the step's
                     // result (lesson panel, log), not the page's red banner.
                     CHECK(h.state()["error"] == "");
@@ -1037,8 +1100,145 @@ TEST_CASE("every step of every lesson in both languages through the lesson panel
                       .size() == lesson.steps.size());
         }
     }
-    CHECK(steps_walked == 76); // 38 steps per language
+    CHECK(steps_walked == 82); // 41 steps per language
     CHECK(h.state()["error"] == "");
+}
+
+TEST_CASE("every step's show is on the page: the tab it asks for, the rest on screen", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    const LessonCatalog& cat = h.app->lessons();
+    REQUIRE(cat.entries.size() == 5);
+    // Every panel a step may show is placed (tab_showing or where_shown's own cases).
+    for (const char* const* p = kShowPanels; *p; ++p) {
+        std::string s = *p;
+        INFO(s);
+        CHECK((tab_showing(s) || s == "graph" || s == "inspector" || s == "op_counts" ||
+               s == "lint" || s == "diff"));
+    }
+    std::set<std::string> nowhere; // "lesson step entry", both languages
+    size_t entries = 0, listed = 0;
+    for (const char* lang : {"zh-TW", "en"}) {
+        h.app->set_lesson_lang(lang);
+        h.frames(2);
+        for (const LessonCatalog::Entry& e : cat.entries) {
+            INFO(lang << " " << e.id);
+            const Lesson& lesson = *cat.find(e.id, lang);
+            for (const LessonStep& st : lesson.steps) listed += st.show.size();
+            h.app->open_lesson(e.id);
+            h.settle();
+            h.frames(2);
+            REQUIRE(h.app->lesson());
+            h.click_widget("lesson:reset");
+            for (int k = 1; k <= static_cast<int>(lesson.steps.size()); ++k) {
+                INFO("step " << k);
+                const LessonStep& st = lesson.steps[static_cast<size_t>(k - 1)];
+                REQUIRE(h.app->lesson()->step() == k);
+                // Entered: the tab the step asks for (the one shown before if none).
+                std::string asked = tab_asked(st.show);
+                if (!asked.empty()) CHECK(h.state()["tab"] == asked);
+                if (!st.actions.empty()) {
+                    h.click_widget("lesson:perform");
+                    h.settle();
+                    h.frames(2);
+                    // Performed: the same tab, with what the button produced.
+                    if (!asked.empty()) CHECK(h.state()["tab"] == asked);
+                }
+                nlohmann::json s = h.state();
+                for (const std::string& what : st.show) {
+                    ++entries;
+                    if (where_shown(what, s).empty())
+                        nowhere.insert(e.id + " " + std::to_string(k) + " " + what);
+                }
+                if (k < static_cast<int>(lesson.steps.size())) {
+                    h.click_widget("lesson:next");
+                    h.settle();
+                }
+            }
+        }
+    }
+    CHECK(entries == listed); // every entry of every step looked for
+    CHECK(entries > 2 * 90);
+    // A step that asks for two tabs shows the first; the other is a click away:
+    // M00-2 step 3 (run, state: the Run tab, not Signature & weights' buffers),
+    // M00-4 step 6 (code, observers: Code) and step 8 (parity, code: Run & parity).
+    CHECK(nowhere == std::set<std::string>{"m00-2 3 state", "m00-4 6 observers", "m00-4 8 code"});
+}
+
+TEST_CASE("M00's decompose step changes the op counts above the graph", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    h.app->set_lesson_lang("en");
+    h.app->open_lesson("m00");
+    h.settle();
+    h.frames(2);
+    h.click_widget("lesson:reset");
+    h.app->lesson_go(3);
+    h.settle();
+    h.frames(2);
+    const LessonRunner& r = *h.app->lesson();
+    REQUIRE(r.step() == 3);
+    REQUIRE(r.current().actions.size() == 2);
+    auto counted = [&](const nlohmann::json& s) {
+        const Graph& g = r.step_workspace().graph(r.step_view());
+        int calls = 0;
+        for (const Node* n : g.nodes()) calls += n->op() == Op::CallFunction;
+        REQUIRE(s.contains("op_counts"));
+        CHECK(s["op_counts"]["drawn"] == true);
+        CHECK(s["op_counts"]["nodes"] == g.size());
+        CHECK(s["op_counts"]["calls"] == calls);
+        CHECK(s["op_counts"]["text"] ==
+              std::to_string(g.size()) + " nodes, " + std::to_string(calls) + " calls");
+    };
+    nlohmann::json before = h.state();
+    CHECK(before["view"] == "ExportedProgram");
+    CHECK(before["level"] == "Training IR");
+    counted(before);
+    h.click_widget("lesson:perform");
+    h.settle();
+    h.frames(2);
+    nlohmann::json after = h.state();
+    counted(after);
+    // "the level now reads Core ATen and the counts of nodes and calls change":
+    // batch_norm became _native_batch_norm_legit_no_training and a getitem.
+    CHECK(after["level"] == "Core ATen");
+    CHECK(after["op_counts"]["nodes"].get<int>() == before["op_counts"]["nodes"].get<int>() + 1);
+    CHECK(after["op_counts"]["calls"].get<int>() == before["op_counts"]["calls"].get<int>() + 1);
+    CHECK(after["op_counts"]["text"] != before["op_counts"]["text"]);
+}
+
+TEST_CASE("M00-1's symbolic_trace conv shows its target body.0 on screen", "[page]") {
+    Harness& h = harness();
+    TallDisplay tall;
+    h.open_asset("conv_relu.pt2");
+    h.app->set_lesson_lang("en");
+    h.app->open_lesson("m00-1");
+    h.settle();
+    h.frames(2);
+    h.click_widget("lesson:reset");
+    const Lesson& lesson = h.app->lesson()->lesson();
+    int found = 0;
+    for (int k = 1; k <= static_cast<int>(lesson.steps.size()); ++k) {
+        const LessonStep& st = lesson.steps[static_cast<size_t>(k - 1)];
+        if (std::find(st.compare.begin(), st.compare.end(), "fx_sequential") == st.compare.end())
+            continue;
+        INFO("step " << k);
+        h.app->lesson_go(k);
+        h.settle();
+        h.frames(2);
+        nlohmann::json cur = h.state()["lessons"]["current"];
+        REQUIRE(cur["step"] == k);
+        INFO(cur["compare"].dump());
+        for (const auto& c : cur["compare"]) {
+            if (c["key"] != "fx_sequential") continue;
+            REQUIRE(c.contains("kinds"));
+            CHECK(c["kinds"]["body_0"] == "body.0 · Conv2d");
+            ++found;
+        }
+    }
+    CHECK(found >= 1);
 }
 
 TEST_CASE("lesson text: a word wider than its column breaks over lines, never past the edge",

@@ -167,6 +167,37 @@ void draw_minimap(ImDrawList* dl, const Minimap& m, const Scene& sc, const View&
     }
 }
 
+// A lesson step that shows "lint": graph.lint()'s verdict on the shown graph, at
+// the canvas's bottom left (a lesson has no file panel, where lint is shown otherwise).
+void draw_lint_note(App& app, ImDrawList* dl, const CanvasRect& r) {
+    const LessonRunner* lesson = app.lesson();
+    if (!lesson) return;
+    const std::vector<std::string>& show = lesson->current().show;
+    if (std::find(show.begin(), show.end(), "lint") == show.end()) return;
+    // Linted once per shown version (App::shown_key: a new epoch on every open).
+    static ShownKey linted;
+    static std::string message;
+    if (linted != app.shown_key()) {
+        message = app.workspace()->lint_message(app.view().graph);
+        linted = app.shown_key();
+        app.glyphs().note(message); // node names in any script: drawn, not "?"
+    }
+    const std::string line = message.empty() ? tr(app, Str::web_lint_ok)
+                                             : tr(app, Str::file_lint_fails) + (" " + message);
+    ImFont* font = fonts().mono;
+    const float size = fonts().mono_size * r.scale, pad = 6 * r.scale;
+    const float wrap = std::max(40 * r.scale, std::min(r.w * 0.7f, 560 * r.scale));
+    ImVec2 ts = font->CalcTextSizeA(size, 1e9f, wrap, line.c_str());
+    ImVec2 a(r.x + 10 * r.scale, r.y + r.h - 10 * r.scale - ts.y - 2 * pad);
+    ImVec2 b(a.x + ts.x + 2 * pad, a.y + ts.y + 2 * pad);
+    ImU32 col = message.empty() ? colors::good : colors::bad;
+    dl->AddRectFilled(a, b, colors::rgb(0x0F1115, 235), 4 * r.scale);
+    dl->AddRect(a, b, col, 4 * r.scale);
+    dl->AddText(font, size, ImVec2(a.x + pad, a.y + pad), col, line.c_str(), nullptr, wrap);
+    const float k = r.scale;
+    app.ui().widgets["graph:lint"] = {a.x / k, a.y / k, (b.x - a.x) / k, (b.y - a.y) / k};
+}
+
 } // namespace
 
 void fit_camera(Camera& cam, const Scene& sc, const CanvasRect& r) {
@@ -514,6 +545,7 @@ void draw_graph_view(App& app, ImVec2 pos, ImVec2 size) {
                     tr(app, Str::graph_empty));
     }
     if (map.shown) draw_minimap(dl, map, sc, v);
+    draw_lint_note(app, dl, ui.canvas);
     dl->PopClipRect();
     if (map.shown) {
         float k = ui.canvas.scale;
