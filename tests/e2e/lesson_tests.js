@@ -386,4 +386,4 @@ test("a teacher's course folder: ?course= lists its lessons and opens its graphs
   }
 });
 
-module.exports = { list, golden, lessonFile, goldenNames, goldenGraphAt, pageNames, checkAgainstGolden };
+module.exports = { list, golden, lessonFile, goldenNames, goldenGraphAt, pageNames, checkAgainstGolden, clickRevealed };
