@@ -104,6 +104,9 @@ for (const [label, viewport, dpr] of [["a 390 x 844 phone", { width: 390, height
     assert.ok(lessonPanel && lessonPanel.w >= viewport.width - 1, "the lesson panel takes the whole width");
     assert.equal(s.widgets["panel:graph"], undefined, "the graph waits behind its button");
     for (const v of ["view:side", "view:graph", "view:node", "view:panels"]) onScreen(s, v, viewport, "the switch");
+    // The top bar wraps rather than clips: opening a file, saving, the lesson list and help
+    // stay on screen and tappable.
+    for (const v of ["open", "save", "top:lessons", "help"]) onScreen(s, v, viewport, "the top bar");
     await shot(ctx, page, `${tag}-lesson.png`);
     for (let k = 1; k <= 2; k++) {
       const what = `${label}, step ${k}`;

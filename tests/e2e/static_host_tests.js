@@ -95,6 +95,16 @@ for (const [kind, encodings] of [["br and gzip", ["br", "gzip"]], ["gzip only", 
         assert.equal(e.bytes, fs.statSync(file).size, `${rel}: the bytes on the wire are ${path.basename(file)}'s`);
         if (want) assert.ok(e.bytes < fs.statSync(path.join(ctx.dist, rel)).size, `${rel} is smaller on the wire`);
       }
+      // The first-frame budget (issue 20): what came before the first interactive frame,
+      // as bytes of body on the wire, is within 1.0 MB when served as brotli.
+      if (want === "br") {
+        const before = await page.evaluate(() => {
+          const first = window.pt2lab.firstFrameMs;
+          return performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+            .filter((e) => e.responseEnd <= first).reduce((n, e) => n + e.encodedBodySize, 0);
+        });
+        assert.ok(before > 100e3 && before <= 1.0e6, `${before} bytes before the first frame as brotli (budget 1,000,000)`);
+      }
       // The browser saw them as such: encoded bytes, and what it decoded is the file itself.
       const wasm = await page.evaluate(() => {
         const e = performance.getEntriesByType("resource").find((r) => r.name.endsWith("/app.wasm"));

@@ -34,10 +34,10 @@ const GUIDE_CLI = "build/native/src/cli/pt2lab";
 
 // The guide's indented code blocks (commands and what they print), outside its
 // fenced blocks: one array of lines per block.
-function guideBlocks() {
+function guideBlocks(file = GUIDE) {
   const blocks = [];
   let fenced = false, cur = null;
-  for (const line of fs.readFileSync(GUIDE, "utf8").split("\n")) {
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
     if (/^\s*```/.test(line)) fenced = !fenced;
     if (!fenced && /^ {4}/.test(line) && line.trim()) {
       if (!cur) blocks.push(cur = []);
@@ -175,6 +175,14 @@ async function clickOption(page, k) {
   }
   throw new Error(`could not scroll ${name} into view`);
 }
+
+test("docs/TEACHING.zh-TW.md gives the same commands and printouts as docs/TEACHING.md", async () => {
+  // The browser test below follows the English guide's blocks; the Chinese guide's
+  // must be the very same, so it is followed too.
+  const en = guideBlocks(), zh = guideBlocks(path.join(ROOT, "docs/TEACHING.zh-TW.md"));
+  assert.ok(en.length >= 8, `the guide has its code blocks (${en.length})`);
+  assert.deepEqual(zh, en, "the zh-TW guide's code blocks are the English guide's");
+});
 
 test("a teacher follows docs/TEACHING.md: its commands, the sid root's torch, a lesson of their own, check, a sub-path host, both steps, offline", async (ctx) => {
   const why = torchMissing();
