@@ -329,7 +329,7 @@
   // Benchmark mode (?bench=1): frame and open timings, plus the WebAssembly heap.
   pt2lab.bench = function () {
     var M = app();
-    if (!M || !M._pt2lab_bench_json) return null;
+    if (!M || pt2lab.firstFrameMs === null || !M._pt2lab_bench_json) return null; // not up yet
     var b = JSON.parse(M.UTF8ToString(M._pt2lab_bench_json()));
     b.heap_bytes = M.HEAPU8 ? M.HEAPU8.length : 0;
     return b;
