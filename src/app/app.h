@@ -135,6 +135,10 @@ struct PanelCaches {
         std::vector<Workspace::UnsupportedOp> unsupported;
         std::string lint, inputs;
     } facts, facts_next;
+    struct LintNote { // graph_view: a lesson step's lint verdict, once per shown version
+        ShownKey key;
+        std::string message;
+    } lint_note;
     struct Toolbar { // graph_toolbar: call count, the selection's module
         ShownKey calls_key;
         int calls = 0;

@@ -10,6 +10,7 @@
 #include "page_strings.h"
 #include "passes/pt2e.h"
 #include "tensor_summary.h"
+#include "ui/graph_toolbar.h"
 #include "ui/theme.h"
 #include "util/utf8.h"
 
@@ -355,12 +356,7 @@ std::string App::state_json() const {
         // the shown graph's nodes and call_function nodes, as the last frame drew them.
         const PanelCaches::Toolbar& t = view_.caches.toolbar;
         const bool drawn = t.calls_key == shown_key();
-        int calls = t.calls;
-        if (!drawn) {
-            calls = 0;
-            for (const Node* n : ws.graph(view_.graph).nodes())
-                calls += n->op() == Op::CallFunction;
-        }
+        const int calls = drawn ? t.calls : ui::call_function_count(ws.graph(view_.graph));
         const size_t count = ws.graph(view_.graph).size();
         j["op_counts"] = {{"nodes", count},
                           {"calls", calls},

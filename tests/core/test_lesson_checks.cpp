@@ -76,6 +76,16 @@ const std::vector<const char*> kCourses = {"assets/lessons", "courses/pt2e"};
 const std::vector<const char*> kAllLessons = {"assets/lessons", "courses/pt2e",
                                               "tools/lesson_template"};
 
+// Calls `f(lang, lesson, step)` for every step of every lesson file in `dirs`.
+template <class F> void each_step(const std::vector<const char*>& dirs, F&& f) {
+    for (const char* dir : dirs) {
+        LessonCatalog c = load_catalog(dir);
+        for (const auto& e : c.entries)
+            for (const auto& [lang, l] : e.by_lang)
+                for (const LessonStep& s : l.steps) f(lang, l, s);
+    }
+}
+
 } // namespace
 
 TEST_CASE("lesson checks: the right option is seldom the longest", "[lesson]") {
@@ -120,50 +130,35 @@ TEST_CASE("lesson checks: the right option is seldom the longest", "[lesson]") {
 }
 
 TEST_CASE("lesson checks: options of similar length", "[lesson]") {
-    for (const char* dir : kAllLessons) {
-        LessonCatalog c = load_catalog(dir);
-        for (const auto& e : c.entries) {
-            for (const auto& [lang, l] : e.by_lang) {
-                for (const LessonStep& s : l.steps) {
-                    const Check& k = s.check;
-                    if (k.options.empty()) continue;
-                    size_t lo = SIZE_MAX, hi = 0;
-                    for (const CheckOption& o : k.options) {
-                        lo = std::min(lo, option_length(o.text));
-                        hi = std::max(hi, option_length(o.text));
-                    }
-                    INFO(l.file << " step " << s.index << " (" << s.title << "): options of " << lo
-                                << " to " << hi << " code points");
-                    CHECK(lo > 0);
-                    if (hi >= kShortOption)
-                        CHECK(static_cast<double>(hi) <= kMaxRatio * static_cast<double>(lo));
-                }
-            }
+    each_step(kAllLessons, [](const std::string&, const Lesson& l, const LessonStep& s) {
+        const Check& k = s.check;
+        if (k.options.empty()) return;
+        size_t lo = SIZE_MAX, hi = 0;
+        for (const CheckOption& o : k.options) {
+            lo = std::min(lo, option_length(o.text));
+            hi = std::max(hi, option_length(o.text));
         }
-    }
+        INFO(l.file << " step " << s.index << " (" << s.title << "): options of " << lo << " to "
+                    << hi << " code points");
+        CHECK(lo > 0);
+        if (hi >= kShortOption)
+            CHECK(static_cast<double>(hi) <= kMaxRatio * static_cast<double>(lo));
+    });
 }
 
 TEST_CASE("lesson checks: feedback says right or why not", "[lesson]") {
-    for (const char* dir : kAllLessons) {
-        LessonCatalog c = load_catalog(dir);
-        for (const auto& e : c.entries) {
-            for (const auto& [lang, l] : e.by_lang) {
-                for (const LessonStep& s : l.steps) {
-                    const Check& k = s.check;
-                    INFO(l.file << " step " << s.index << " (" << s.title << ")");
-                    REQUIRE(k.options.size() >= 2);
-                    for (size_t i = 0; i < k.options.size(); ++i) {
-                        const std::string& fb = k.options[i].feedback;
-                        INFO("option " << i << ": " << fb);
-                        bool right = static_cast<int>(i) == k.answer;
-                        CHECK(starts_with(fb, right_prefix(lang)) == right);
-                        CHECK(option_length(fb) >
-                              (right ? option_length(right_prefix(lang)) + 4 : 8));
-                    }
-                }
-            }
+    each_step(kAllLessons, [](const std::string& lang, const Lesson& l, const LessonStep& s) {
+        const Check& k = s.check;
+        INFO(l.file << " step " << s.index << " (" << s.title << ")");
+        REQUIRE(k.options.size() >= 2);
+        for (size_t i = 0; i < k.options.size(); ++i) {
+            const std::string& fb = k.options[i].feedback;
+            INFO("option " << i << ": " << fb);
+            bool right = static_cast<int>(i) == k.answer;
+            CHECK(starts_with(fb, right_prefix(lang)) == right);
+            CHECK(option_length(fb) > (right ? option_length(right_prefix(lang)) + 4 : 8));
         }
-    }
+    });
 }
 
 TEST_CASE("lesson checks: both languages step for step, answers spread", "[lesson]") {

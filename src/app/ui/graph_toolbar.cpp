@@ -98,6 +98,12 @@ void run_now(App& app) {
     app.post(a);
 }
 
+int call_function_count(const Graph& g) {
+    int calls = 0;
+    for (const Node* n : g.nodes()) calls += n->op() == Op::CallFunction;
+    return calls;
+}
+
 void draw_parity_badge(App& app) {
     const Workspace& ws = *app.workspace();
     const auto& run = ws.last_run();
@@ -150,9 +156,7 @@ void draw_graph_toolbar(App& app, const Scene& sc) {
     badge(level, colors::code_target);
     PanelCaches::Toolbar& counts = fv.caches.toolbar; // counted once per shown version
     if (counts.calls_key != app.shown_key()) {
-        counts.calls = 0;
-        for (const Node* n : ws.graph(fv.graph).nodes())
-            counts.calls += n->op() == Op::CallFunction;
+        counts.calls = call_function_count(ws.graph(fv.graph));
         counts.calls_key = app.shown_key();
     }
     const std::string count_text =

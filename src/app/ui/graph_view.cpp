@@ -175,13 +175,13 @@ void draw_lint_note(App& app, ImDrawList* dl, const CanvasRect& r) {
     const std::vector<std::string>& show = lesson->current().show;
     if (std::find(show.begin(), show.end(), "lint") == show.end()) return;
     // Linted once per shown version (App::shown_key: a new epoch on every open).
-    static ShownKey linted;
-    static std::string message;
-    if (linted != app.shown_key()) {
-        message = app.workspace()->lint_message(app.view().graph);
-        linted = app.shown_key();
-        app.glyphs().note(message); // node names in any script: drawn, not "?"
+    PanelCaches::LintNote& note = app.view().caches.lint_note;
+    if (note.key != app.shown_key()) {
+        note.message = app.workspace()->lint_message(app.view().graph);
+        note.key = app.shown_key();
+        app.glyphs().note(note.message); // node names in any script: drawn, not "?"
     }
+    const std::string& message = note.message;
     const std::string line = message.empty() ? tr(app, Str::web_lint_ok)
                                              : tr(app, Str::file_lint_fails) + (" " + message);
     ImFont* font = fonts().mono;
