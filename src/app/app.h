@@ -181,15 +181,19 @@ struct FileView {
     std::vector<uint32_t> highlight;
     int answer = -1;
     Camera compare_camera[4]; // the step's `compare` graphs, left to right
+    // A lesson step's second dock tab (its `show` points at two), drawn beside the
+    // tab bar's until closed or the next step.
+    std::optional<Tab> side_tab;
     PanelCaches caches;
 };
 
 // The page's own state for as long as it is open, whatever file is shown: the
 // log, what this frame drew and where, start-up timings.
 struct UiState {
-    uint32_t hovered = 0;       // node id under the mouse (graph, code, links), written this frame
-    uint32_t hovered_shown = 0; // what the last frame found (drawn as hovered this frame)
-    bool tab_requested = false; // select Settings::tab in the tab bar on the next frame
+    uint32_t hovered = 0;        // node id under the mouse (graph, code, links), written this frame
+    uint32_t hovered_shown = 0;  // what the last frame found (drawn as hovered this frame)
+    bool tab_requested = false;  // select Settings::tab in the tab bar on the next frame
+    std::optional<Tab> side_tab; // the tab this frame drew beside the tab bar's, if any
     std::vector<LogLine> log;
     CanvasRect canvas;
     bool map_drag = false; // the graph canvas's press began on the minimap: it steers the camera

@@ -57,16 +57,23 @@ json blocks_json(const std::vector<MdBlock>& blocks) {
     return out;
 }
 
-// The panel a step's `show` list points at first, as a dock tab.
-std::optional<Tab> tab_for(const std::vector<std::string>& show) {
-    for (const std::string& s : show) {
-        if (s == "code") return Tab::Code;
-        if (s == "run" || s == "parity") return Tab::Run;
-        if (s == "observers") return Tab::Observers;
-        if (s == "signature" || s == "weights" || s == "state") return Tab::Program;
-        if (s == "history" || s == "torch_error") return Tab::Log;
-    }
+// The dock tab that shows a step's `show` entry, if one does.
+std::optional<Tab> tab_for(const std::string& s) {
+    if (s == "code") return Tab::Code;
+    if (s == "run" || s == "parity") return Tab::Run;
+    if (s == "observers") return Tab::Observers;
+    if (s == "signature" || s == "weights" || s == "state") return Tab::Program;
+    if (s == "history" || s == "torch_error") return Tab::Log;
     return std::nullopt;
+}
+
+// The dock tabs a step's `show` list points at, first mention first.
+std::vector<Tab> tabs_for(const std::vector<std::string>& show) {
+    std::vector<Tab> tabs;
+    for (const std::string& s : show)
+        if (auto t = tab_for(s); t && std::find(tabs.begin(), tabs.end(), *t) == tabs.end())
+            tabs.push_back(*t);
+    return tabs;
 }
 
 } // namespace
@@ -637,7 +644,11 @@ void App::enter_step(bool new_workspaces) {
     for (Camera& c : view_.camera) c = Camera{};
     for (Camera& c : view_.compare_camera) c = Camera{};
     reset_modules();
-    if (auto t = tab_for(r.current().show)) show_tab(*t);
+    // The first tab the step points at is selected; a second is drawn beside it.
+    const std::vector<Tab> tabs = tabs_for(r.current().show);
+    if (!tabs.empty()) show_tab(tabs[0]);
+    view_.side_tab.reset();
+    if (tabs.size() > 1) view_.side_tab = tabs[1];
     // A step the learner moved to is a history entry of its own (Back, Forward);
     // one a link led to replaces the link's entry.
     platform::set_url_hash(r.deep_link().substr(1), followed_hash_.empty());

@@ -292,6 +292,7 @@ std::string App::state_json() const {
     j["scale"] = ui_.canvas.scale;
     j["copied"] = {{"what", ui_.copied_what}, {"bytes", ui_.copied_bytes}};
     j["tab"] = tab_name(settings_.tab);
+    j["side_tab"] = ui_.side_tab ? tab_name(*ui_.side_tab) : "";
     j["focused"] = ui_.focused; // the control with keyboard focus (its ring shown), "" none
     json widgets = json::object();
     for (const auto& [name, r] : ui_.widgets)

@@ -96,8 +96,33 @@ bool no_break_after(uint32_t cp) {
     }
 }
 
+namespace {
+
+// Code: a break may follow these (the rest of a call, an argument, a value).
+bool code_break_after(uint32_t cp) {
+    switch (cp) {
+    case '.':
+    case ',':
+    case '(':
+    case '[':
+    case '{':
+    case '=':
+    case ':':
+    case ';':
+    case '+':
+    case '*':
+    case '/':
+    case '|':
+    case '&':
+    case '>': return true;
+    default: return false;
+    }
+}
+
+} // namespace
+
 std::vector<LineSpan> wrap_lines(std::string_view text, float max_width,
-                                 const std::function<float(uint32_t)>& advance) {
+                                 const std::function<float(uint32_t)>& advance, Wrap mode) {
     std::vector<LineSpan> lines;
     size_t line_begin = 0;
     float width = 0;        // of text[line_begin, i)
@@ -123,8 +148,11 @@ std::vector<LineSpan> wrap_lines(std::string_view text, float max_width,
         bool space = cp == ' ' || cp == '\t';
         // A break before this character: after a space, or next to CJK, unless
         // punctuation forbids it.
-        if (prev != 0 && !space && !no_break_before(cp) && !no_break_after(prev) &&
-            (prev == ' ' || prev == '\t' || is_cjk(cp) || is_cjk(prev))) {
+        const bool after_token = mode == Wrap::Code && code_break_after(prev) &&
+                                 !code_break_after(cp) && cp != ')' && cp != ']' && cp != '}';
+        if (prev != 0 && !space && !no_break_before(cp) &&
+            (after_token || (!no_break_after(prev) &&
+                             (prev == ' ' || prev == '\t' || is_cjk(cp) || is_cjk(prev))))) {
             brk = at;
             width_at_brk = width;
         }

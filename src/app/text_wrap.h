@@ -27,11 +27,17 @@ bool no_break_before(uint32_t cp);
 // Opening punctuation (（「『 ...): never ends a line.
 bool no_break_after(uint32_t cp);
 
+// How a line may break: prose (at spaces and around CJK) or code, which may also
+// break after punctuation that ends a token (". , ( [ { = :" ...), so a long call
+// wraps between its parts, never inside an identifier or a number.
+enum class Wrap { Prose, Code };
+
 // Splits text into lines no wider than max_width, where advance(cp) is the
-// width of one character. '\n' always ends a line. A word wider than the line
-// is cut between characters; closing punctuation that would overflow hangs
-// past the edge instead of starting the next line.
+// width of one character. '\n' always ends a line. A word (code: a token)
+// wider than the line is cut between characters; closing punctuation that
+// would overflow hangs past the edge instead of starting the next line.
 std::vector<LineSpan> wrap_lines(std::string_view text, float max_width,
-                                 const std::function<float(uint32_t)>& advance);
+                                 const std::function<float(uint32_t)>& advance,
+                                 Wrap mode = Wrap::Prose);
 
 } // namespace pt2lab::app

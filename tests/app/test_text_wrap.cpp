@@ -16,9 +16,9 @@ float advance(uint32_t cp) {
     return is_cjk(cp) ? 2.0f : 1.0f;
 }
 
-std::vector<std::string> wrap(const std::string& text, float width) {
+std::vector<std::string> wrap(const std::string& text, float width, Wrap mode = Wrap::Prose) {
     std::vector<std::string> out;
-    for (const LineSpan& l : wrap_lines(text, width, advance))
+    for (const LineSpan& l : wrap_lines(text, width, advance, mode))
         out.push_back(text.substr(l.begin, l.end - l.begin));
     return out;
 }
@@ -110,4 +110,45 @@ TEST_CASE("newlines end lines; empty text is one empty line", "[text]") {
     CHECK(wrap("a\nb", 100) == std::vector<std::string>{"a", "b"});
     CHECK(wrap("a\n\nb", 100) == std::vector<std::string>{"a", "", "b"});
     CHECK(wrap("", 100) == std::vector<std::string>{""});
+}
+
+TEST_CASE("code wraps between tokens, never inside an identifier", "[text]") {
+    // A lesson's code line wider than the panel.
+    const std::string line = "ep2 = ep.run_decompositions(decomp_table=default_decompositions())";
+    auto lines = wrap(line, 26, Wrap::Code);
+    std::string joined;
+    for (const auto& l : lines) {
+        INFO(l);
+        CHECK(width_of(l) <= 26.5f);
+        joined += l;
+    }
+    // Nothing lost but the spaces at the breaks.
+    std::string squeezed;
+    for (char c : line)
+        if (c != ' ') squeezed += c;
+    std::string joined_squeezed;
+    for (char c : joined)
+        if (c != ' ') joined_squeezed += c;
+    CHECK(joined_squeezed == squeezed);
+    // Every identifier is whole on one line.
+    for (const char* id : {"run_decompositions", "decomp_table", "default_decompositions"}) {
+        bool whole = false;
+        for (const auto& l : lines) whole |= l.find(id) != std::string::npos;
+        CHECK(whole);
+    }
+    CHECK(lines == std::vector<std::string>{"ep2 = ep.", "run_decompositions(",
+                                            "decomp_table=", "default_decompositions())"});
+    // Prose would have cut the 60-character word between characters, inside a name.
+    bool whole = false;
+    for (const auto& l : wrap(line, 26)) whole |= l.find("decomp_table") != std::string::npos;
+    CHECK_FALSE(whole);
+    // A closing bracket or a dot never starts a code line; `({})` stays whole.
+    for (const auto& l : wrap("ep.run_decompositions({})", 10, Wrap::Code)) {
+        INFO(l);
+        CHECK(l.front() != ')');
+        CHECK(l.front() != '.');
+        CHECK(l.front() != '}');
+    }
+    // A token wider than the line is still cut (nothing else fits).
+    CHECK(wrap("abcdefghij", 4, Wrap::Code) == std::vector<std::string>{"abcd", "efgh", "ij"});
 }

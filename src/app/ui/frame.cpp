@@ -49,17 +49,65 @@ float splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical) {
     return d;
 }
 
-void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
+void draw_tab(App& app, Tab t) {
+    switch (t) {
+    case Tab::Code: draw_code_tab(app); break;
+    case Tab::Run: draw_run_tab(app); break;
+    case Tab::Observers: draw_observers_tab(app); break;
+    case Tab::Program: draw_program_tab(app); break;
+    case Tab::Log: draw_log_tab(app); break;
+    }
+}
+
+// A lesson step that points at two of the dock's tabs (M00-2's run beside the
+// buffers it changes) gets the second drawn beside the first, in a pane of its
+// own with the tab's name and a close button, when the dock is wide enough for
+// two; the learner's own choice of tab on the left is untouched.
+void side_pane(App& app, Tab t, ImVec2 pos, ImVec2 size) {
     UiState& ui = app.ui();
     ImGui::SetNextWindowPos(pos);
     ImGui::SetNextWindowSize(size);
-    ImGui::Begin("dock", nullptr,
+    ImGui::Begin("dock side", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr(app, tab_label(t)));
+    expose(app, "tab:side");
+    const std::string close = label(app, Str::side_close);
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(),
+                             ImGui::GetContentRegionMax().x - button_width(close.c_str())));
+    if (small_button(app, close.c_str())) app.view().side_tab.reset();
+    expose(app, "tab:side:close");
+    ImGui::Separator();
+    ImGui::BeginChild("side", ImVec2(0, 0), false,
+                      t == Tab::Code ? ImGuiWindowFlags_NoScrollbar : 0);
+    draw_tab(app, t);
+    ImGui::EndChild();
+    ImGui::End();
+    ui.side_tab = t;
+}
+
+void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
+    UiState& ui = app.ui();
+    ui.side_tab.reset();
     if (!app.workspace()) {
+        ImGui::SetNextWindowPos(pos);
+        ImGui::SetNextWindowSize(size);
+        ImGui::Begin("dock", nullptr,
+                     ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                         ImGuiWindowFlags_NoBringToFrontOnFocus);
         ImGui::End();
         return;
     }
+    const std::optional<Tab> side = app.view().side_tab;
+    const bool split = side && *side != app.settings().tab && size.x >= px(720);
+    ImVec2 own = size;
+    if (split) own.x = (size.x - px(5)) * 0.5f;
+    ImGui::SetNextWindowPos(pos);
+    ImGui::SetNextWindowSize(own);
+    ImGui::Begin("dock", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus);
     if (ImGui::BeginTabBar("tabs")) {
         for (Tab t : {Tab::Code, Tab::Run, Tab::Observers, Tab::Program, Tab::Log}) {
             Tab& shown = app.settings().tab;
@@ -73,13 +121,7 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
                 if (!ui.tab_requested) shown = t;
                 ImGui::BeginChild("tab", ImVec2(0, 0), false,
                                   t == Tab::Code ? ImGuiWindowFlags_NoScrollbar : 0);
-                switch (t) {
-                case Tab::Code: draw_code_tab(app); break;
-                case Tab::Run: draw_run_tab(app); break;
-                case Tab::Observers: draw_observers_tab(app); break;
-                case Tab::Program: draw_program_tab(app); break;
-                case Tab::Log: draw_log_tab(app); break;
-                }
+                draw_tab(app, t);
                 ImGui::EndChild();
                 ImGui::EndTabItem();
             }
@@ -88,6 +130,9 @@ void bottom_dock(App& app, ImVec2 pos, ImVec2 size) {
         ImGui::EndTabBar();
     }
     ImGui::End();
+    if (split)
+        side_pane(app, *side, ImVec2(pos.x + own.x + px(5), pos.y),
+                  ImVec2(size.x - own.x - px(5), size.y));
 }
 
 void select_step(App& app, int delta) {

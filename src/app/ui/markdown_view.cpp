@@ -259,7 +259,7 @@ void markdown_view(App& app, const std::vector<MdBlock>& blocks, const char* id)
             expose(app, "lesson:copy:" + std::to_string(ImGui::GetItemID()));
             ImGui::PushFont(fonts().mono);
             for (const std::string& l : b.items)
-                text_wrapped(l.empty() ? " " : l, colors::code_string, w - 2 * pad);
+                text_wrapped(l.empty() ? " " : l, colors::code_string, w - 2 * pad, Wrap::Code);
             ImGui::PopFont();
             ImGui::Dummy(ImVec2(0, px(2)));
             ImGui::Unindent(pad);

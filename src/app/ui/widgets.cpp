@@ -58,11 +58,12 @@ void expose(App& app, const std::string& name) {
 }
 
 namespace {
-std::vector<LineSpan> wrap_current_font(const std::string& text, float width) {
+std::vector<LineSpan> wrap_current_font(const std::string& text, float width,
+                                        Wrap mode = Wrap::Prose) {
     ImFont* font = ImGui::GetFont();
     float k = ImGui::GetFontSize() / font->FontSize;
     auto advance = [&](uint32_t cp) { return font->GetCharAdvance(static_cast<ImWchar>(cp)) * k; };
-    return wrap_lines(text, width, advance);
+    return wrap_lines(text, width, advance, mode);
 }
 } // namespace
 
@@ -81,11 +82,11 @@ std::string fit_text(const std::string& text, float max_width) {
     return text.substr(0, fit) + ellipsis;
 }
 
-void text_wrapped(const std::string& text, ImU32 color, float width) {
+void text_wrapped(const std::string& text, ImU32 color, float width, Wrap mode) {
     if (width <= 0) width = ImGui::GetContentRegionAvail().x;
     if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);
     ImGui::BeginGroup();
-    for (const LineSpan& l : wrap_current_font(text, width))
+    for (const LineSpan& l : wrap_current_font(text, width, mode))
         ImGui::TextUnformatted(text.data() + l.begin, text.data() + l.end);
     ImGui::EndGroup();
     if (color) ImGui::PopStyleColor();

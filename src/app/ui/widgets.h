@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "page_strings.h"
+#include "text_wrap.h"
 
 namespace pt2lab::app::ui {
 
@@ -34,7 +35,9 @@ float badge_width(const std::string& text);
 std::string fit_text(const std::string& text, float max_width);
 // Text wrapped at `width` (0: the available width), breaking between CJK
 // characters too; and the height that takes.
-void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0);
+// Wrapped at the page's break rules (text_wrap.h); code by its tokens.
+void text_wrapped(const std::string& text, ImU32 color = 0, float width = 0,
+                  Wrap mode = Wrap::Prose);
 float text_wrapped_height(const std::string& text, float width);
 // A node's name as a link in its kind's colour: hover highlights it, click selects it.
 void node_link(App& app, const Node& n, const char* id_suffix = "");
