@@ -267,9 +267,12 @@
     // A click on the canvas is the app's own business (the press picks the control).
     var from = e.relatedTarget;
     if (from && !pointerDown) focusEntry = from.compareDocumentPosition(canvas) & Node.DOCUMENT_POSITION_PRECEDING ? -1 : 1;
-    pt2lab.canvasFocused = true;
   });
-  canvas.addEventListener("blur", function () { pt2lab.canvasFocused = false; });
+  // Whether keys go to the canvas: where the document's focus is, not the last
+  // focus / blur event. A page whose window is not focused (a background tab, one
+  // of several headless pages) gets its focus() at start without a focus event
+  // until the window is focused; keys sent to it still reach the canvas.
+  pt2lab.canvasFocused = function () { return document.activeElement === canvas; };
   pt2lab.takeFocusEntry = function () { var d = focusEntry; focusEntry = 0; return d; };
   pt2lab.focusOut = function (dir) {
     var all = focusables(document.body), i = all.indexOf(canvas);

@@ -4,7 +4,10 @@
 
 #include "platform/platform.h"
 
-EM_JS(int, js_canvas_focused, (), { return window.pt2lab.canvasFocused ? 1 : 0; });
+EM_JS(int, js_canvas_focused, (), {
+    var f = window.pt2lab && window.pt2lab.canvasFocused;
+    return f && f() ? 1 : 0;
+});
 EM_JS(int, js_take_focus_entry, (), { return window.pt2lab.takeFocusEntry(); });
 EM_JS(void, js_focus_page, (int dir), { window.pt2lab.focusOut(dir); });
 
