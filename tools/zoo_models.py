@@ -86,6 +86,17 @@ def encoder(**kwargs):
 
 
 V = torchvision.models
+
+
+def vit_reduced():
+    """torchvision's VisionTransformer class (vit_b_16's code: conv patches, class
+    token, nn.MultiheadAttention encoder, GELU MLP) at 2 layers of width 32: its
+    smallest shipped size is 86 M parameters, too big for a zoo that runs in seconds."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=64, patch_size=16, num_layers=2, num_heads=2,
+                             hidden_dim=32, mlp_dim=64, num_classes=10)
+
+
 # name -> (builder, input shape)
 MODELS = {
     "resnet18": (V.resnet18, VISION_INPUT),
@@ -100,6 +111,13 @@ MODELS = {
     "googlenet": (lambda: V.googlenet(aux_logits=False, init_weights=True), VISION_INPUT),
     "mnasnet0_5": (V.mnasnet0_5, VISION_INPUT),
     "regnet_x_400mf": (V.regnet_x_400mf, VISION_INPUT),
+    # Inception v3 needs at least 75 x 75; its auxiliary classifier only runs in training.
+    # PyTorch's default initialisation: torchvision's own (truncated normal, std 0.1,
+    # under eval BatchNorm's unit statistics) grows the logits to 1e9, where float32
+    # steps are ~100 and no comparison within 1e-4 means anything.
+    "inception_v3": (lambda: V.inception_v3(aux_logits=False, init_weights=False),
+                     (1, 3, 75, 75)),
+    "vit_reduced": (vit_reduced, VISION_INPUT),
     "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
