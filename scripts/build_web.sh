@@ -22,7 +22,9 @@ rm -rf "$tmp"
 mkdir -p "$tmp/fonts" "$tmp/assets/graphs" "$tmp/assets/lessons" "$tmp/assets/fx"
 cp web/index.html web/style.css web/loader.js web/bridge.js web/text_view.js web/favicon.svg "$tmp/"
 cp build/wasm/src/app/app.js build/wasm/src/app/app.wasm "$tmp/"
-/usr/bin/python3 tools/subset_fonts.py --out "$tmp/fonts"
+# The font pages (fonts/more/, minutes to cut) are kept in build/font_pages and
+# made again only when the script or a font file changes.
+/usr/bin/python3 tools/subset_fonts.py --out "$tmp/fonts" --cache build/font_pages
 cp assets/graphs/*.pt2 "$tmp/assets/graphs/"
 # The lessons (the loader fetches every file assets/lessons/index.json names)
 # and the symbolic_trace graphs they show beside the exported ones.
@@ -56,7 +58,7 @@ for d, _, names in sorted(os.walk(root)):
         # Precompressed siblings are the host's business: the page never asks for them.
         if rel.endswith((".br", ".gz")) and os.path.exists(os.path.join(root, rel[:-3])):
             continue
-        # The font pages (8.7 MB) are fetched one by one when a character needs them;
+        # The font pages (50 MB) are fetched one by one when a character needs them;
         # the service worker keeps the ones fetched, and a new build's version covers them.
         if rel.startswith("fonts/more/") and rel.endswith(".otf"):
             with open(os.path.join(d, n), "rb") as f:
@@ -71,7 +73,8 @@ with open(os.path.join(root, "sw.js"), "w") as f:
     f.write(text.replace("__PT2LAB_FILES__", json.dumps(files)))
 PY
 # Last, so that sw.js is compressed too and its list and version stay those of the plain files.
-node tools/precompress.js "$tmp"
+# build/precompress keeps what it compressed before (the font pages: 2.5 minutes).
+node tools/precompress.js "$tmp" --cache build/precompress
 rm -rf "$OUT"
 mv "$tmp" "$OUT"
 echo "[web] wrote $OUT/: $(du -sh --exclude='*.br' --exclude='*.gz' "$OUT" | cut -f1) plain, $(du -sh "$OUT" | cut -f1) with the siblings, app.wasm $(stat -c %s "$OUT/app.wasm") bytes"

@@ -18,7 +18,9 @@ PKGS_NATIVE="cmake g++ make git xz-utils dpkg-dev ca-certificates nlohmann-json3
 PKGS_WASM="emscripten"
 # Real PyTorch runs in Debian sid/trixie roots that scripts/torch_env.sh makes with debootstrap.
 PKGS_TORCH="python3 debootstrap"
-PKGS_WEB="chromium fonts-noto-cjk fonts-jetbrains-mono python3-fonttools brotli"
+# The page's fonts (tools/subset_fonts.py): Noto Sans CJK TC for its own words,
+# the others for any character a user's text brings (emoji, Arabic, Thai, CJK Ext. B...).
+PKGS_WEB="chromium fonts-noto-cjk fonts-jetbrains-mono fonts-noto-core fonts-symbola fonts-hanazono fonts-unifont python3-fonttools brotli"
 PKGS_FUZZ="clang-14 libclang-rt-14-dev" # libFuzzer + sanitizers for fuzz/ (scripts/fuzz.sh)
 
 want="${PT2LAB_DEPS:-all}"

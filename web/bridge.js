@@ -250,6 +250,17 @@
       if (a && a !== canvas && a !== document.body) e.stopImmediatePropagation();
     }, true);
   });
+  // A character past U+FFFF typed as a key (an emoji, 𠀀): Chromium's keypress
+  // gives only its first UTF-16 half as charCode, which is what GLFW hands the
+  // app. Its key is the whole character: that goes to the app instead
+  // (src/app/platform/web_input.cpp), and GLFW never sees the event.
+  window.addEventListener("keypress", function (e) {
+    var k = e.key, cp = k ? k.codePointAt(0) : 0, M = app();
+    if (cp <= 0xFFFF || k.length !== 2 || e.charCode === cp || e.ctrlKey || e.metaKey) return;
+    if (!M || !M._pt2lab_text_input) return;
+    e.stopImmediatePropagation();
+    M._pt2lab_text_input(cp);
+  }, true);
   // Focus between the canvas and the HTML around it. The app moves Tab through
   // its lesson panel and, past the last control (or before the first), hands
   // focus to the HTML (focusOut); Tab into the canvas tells the app from which

@@ -96,7 +96,7 @@
     { url: "fonts/ui.otf", guess: 200000, name: "fonts/ui.otf" },
     { url: "fonts/mono.ttf", guess: 20000, name: "fonts/mono.ttf" },
     { url: "fonts/chars.txt", guess: 2000, name: "fonts/chars.txt" },
-    { url: "fonts/more/index.txt", guess: 550, name: "fonts/more/index.txt" },
+    { url: "fonts/more/index.txt", guess: 6000, name: "fonts/more/index.txt" },
     { url: "assets/graphs/index.json", guess: 300, name: "assets/graphs/index.json" },
     { url: "assets/graphs/" + pt2lab.startFile, guess: 50000, name: pt2lab.startFile }
   ];

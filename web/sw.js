@@ -69,10 +69,11 @@ function keepCourse(base, indexText) {
   });
 }
 
-// The font pages (fonts/more/XX.otf, 256 code points each) holding the
-// characters of `texts` that the page's font subset (fonts/chars.txt) lacks: the
-// page fetches them when it first shows such a character, which on a first
-// visit happens before this worker controls it. Kept with the build's files.
+// The font pages (256 code points each; a page is one file per font it draws
+// from, fonts/more/PP.otf, PP-1.otf ..., all named in fonts/more/index.txt)
+// holding the characters of `texts` that the page's font subset (fonts/chars.txt)
+// lacks: the page fetches them when it first shows such a character, which on a
+// first visit happens before this worker controls it. Kept with the build's files.
 function keepFontPages(texts) {
   var scope = self.registration.scope;
   return caches.open(CACHE).then(function (c) {
@@ -80,18 +81,21 @@ function keepFontPages(texts) {
       .then(function (r) { return r[0] && r[1] ? Promise.all([r[0].text(), r[1].text()]) : null; })
       .then(function (t) {
         if (!t) return null;
-        var have = {}, pages = {}, want = {};
+        var have = {}, files = {}, want = {};
         Array.from(t[0]).forEach(function (ch) { have[ch] = true; });
-        t[1].split(/\s+/).forEach(function (p) { if (p) pages[p] = true; });
+        t[1].split(/\s+/).forEach(function (f) {
+          var p = f.split("-")[0];
+          if (f) (files[p] = files[p] || []).push(f);
+        });
         texts.forEach(function (text) {
           Array.from(text).forEach(function (ch) {
             var cp = ch.codePointAt(0), p = (cp >> 8).toString(16);
             if (p.length < 2) p = "0" + p;
-            if (cp >= 0x20 && !have[ch] && pages[p]) want[p] = true;
+            if (cp >= 0x20 && !have[ch] && files[p]) files[p].forEach(function (f) { want[f] = true; });
           });
         });
-        return Promise.all(Object.keys(want).map(function (p) {
-          var u = scope + "fonts/more/" + p + ".otf";
+        return Promise.all(Object.keys(want).map(function (f) {
+          var u = scope + "fonts/more/" + f + ".otf";
           return c.match(u).then(function (hit) {
             if (hit) return null;
             return fetch(u).then(function (res) { return res.ok ? c.put(u, res) : null; }, function () { return null; });
@@ -154,9 +158,9 @@ self.addEventListener("fetch", function (e) {
       return (nav || !e.clientId ? Promise.resolve(null) : self.clients.get(e.clientId)).then(function (page) {
         var base = page ? courseOf(page.url) : "";
         if (base && req.url.indexOf(base) === 0) return courseFile(e, base);
-        // A font page (fonts/more/XX.otf) is not kept at install: it is kept once a
-        // character needed it, so it is there offline the next time.
-        var font = /\/fonts\/more\/[0-9a-f]{2}\.otf$/.test(new URL(req.url).pathname);
+        // A font page's file (fonts/more/PP.otf, PP-1.otf ...) is not kept at install:
+        // it is kept once a character needed it, so it is there offline the next time.
+        var font = /\/fonts\/more\/[0-9a-f]{2,4}(-[0-9]+)?\.otf$/.test(new URL(req.url).pathname);
         return fetch(req).then(function (res) {
           if (font && res.ok) c.put(req, res.clone());
           return res;

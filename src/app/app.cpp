@@ -572,16 +572,14 @@ void App::copy(const std::string& text, const std::string& what) {
 }
 
 void App::fetch_glyph_pages() {
-    for (int page : glyphs_.take_fetches()) {
-        char name[8];
-        std::snprintf(name, sizeof name, "%02x", page);
-        platform::fetch_file(std::string("fonts/more/") + name + ".otf",
-                             kFontPage + std::string(name));
+    for (FontFile f : glyphs_.take_fetches()) {
+        const std::string stem = font_file_stem(f);
+        platform::fetch_file("fonts/more/" + stem + ".otf", kFontPage + stem);
     }
 }
 
-std::vector<std::pair<int, std::vector<uint8_t>>> App::take_font_pages() {
-    std::vector<std::pair<int, std::vector<uint8_t>>> out;
+std::vector<std::pair<FontFile, std::vector<uint8_t>>> App::take_font_pages() {
+    std::vector<std::pair<FontFile, std::vector<uint8_t>>> out;
     out.swap(font_pages_);
     return out;
 }
@@ -634,17 +632,18 @@ bool App::take_files() {
     bool lesson_files = false;
     for (platform::OpenedFile& f : files) {
         if (f.name.rfind(kFontPage, 0) == 0) {
-            const int page =
-                static_cast<int>(std::strtol(f.name.c_str() + sizeof kFontPage - 1, nullptr, 16));
+            const std::string stem = f.name.substr(sizeof kFontPage - 1);
+            const std::optional<FontFile> file = parse_font_file_stem(stem);
+            if (!file) continue; // not a name fetch_glyph_pages gives
             if (!f.error.empty() || f.bytes.empty()) {
-                glyphs_.page_failed(page);
-                log(LogLine::Kind::Warning, "font page " + f.name.substr(sizeof kFontPage - 1) +
-                                                ": " + (f.error.empty() ? "empty" : f.error) +
+                glyphs_.file_failed(*file);
+                log(LogLine::Kind::Warning, "font page " + stem + ": " +
+                                                (f.error.empty() ? "empty" : f.error) +
                                                 "; its characters show as ?");
                 continue;
             }
-            glyphs_.page_arrived(page);
-            font_pages_.emplace_back(page, std::move(f.bytes));
+            glyphs_.file_arrived(*file);
+            font_pages_.emplace_back(*file, std::move(f.bytes));
             continue;
         }
         glyphs_.note(f.name);

@@ -318,8 +318,8 @@ public:
     const GlyphWants& glyphs() const { return glyphs_; }
     // Asks the browser for the font pages newly noted characters need.
     void fetch_glyph_pages();
-    // Font pages that arrived since the last call: (page, the font's bytes).
-    std::vector<std::pair<int, std::vector<uint8_t>>> take_font_pages();
+    // Font page files that arrived since the last call: (file, the font's bytes).
+    std::vector<std::pair<FontFile, std::vector<uint8_t>>> take_font_pages();
     // The Run tab's "fast kernels": this file's choice, and for one's own files the setting.
     void set_fast_kernels(bool on);
     // Weights drawn inside their readers, or as boxes of their own (the W key).
@@ -616,7 +616,7 @@ private:
 
     std::unique_ptr<Workspace> ws_;
     GlyphWants glyphs_;
-    std::vector<std::pair<int, std::vector<uint8_t>>> font_pages_;
+    std::vector<std::pair<FontFile, std::vector<uint8_t>>> font_pages_;
     UiState ui_;
     FileView view_;
     Settings settings_;

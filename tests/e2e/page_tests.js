@@ -6,6 +6,7 @@ const assert = require("assert/strict");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
+const { spawnSync } = require("child_process");
 const { ROOT, serve, state, waitState, boxInView, watchedPage, reloadOffline, steadyWidget } = require("./lib");
 const cli = require("./cli");
 
@@ -99,6 +100,11 @@ async function dropFile(page, file, name) {
       canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, { bytes, name: name || path.basename(file) });
 }
+
+// The font page of a character ("4e", "1f4", "200"), and the font page files a page fetched.
+const pageOf = (c) => (c.codePointAt(0) >> 8).toString(16).padStart(2, "0");
+const fetchedFiles = (page) => [...new Set(page.requests
+  .map((u) => (/\/fonts\/more\/([0-9a-f]{2,4}(-[0-9]+)?)\.otf$/.exec(u) || [])[1]).filter(Boolean))];
 
 function noErrors(page) {
   assert.deepEqual(page.errors, [], "no console errors");
@@ -341,11 +347,9 @@ test("characters beyond the font subset: their font page is fetched when met, dr
   const name = "王老師的貓.pt2";
   const outside = [...name].filter((c) => !chars.includes(c));
   assert.ok(outside.length >= 2, `the subset has most of ${name}: pick other characters (${outside.join("")})`);
-  const hex = (c) => (c.codePointAt(0) >> 8).toString(16).padStart(2, "0");
-  const pages = [...new Set(outside.map(hex))].sort();
+  const pages = [...new Set(outside.map(pageOf))].sort();
   for (const p of pages) assert.ok(index.includes(p), `page ${p} is in fonts/more/index.txt`);
-  const fetched = (page) => [...new Set(page.requests.filter((u) => /\/fonts\/more\/[0-9a-f]{2}\.otf$/.test(u))
-    .map((u) => u.slice(-6, -4)))].sort();
+  const fetched = (page) => [...new Set(fetchedFiles(page).map((f) => f.split("-")[0]))].sort();
   const srv = await serve(ctx.dist);
   try {
     const page = await watchedPage(ctx, srv.url + "?file=conv_relu.pt2");
@@ -360,12 +364,13 @@ test("characters beyond the font subset: their font page is fetched when met, dr
     assert.deepEqual(fetched(page), pages, "exactly the pages of the characters the subset lacks");
     assert.deepEqual(s.glyphs.pages.map((p) => p.toString(16).padStart(2, "0")).sort(), pages);
     await shot(ctx, page, "font-pages.png");
-    // A character no page has (an emoji, past the Basic Multilingual Plane): named as
-    // missing, nothing fetched for it, nothing breaks.
-    const emoji = "cat_\u{1F600}.pt2";
-    await dropFile(page, asset("conv_relu.pt2"), emoji);
-    s = await waitState(page, (st) => st.file === emoji, "an emoji in a name");
-    assert.equal(s.glyphs.missing, "\u{1F600}");
+    // A character no font of the pages has (CJK Extension G, past every font of
+    // tools/subset_fonts.py): named as missing, nothing fetched for it, nothing breaks.
+    assert.ok(!index.some((f) => f.startsWith("300")), "no page of CJK Extension G");
+    const none = "cat_\u{30000}.pt2";
+    await dropFile(page, asset("conv_relu.pt2"), none);
+    s = await waitState(page, (st) => st.file === none, "a character no font has in a name");
+    assert.equal(s.glyphs.missing, "\u{30000}");
     assert.deepEqual(fetched(page), pages, "no page asked for it");
     // Offline, the pages fetched before come from the service worker's cache.
     page.requests.length = 0;
@@ -378,6 +383,94 @@ test("characters beyond the font subset: their font page is fetched when met, dr
     noErrors(page);
   } finally {
     srv.close();
+  }
+});
+
+// Types `text` as keys of a keyboard that has its characters (one key each, a
+// keydown with the character and a keyup): Chromium sends the keypress that
+// Emscripten's GLFW reads, an emoji's too. (Playwright's keyboard.type sends a
+// character off the US layout as inserted text, which a canvas never receives.)
+async function typeKeys(page, text) {
+  const cdp = await page.context().newCDPSession(page);
+  for (const ch of text) {
+    await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", key: ch, text: ch, unmodifiedText: ch });
+    await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", key: ch });
+  }
+  await cdp.detach();
+}
+
+test("any script, an emoji, CJK Extension B, a symbol: a file's name and typed text draw after their pages come", async (ctx) => {
+  const base = "貓🐱 مرحبا नमस्ते สวัสดี 𠀀 ✓";
+  const name = base + ".pt2";
+  const chars = fs.readFileSync(path.join(ctx.dist, "fonts/chars.txt"), "utf8");
+  const index = fs.readFileSync(path.join(ctx.dist, "fonts/more/index.txt"), "utf8").trim().split(/\s+/);
+  const outside = [...new Set(base)].filter((c) => c !== " " && !chars.includes(c));
+  const pages = [...new Set(outside.map(pageOf))].sort();
+  // 🐱 on page 1f4, 𠀀 on page 200: above ff, past the Basic Multilingual Plane.
+  assert.ok(pages.includes("1f4") && pages.includes("200"), pages.join(" "));
+  const files = index.filter((f) => pages.includes(f.split("-")[0])).sort();
+  for (const p of pages) assert.ok(files.includes(p), `page ${p} is in fonts/more/index.txt`);
+  assert.ok(files.some((f) => f.includes("-")), `a page of two fonts among ${files.join(" ")}`);
+  // Each page file is one font; 𠀀's page has Noto Sans CJK's Extension B characters and HanaMinB's.
+  assert.ok(files.includes("200-1"), "page 200 is two files");
+  const srv = await serve(ctx.dist);
+  try {
+    const page = await watchedPage(ctx, srv.url + "?file=conv_relu.pt2");
+    let s = await state(page);
+    assert.equal(s.glyphs.missing, "");
+    assert.deepEqual(fetchedFiles(page), [], "no font page before the first frame");
+    // The file, through the page's file picker.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-scripts-"));
+    const file = path.join(dir, name);
+    fs.copyFileSync(asset("conv_relu.pt2"), file);
+    const [chooser] = await Promise.all([page.waitForEvent("filechooser"), clickWidget(page, "open")]);
+    await chooser.setFiles(file);
+    s = await waitState(page, (st) => st.file === name && st.glyphs.pending.length === 0 && st.glyphs.pages.length > 0,
+                        "the name's pages settled");
+    assert.equal(s.glyphs.missing, "", "every character of the name draws");
+    assert.deepEqual(fetchedFiles(page).sort(), files, "every file of the name's pages, no other");
+    assert.deepEqual(s.glyphs.pages.map((p) => p.toString(16).padStart(2, "0")).sort(), pages);
+    assertGraph(s, cli.nodes(asset("conv_relu.pt2")), name);
+    // The same typed into the graph's search box, key by key.
+    await clickWidget(page, "search");
+    await typeKeys(page, base);
+    s = await waitState(page, (st) => st.search.query === base, "the typed query, one character per key");
+    assert.equal(s.glyphs.missing, "", "every typed character draws");
+    assert.deepEqual(s.glyphs.pending, []);
+    assert.deepEqual(fetchedFiles(page).sort(), files, "the typed characters' pages are there already");
+    await page.mouse.move(2, 898);
+    await page.waitForTimeout(200);
+    const bar = s.widgets["search"];
+    await page.screenshot({ path: path.join(ctx.shots, "any-script.png"),
+                            clip: { x: 0, y: 0, width: 1440, height: Math.ceil(bar.y + bar.h + 12) } });
+    await page.screenshot({ path: path.join(ctx.shots, "any-script-full.png") });
+    // Characters typed beyond those: their pages are fetched when typed.
+    const more = " שלום ★ 😀 ⌘";
+    await typeKeys(page, more);
+    s = await waitState(page, (st) => st.search.query === base + more && !st.glyphs.pending.length,
+                        "the longer query's pages settled");
+    assert.equal(s.glyphs.missing, "");
+    const added = [...new Set(more)].filter((c) => c !== " " && !chars.includes(c)).map(pageOf);
+    for (const p of added) assert.ok(fetchedFiles(page).some((f) => f.split("-")[0] === p), `page ${p} fetched`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    noErrors(page);
+  } finally {
+    srv.close();
+  }
+});
+
+test("subset_fonts.py refuses the page's own text when its UI font lacks a character", async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-fonts-"));
+  try {
+    // U+30000 (CJK Extension G): no font has it; 🐱: only a fallback font has it.
+    const r = spawnSync("/usr/bin/python3", [path.join(ROOT, "tools/subset_fonts.py"), "--out", out, "--no-pages",
+                                             "--extra-text", "\u{30000}🐱"], { encoding: "utf8" });
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /U\+30000 .*no font has it/);
+    assert.match(r.stderr, /U\+1F431 .*only Symbola_hint\.ttf has it/);
+    assert.ok(!fs.existsSync(path.join(out, "ui.otf")), "nothing written");
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
   }
 });
 

@@ -110,6 +110,9 @@ bool poll_display(Display& d) {
 void install_wheel_input() {
 }
 
+void install_text_input() {
+}
+
 std::vector<uint8_t> preloaded(const std::string& name) {
     auto it = st().files.find(name);
     return it == st().files.end() ? std::vector<uint8_t>{} : read(it->second);

@@ -27,6 +27,9 @@ bool poll_display(Display& d);
 // Takes the mouse wheel and trackpad pinch from the canvas (after ImGui's
 // GLFW backend is initialised; it replaces the backend's document listener).
 void install_wheel_input();
+// Typed characters to ImGui as whole code points (replaces the backend's GLFW
+// character callback; after it is initialised, with the window's context current).
+void install_text_input();
 
 // --- files (web_files.cpp) ---------------------------------------------------
 struct OpenedFile {

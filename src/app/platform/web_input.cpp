@@ -1,5 +1,8 @@
 // Mouse wheel and trackpad pinch, taken on the canvas: ImGui's GLFW backend
-// listens on the document, where Chromium makes wheel listeners passive.
+// listens on the document, where Chromium makes wheel listeners passive. And
+// typed characters, one code point each (an emoji too).
+#include <GLFW/glfw3.h>
+#include <emscripten.h>
 #include <emscripten/html5.h>
 #include <imgui.h>
 
@@ -20,11 +23,36 @@ EM_BOOL on_wheel(int, const EmscriptenWheelEvent* ev, void*) {
     return EM_TRUE; // preventDefault: neither scroll nor zoom the page
 }
 
+// GLFW hands over a keypress's charCode. A character past the Basic Multilingual
+// Plane (an emoji, U+1F431) comes whole from web/bridge.js (Chromium's charCode
+// is its first UTF-16 half) or, where a browser's charCode is the whole code
+// point, from here; a browser that gives its two UTF-16 halves one by one gets
+// them joined here (ImGui keeps the first half until the second comes), not
+// stored as two surrogates that no font draws and no UTF-8 encodes.
+void on_char(GLFWwindow*, unsigned int c) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (c < 0x10000)
+        io.AddInputCharacterUTF16(static_cast<ImWchar16>(c));
+    else
+        io.AddInputCharacter(c);
+}
+
 } // namespace
 
 void install_wheel_input() {
     emscripten_set_wheel_callback(EMSCRIPTEN_EVENT_TARGET_DOCUMENT, nullptr, false, nullptr);
     emscripten_set_wheel_callback("#canvas", nullptr, false, on_wheel);
+}
+
+// A whole code point typed, from web/bridge.js: a character past U+FFFF whose
+// keypress Chromium gives GLFW as its first UTF-16 half only.
+extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_text_input(unsigned int c) {
+    if (ImGui::GetCurrentContext() && c <= IM_UNICODE_CODEPOINT_MAX)
+        ImGui::GetIO().AddInputCharacter(c);
+}
+
+void install_text_input() {
+    glfwSetCharCallback(glfwGetCurrentContext(), on_char);
 }
 
 } // namespace pt2lab::app::platform

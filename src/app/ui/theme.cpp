@@ -112,15 +112,28 @@ std::vector<uint8_t>& font_bytes(int which) {
     return which == 0 ? ui : mono;
 }
 
-// The font pages that arrived (page -> font bytes; the atlas reads them on every
-// build) and the characters beyond the subset they are for.
+// The font page files that arrived (the atlas reads them on every build) and the
+// characters beyond the subset they are for.
 struct MoreGlyphs {
-    std::map<int, std::vector<uint8_t>> pages;
+    std::map<FontFile, std::vector<uint8_t>> files;
     std::vector<char32_t> chars;
 };
 MoreGlyphs& more_glyphs() {
     static MoreGlyphs m;
     return m;
+}
+
+// Glyph ranges ({first, last, ..., 0}) of sorted code points.
+std::vector<ImWchar> ranges_of(const std::vector<char32_t>& sorted) {
+    std::vector<ImWchar> r;
+    for (char32_t c : sorted) {
+        if (!r.empty() && r.back() + 1 == c)
+            r.back() = static_cast<ImWchar>(c);
+        else
+            r.insert(r.end(), {static_cast<ImWchar>(c), static_cast<ImWchar>(c)});
+    }
+    r.push_back(0);
+    return r;
 }
 
 } // namespace
@@ -136,8 +149,8 @@ SceneMetrics scene_metrics() {
     return m;
 }
 
-void add_font_pages(std::vector<std::pair<int, std::vector<uint8_t>>> pages) {
-    for (auto& [page, bytes] : pages) more_glyphs().pages[page] = std::move(bytes);
+void add_font_pages(std::vector<std::pair<FontFile, std::vector<uint8_t>>> files) {
+    for (auto& [file, bytes] : files) more_glyphs().files[file] = std::move(bytes);
 }
 
 void set_extra_glyphs(std::vector<char32_t> chars) {
@@ -150,23 +163,30 @@ bool load_fonts_and_style(float scale) {
     if (ui.empty()) ui = platform::preloaded("fonts/ui.otf");
     if (mono.empty()) mono = platform::preloaded("fonts/mono.ttf");
     if (ui.empty() || mono.empty()) return false;
-    // The glyph ranges: the subset's characters, Latin-1, and those met since
-    // (ImGui keeps a pointer to them for as long as the fonts live: a static).
+    // The glyph ranges: the subset's characters and Latin-1 for the two fonts; for
+    // each page, the characters met since on it (ImGui keeps pointers to them for
+    // as long as the fonts live: statics, made before any font is added).
     static std::vector<uint8_t> chars;
     if (chars.empty()) {
         chars = platform::preloaded("fonts/chars.txt");
         chars.push_back(0);
     }
     static ImVector<ImWchar> ranges;
+    static std::map<int, std::vector<ImWchar>> page_ranges;
     ImFontAtlas* atlas = ImGui::GetIO().Fonts;
     atlas->Clear();
     ranges.clear();
     ImFontGlyphRangesBuilder b;
     b.AddText(reinterpret_cast<const char*>(chars.data()));
     b.AddRanges(atlas->GetGlyphRangesDefault());
-    for (char32_t c : more_glyphs().chars)
-        if (c <= IM_UNICODE_CODEPOINT_MAX) b.AddChar(static_cast<ImWchar>(c));
     b.BuildRanges(&ranges);
+    page_ranges.clear();
+    {
+        std::map<int, std::vector<char32_t>> by_page;
+        for (char32_t c : more_glyphs().chars)
+            if (c <= IM_UNICODE_CODEPOINT_MAX) by_page[static_cast<int>(c >> 8)].push_back(c);
+        for (const auto& [page, cps] : by_page) page_ranges[page] = ranges_of(cps);
+    }
 
     Fonts& f = fonts();
     f.scale = scale;
@@ -177,22 +197,25 @@ bool load_fonts_and_style(float scale) {
     cfg.PixelSnapH = true;
     ImFontConfig merge = cfg;
     merge.MergeMode = true;
-    auto add = [&](std::vector<uint8_t>& bytes, float size, const ImFontConfig& c) {
+    auto add = [&](std::vector<uint8_t>& bytes, float size, const ImFontConfig& c,
+                   const ImWchar* r) {
         return atlas->AddFontFromMemoryTTF(bytes.data(), static_cast<int>(bytes.size()),
-                                           size * scale, &c, ranges.Data);
+                                           size * scale, &c, r);
     };
-    // Each font, then the pages merged into it (a merged font adds only the
-    // characters the fonts before it lack).
+    // Each font, then the page files merged into it (a merged font adds only the
+    // characters the fonts before it lack). A file gets only its page's characters:
+    // ImGui sizes a bit set per font by the highest code point it is asked for.
     auto add_pages = [&](float size) {
-        if (more_glyphs().chars.empty()) return;
-        for (auto& [page, bytes] : more_glyphs().pages) add(bytes, size, merge);
+        for (auto& [file, bytes] : more_glyphs().files)
+            if (auto it = page_ranges.find(file.page); it != page_ranges.end())
+                add(bytes, size, merge, it->second.data());
     };
-    f.ui = add(ui, f.ui_size, cfg);
+    f.ui = add(ui, f.ui_size, cfg, ranges.Data);
     add_pages(f.ui_size);
-    f.mono = add(mono, f.mono_size, cfg);
-    add(ui, f.mono_size, merge);
+    f.mono = add(mono, f.mono_size, cfg, ranges.Data);
+    add(ui, f.mono_size, merge, ranges.Data);
     add_pages(f.mono_size);
-    f.heading = add(ui, f.ui_size * 1.2f, cfg);
+    f.heading = add(ui, f.ui_size * 1.2f, cfg, ranges.Data);
     add_pages(f.ui_size * 1.2f);
     atlas->Build();
     set_style(scale);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "glyph_wants.h"
 #include "graph/node.h"
 #include "graph_scene.h"
 
@@ -70,10 +71,12 @@ Fonts& fonts();
 // devicePixelRatio changes (then recreate the renderer's font texture).
 // False when the font files are missing.
 bool load_fonts_and_style(float scale);
-// Font pages of the UI font (fonts/more/XX.otf) that arrived, kept for every rebuild,
-// and the characters beyond the subset the atlas should draw from them
-// (GlyphWants::atlas_extra). Then load_fonts_and_style builds the atlas with them.
-void add_font_pages(std::vector<std::pair<int, std::vector<uint8_t>>> pages);
+// Files of font pages (fonts/more/PP[-K].otf, glyph_wants.h) that arrived, kept for
+// every rebuild, and the characters beyond the subset the atlas should draw from
+// them (GlyphWants::atlas_extra). Then load_fonts_and_style builds the atlas with
+// them: each file merged into each font at that font's size (tools/subset_fonts.py
+// gives every file the UI font's metrics per em), given only its page's characters.
+void add_font_pages(std::vector<std::pair<FontFile, std::vector<uint8_t>>> files);
 void set_extra_glyphs(std::vector<char32_t> chars);
 // Text widths of the graph's boxes, measured with the loaded fonts (layout units).
 SceneMetrics scene_metrics();
