@@ -73,6 +73,17 @@ json run_json(const RunReport& r, uint64_t version) {
         {"version", r.version}, {"current", r.version == version}, {"inputs", r.inputs_label},
         {"outputs", outs},      {"parity", parity_json(r.parity)}, {"values_kept", r.values_kept}};
     if (r.reference) j["reference"] = parity_json(*r.reference);
+    if (r.profile) { // where the time went: every op, the ten slowest nodes
+        const RunProfile& p = *r.profile;
+        json ops = json::array(), slowest = json::array();
+        for (const RunProfile::Op& o : p.ops)
+            ops.push_back({{"op", o.op}, {"nodes", o.nodes}, {"fused", o.fused}, {"ms", o.ms}});
+        for (size_t i = 0; i < p.nodes.size() && i < 10; ++i)
+            slowest.push_back(
+                {{"node", p.nodes[i].node}, {"op", p.nodes[i].op}, {"ms", p.nodes[i].ms}});
+        j["profile"] = {{"nodes_ms", p.nodes_ms}, {"run_ms", p.run_ms}, {"nodes", p.nodes.size()},
+                        {"fused", p.fused},       {"ops", ops},         {"slowest", slowest}};
+    }
     if (r.layers) { // a quantized run, layer by layer against the float model (graph order)
         json rows = json::array();
         for (const LayerParity& l : r.layers->rows)

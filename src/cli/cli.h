@@ -14,7 +14,7 @@ namespace pt2lab {
 
 struct CliArgs {
     std::string command, file;
-    bool module = false, guards = true, fast = false;
+    bool module = false, guards = true, fast = false, profile = false;
     std::vector<std::string> inputs; // --input x.npy (repeatable)
     bool has_seed = false;
     uint64_t seed = 0;

@@ -27,6 +27,8 @@ inline constexpr CliOption kCliOptions[] = {
     {"--out", "F", "run", "write the outputs to F (.npy; several outputs: F_0.npy ...) or .json"},
     {"--fast", nullptr, "run", "the fast conv2d (im2col + tiled GEMM) instead of the reference loop"},
     {"--repeat", "N", "run", "run N times on the same state (train mode: running stats keep moving)"},
+    {"--profile", nullptr, "run",
+     "where the last run's time went: per op and the slowest nodes (the page's Run tab shows the same)"},
     {"--level", "L", "decompose", "inference | core"},
     {"--keep", "OP", "decompose save", "keep an op by dropping its rule, e.g. --keep aten.conv2d.default"},
     {"--calibrate", "N", "convert save", "seeded calibration batches after the real inputs (default 8)"},

@@ -153,6 +153,7 @@ int cmd_run(const CliArgs& a) {
     }
     std::printf("time:     %.2f ms (last of %d run%s)\n", rep.ms, rep.repeat,
                 rep.repeat > 1 ? "s" : "");
+    if (a.profile && rep.profile) std::printf("%s", rep.profile->str().c_str());
     const ModuleState& state = ws.state();
     auto nbt = state.tensors.end();
     for (auto it = state.tensors.begin(); it != state.tensors.end(); ++it)

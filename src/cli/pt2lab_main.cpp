@@ -22,7 +22,7 @@ namespace {
 const char* kUsage =
     "usage: pt2lab <command> FILE [--module] [--no-guards]\n"
     "       pt2lab run FILE [--input x.npy ... | --seed N] [--module] [--out out.npy|out.json]\n"
-    "                       [--fast] [--repeat N]\n"
+    "                       [--fast] [--repeat N] [--profile]\n"
     "       pt2lab decompose FILE --level inference|core [--keep OP ...] [--module]\n"
     "       pt2lab prepare FILE | pt2lab convert FILE [--input x.npy ...] [--calibrate N] "
     "[--no-fold]\n"
@@ -329,6 +329,8 @@ int main(int argc, char** argv) {
             args.guards = false;
         else if (name == "--fast")
             args.fast = true;
+        else if (name == "--profile")
+            args.profile = true;
         else if (name == "--no-fold")
             args.fold = false;
         else if (name == "--level")

@@ -193,6 +193,25 @@ struct Harness {
         REQUIRE(r[1] + r[3] <= ImGui::GetIO().DisplaySize.y);
         click(r[0] + r[2] / 2, r[1] + r[3] / 2);
     }
+    // Wheels over the widget `over` (a panel's; where it is before the first turn)
+    // until the widget `name` is drawn whole, as a user scrolls a tab below its fold.
+    void scroll_to_widget(const std::string& name, const std::string& over) {
+        ImGuiIO& io = ImGui::GetIO();
+        frame();
+        auto at = app->ui().widgets.find(over);
+        INFO(over);
+        REQUIRE(at != app->ui().widgets.end());
+        const float x = at->second[0] + at->second[2] / 2, y = at->second[1] + at->second[3] / 2;
+        for (int tries = 0; tries < 40; ++tries) {
+            auto it = app->ui().widgets.find(name);
+            if (it != app->ui().widgets.end() && it->second[3] > 0) return;
+            io.AddMousePosEvent(x, y);
+            frame();
+            io.AddMouseWheelEvent(0, -1);
+            frames(2);
+        }
+        FAIL("could not scroll to " << name);
+    }
     void key(ImGuiKey k, bool settle_after = true) {
         ImGuiIO& io = ImGui::GetIO();
         io.AddKeyEvent(k, true);
@@ -607,6 +626,51 @@ TEST_CASE("the fast-kernels setting: runs and calibration of one's own file", "[
     h.app->set_fast_kernels(true);
     h.frames(2);
     CHECK(nlohmann::json::parse(platform::load_setting("layout"))["fast_kernels"] == true);
+}
+
+// The Run tab's "Where the time went": the state hook's profile is the Workspace's
+// (every op of the forward), and a row of the slowest nodes selects its node.
+TEST_CASE("the Run tab says where the time went, op by op and node by node", "[page]") {
+    Harness& h = harness();
+    h.open_asset("resnet_style.pt2");
+    h.click_widget("tab:Run & parity");
+    ui::run_now(*h.app);
+    h.settle();
+    h.frames(2);
+    REQUIRE(h.app->workspace()->last_run());
+    const auto& profile = h.app->workspace()->last_run()->profile;
+    REQUIRE(profile);
+    nlohmann::json s = h.state();
+    REQUIRE(s["run"].contains("profile"));
+    const nlohmann::json& p = s["run"]["profile"];
+    CHECK(p["nodes"] == profile->nodes.size());
+    CHECK(p["ops"].size() == profile->ops.size());
+    CHECK(p["ops"][0]["op"] == profile->ops.front().op);
+    size_t conv = 0;
+    for (const Node* n : h.app->workspace()->module().forward_graph().nodes())
+        conv += n->target() == "torch.ops.aten.conv2d.default";
+    bool conv_row = false;
+    for (const auto& o : p["ops"]) {
+        if (o["op"] != "aten.conv2d.default") continue;
+        conv_row = true;
+        CHECK(o["nodes"] == conv);
+    }
+    CHECK(conv_row);
+    CHECK(p["slowest"][0]["node"] == profile->nodes.front().node);
+    CHECK(h.app->ui().widgets.count("run tab:profile") == 1);
+    // Open "Slowest nodes" and click the first: it is selected, as on the canvas.
+    h.scroll_to_widget("run tab:slowest nodes", "run tab:run");
+    h.click_widget("run tab:slowest nodes");
+    h.scroll_to_widget("run tab:slowest node", "run tab:slowest nodes");
+    h.click_widget("run tab:slowest node");
+    REQUIRE(h.app->selected_node());
+    CHECK(h.app->selected_node()->name() == profile->nodes.front().node);
+    // In the other language the same section, in its words.
+    h.app->set_lesson_lang("zh-TW");
+    h.frames(2);
+    CHECK(h.app->ui().widgets.count("run tab:profile") == 1);
+    h.app->set_lesson_lang("en");
+    h.frames(2);
 }
 
 // What the page shows of a file starts afresh on every open: selection, search,

@@ -212,6 +212,16 @@ TEST_CASE("pt2lab run: outputs, parity verdict, files", "[cli]") {
     CHECK(t.status == 0);
     CHECK(t.out.find("buffers:  bn.num_batches_tracked 3 -> 6") != std::string::npos);
     CHECK(t.out.find("parity:   skipped") != std::string::npos);
+    // --profile: the Run tab's "Where the time went", from the same run
+    CHECK(r.out.find("profile:") == std::string::npos);
+    Run p = run_cli("run " + asset("conv_bn_relu_eval") + " --module --profile");
+    INFO(p.err);
+    CHECK(p.status == 0);
+    CHECK(p.out.find("profile:  ") != std::string::npos);
+    CHECK(p.out.find(" nodes (0 fused into the conv before them) of a ") != std::string::npos);
+    CHECK(p.out.find("  aten.conv2d.default\n") != std::string::npos);
+    CHECK(p.out.find("slowest nodes:") != std::string::npos);
+    CHECK(p.out.find(" conv2d (aten.conv2d.default)") != std::string::npos);
 }
 
 TEST_CASE("pt2lab run --seed / --input / --out round trip", "[cli]") {

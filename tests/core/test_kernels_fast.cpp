@@ -5,6 +5,7 @@
 // test_exec_cases.cpp; these cover the cases the goldens do not.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -238,6 +239,76 @@ TEST_CASE("same-shape float add, sub, mul, div equal the broadcast loop's arithm
             CHECK(wrong == 0);
         }
     }
+}
+
+// The broadcast rows (dimensions merged, a row against one value) against an index
+// walk written here: every shape pair a squeeze-excitation, a bias or a mask gives.
+TEST_CASE("broadcast float add, sub, mul, div a row at a time equal the element loop's", "[exec]") {
+    const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+        {{1, 6, 5, 7}, {1, 6, 1, 1}}, // squeeze-excitation's scale
+        {{2, 6, 5, 7}, {6, 1, 1}},    // a per-channel bias, fewer dims
+        {{2, 3, 5, 7}, {7}},          // along the last dimension
+        {{2, 3, 5, 7}, {2, 1, 5, 1}}, // every other dimension
+        {{1, 6, 1, 1}, {2, 6, 5, 7}}, // the small one first
+        {{3, 1, 7}, {1, 5, 1}},       // both broadcast
+        {{5, 7}, {}},                 // a 0-d tensor
+        {{4, 1}, {1, 3}},
+        {{2, 0, 3}, {1, 1, 3}}, // nothing to do
+    };
+    for (const auto& [sa, sb] : shapes)
+        for (const char* target : {"torch.ops.aten.add.Tensor", "torch.ops.aten.sub.Tensor",
+                                   "torch.ops.aten.mul.Tensor", "torch.ops.aten.div.Tensor"}) {
+            for (double alpha : {1.0, 0.5}) {
+                const std::string t = target;
+                const bool has_alpha =
+                    t.find(".add") != std::string::npos || t.find(".sub") != std::string::npos;
+                if (!has_alpha && alpha != 1.0) continue;
+                INFO(target << " " << shape_str(sa) << " with " << shape_str(sb) << " alpha "
+                            << alpha);
+                Tensor a = Tensor::seeded_normal(sa, 3), b = Tensor::seeded_normal(sb, 4);
+                Graph g;
+                std::vector<Argument> args = {Argument::from_node(g.placeholder("a")),
+                                              Argument::from_node(g.placeholder("b"))};
+                Kwargs kwargs;
+                if (has_alpha) kwargs.emplace_back("alpha", Argument::from_float(alpha));
+                Node* n = g.call_function(target, std::move(args), kwargs, "op");
+                g.output(Argument::tuple({Argument::from_node(n)}));
+                ModuleState state;
+                auto r = run_graph(g, {Value::of(a), Value::of(b)}, state, RunOptions());
+                INFO((r.ok() ? std::string() : r.error().str()));
+                REQUIRE(r.ok());
+                const Tensor& y = *r.value().outputs[0].tensor;
+                // The broadcast shape and each operand's index, by hand.
+                const size_t rank = std::max(sa.size(), sb.size());
+                std::vector<int64_t> out(rank), pa(rank, 1), pb(rank, 1);
+                for (size_t d = 0; d < sa.size(); ++d) pa[rank - sa.size() + d] = sa[d];
+                for (size_t d = 0; d < sb.size(); ++d) pb[rank - sb.size() + d] = sb[d];
+                for (size_t d = 0; d < rank; ++d) out[d] = pa[d] == 1 ? pb[d] : pa[d];
+                REQUIRE(y.sizes == out);
+                const float al = static_cast<float>(alpha);
+                int64_t wrong = 0;
+                std::vector<int64_t> idx(rank, 0);
+                for (int64_t k = 0; k < y.numel(); ++k) {
+                    int64_t ia = 0, ib = 0;
+                    for (size_t d = 0; d < rank; ++d) {
+                        ia = ia * pa[d] + (pa[d] == 1 ? 0 : idx[d]);
+                        ib = ib * pb[d] + (pb[d] == 1 ? 0 : idx[d]);
+                    }
+                    const float x = a.f32()[ia], v = b.f32()[ib];
+                    const float e =
+                        t.find(".add") != std::string::npos   ? (alpha == 1.0 ? x + v : x + al * v)
+                        : t.find(".sub") != std::string::npos ? (alpha == 1.0 ? x - v : x - al * v)
+                        : t.find(".mul") != std::string::npos ? x * v
+                                                              : x / v;
+                    wrong += y.f32()[k] != e;
+                    for (size_t d = rank; d-- > 0;) {
+                        if (++idx[d] < out[d]) break;
+                        idx[d] = 0;
+                    }
+                }
+                CHECK(wrong == 0);
+            }
+        }
 }
 
 TEST_CASE("linear's fast float dot products agree with the double reference", "[exec]") {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "test_support.h"
@@ -581,4 +582,106 @@ TEST_CASE("a Run keeps node values only while they are small; bigger runs fused,
     const Tensor& b = *fused.run->result.outputs[0].tensor;
     REQUIRE(a.storage.size() == b.storage.size());
     CHECK(std::equal(a.storage.data(), a.storage.data() + a.storage.size(), b.storage.data()));
+}
+
+namespace {
+
+// The profile's rows against the graph that ran: every call_function / call_module
+// node once, each op's count the graph's, shares that add up, most time first.
+void check_profile(const RunProfile& p, const Graph& g) {
+    std::map<std::string, size_t> in_graph;
+    size_t timed = 0;
+    for (const Node* n : g.nodes()) {
+        if (n->op() == Op::CallFunction) {
+            std::string op = n->target();
+            if (op.rfind("torch.ops.", 0) == 0) op.erase(0, 10);
+            ++in_graph[op];
+        } else if (n->op() == Op::CallModule) {
+            ++in_graph[n->target() == "_guards_fn" ? "_guards_fn" : "observer"];
+        } else {
+            continue;
+        }
+        ++timed;
+    }
+    CHECK(p.nodes.size() == timed);
+    std::map<std::string, size_t> in_profile;
+    double ms = 0, share = 0;
+    size_t fused = 0;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+        const RunProfile::Op& o = p.ops[i];
+        INFO(o.op);
+        in_profile[o.op] = o.nodes;
+        ms += o.ms;
+        share += p.share(o.ms);
+        fused += o.fused;
+        CHECK(o.ms >= 0);
+        if (i > 0) CHECK(p.ops[i - 1].ms >= o.ms);
+    }
+    CHECK(in_profile == in_graph);
+    CHECK(fused == p.fused);
+    CHECK(ms == Approx(p.nodes_ms));
+    if (p.nodes_ms > 0) CHECK(share == Approx(1.0));
+    for (size_t i = 1; i < p.nodes.size(); ++i) CHECK(p.nodes[i - 1].ms >= p.nodes[i].ms);
+    for (const RunProfile::Entry& e : p.nodes) {
+        INFO(e.node);
+        REQUIRE(g.find(e.node));
+        if (e.fused) CHECK(e.ms == 0);
+    }
+    // The nodes' times are inside the forward's.
+    CHECK(p.nodes_ms <= p.run_ms + 1e-6);
+}
+
+} // namespace
+
+TEST_CASE("a Run's profile times every node of its forward, by op and node", "[workspace]") {
+    SECTION("values kept: every node runs on its own") {
+        auto ws = open_workspace("conv_bn_relu_eval");
+        auto run = apply_ok(*ws, R"({"kind": "run", "fast_kernels": true, "repeat": 2})");
+        REQUIRE(run.run);
+        REQUIRE(run.run->profile);
+        const RunProfile& p = *run.run->profile;
+        check_profile(p, ws->module().forward_graph());
+        CHECK(p.fused == 0);
+        CHECK(p.runs == 2); // each node's mean over both forwards, listed once
+        CHECK(p.run_ms > 0);
+        REQUIRE(ws->last_run());
+        CHECK(ws->last_run()->profile == run.run->profile); // shared, not copied
+        const std::string table = p.str();
+        CHECK(table.find("aten.conv2d.default") != std::string::npos);
+        CHECK(table.find("slowest nodes:") != std::string::npos);
+    }
+    SECTION("a fused run: the batch norm and relu cost nothing of their own") {
+        auto probe = open_workspace("conv_bn_relu_eval");
+        OpenOptions opt;
+        opt.limits.keep_values_bytes = values_bytes(probe->module().forward_graph()) - 1;
+        auto big = Workspace::open_file(source_path("assets/graphs/conv_bn_relu_eval.pt2"), opt);
+        REQUIRE(big.ok());
+        auto run = apply_ok(*big.value(), R"({"kind": "run", "fast_kernels": true})");
+        REQUIRE(run.run->profile);
+        const RunProfile& p = *run.run->profile;
+        check_profile(p, big.value()->module().forward_graph());
+        CHECK(p.fused == 2); // batch_norm and relu, computed inside conv2d
+        for (const RunProfile::Op& o : p.ops)
+            if (o.op == "aten.batch_norm.default" || o.op == "aten.relu.default") {
+                CHECK(o.fused == 1);
+                CHECK(o.ms == 0);
+            }
+        CHECK(p.ops.front().op == "aten.conv2d.default");
+    }
+    SECTION("a prepared module: its observers have a row") {
+        auto ws = open_workspace("conv_bn_relu_eval");
+        apply_ok(*ws, R"({"kind": "prepare"})");
+        auto run = apply_ok(*ws, R"({"kind": "run"})");
+        REQUIRE(run.run->profile);
+        check_profile(*run.run->profile, ws->module().forward_graph());
+        bool observers = false;
+        for (const RunProfile::Op& o : run.run->profile->ops) observers |= o.op == "observer";
+        CHECK(observers);
+    }
+    SECTION("a calibration has none") {
+        auto ws = open_workspace("conv_bn_relu_eval");
+        apply_ok(*ws, R"({"kind": "prepare"})");
+        auto cal = apply_ok(*ws, R"({"kind": "calibrate", "repeat": 2})");
+        CHECK_FALSE(cal.run);
+    }
 }

@@ -106,13 +106,17 @@ function fnv1a64(values) {
 }
 
 // `pt2lab run FILE --module --fast --out out.json`: the outputs the page must show.
-function cliOutputs(file) {
+// `pt2lab run FILE --module --fast --profile`: the outputs, and the profile's nodes
+// per op (its times are the CLI's own run's).
+function cliRun(file) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pt2lab-e2e-"));
   const out = path.join(dir, "out.json");
   try {
-    const r = spawnSync(cli.CLI, ["run", file, "--module", "--fast", "--out", out], { encoding: "utf8" });
+    const r = spawnSync(cli.CLI, ["run", file, "--module", "--fast", "--profile", "--out", out], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`pt2lab run ${file} --fast failed (${r.status}): ${r.stderr || r.error}`);
-    return JSON.parse(fs.readFileSync(out, "utf8")).outputs;
+    const ops = {};
+    for (const m of r.stdout.matchAll(/^ +[0-9.]+ % +[0-9.]+ ms +([0-9]+) nodes? +(\S+)/gm)) ops[m[2]] = Number(m[1]);
+    return { outputs: JSON.parse(fs.readFileSync(out, "utf8")).outputs, ops };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -286,7 +290,7 @@ test("a big .pt2 is drawn before its weights are in: R waits for them, Cancel br
   assert.ok(b.t_whole > 0, "the file was opened before its weights (App::arriving)");
   assert.ok(b.t_drawn < b.t_whole, `drawn (${b.t_drawn}) before the weights were whole (${b.t_whole})`);
   // The run that waited used the real weights: the CLI's outputs, bit for bit.
-  const expected = cliOutputs(file);
+  const expected = cliRun(file).outputs;
   assert.equal(s.run.outputs[0].fnv1a64, fnv1a64(expected[0].data), "R ran on the whole file's weights");
 
   // Cancel while they arrive: the file before comes back. (On a fast read the weights
@@ -336,7 +340,26 @@ for (const name of ["mobilenet_v2", "resnet18", "efficientnet_b0"]) {
     const longest = await longestFrame(page, t0, t1);
     console.log(`       ${name}: run (fast kernels) ${((t1 - t0) / 1000).toFixed(2)} s, ${longest.frames} frames, longest ${longest.max.toFixed(1)} ms`);
     // The page's outputs are the CLI's, bit for bit (same file, same kernels).
-    const expected = cliOutputs(file);
+    const ran = cliRun(file), expected = ran.outputs;
+    // Where the time went: every op of the forward, as many nodes of each as the CLI's
+    // profile counts; the shares add up, the nodes' times are inside the forward's.
+    const prof = s.run.profile;
+    assert.ok(prof && prof.ops.length > 0, "the Run tab's profile");
+    assert.ok(Object.keys(ran.ops).length > 0, "the CLI's profile");
+    for (const [op, n] of Object.entries(ran.ops)) {
+      const row = prof.ops.find((o) => o.op === op);
+      assert.ok(row, `the page's profile has ${op}`);
+      assert.equal(row.nodes, n, `${op}: nodes`);
+    }
+    assert.equal(prof.ops.reduce((a, o) => a + o.nodes, 0), prof.nodes);
+    assert.ok(Math.abs(prof.ops.reduce((a, o) => a + o.ms, 0) - prof.nodes_ms) < 1e-6 * Math.max(1, prof.nodes_ms));
+    assert.ok(prof.nodes_ms <= prof.run_ms + 1e-6 && prof.run_ms > 0);
+    console.log(`       ${name}: profile ${prof.nodes_ms.toFixed(1)} ms in ${prof.nodes} nodes, most in ${prof.ops[0].op} (${(100 * prof.ops[0].ms / prof.nodes_ms).toFixed(0)} %)`);
+    if (name === "mobilenet_v2") {
+      await clickWidget(page, "tab:Run & parity");
+      await page.waitForTimeout(300);
+      await shot(ctx, page, "run-profile-mobilenet_v2.png");
+    }
     assert.equal(s.run.outputs.length, expected.length);
     for (let k = 0; k < expected.length; k++) {
       const got = s.run.outputs[k];

@@ -172,6 +172,104 @@ void layers_table(App& app, const RunReport& run) {
     ImGui::EndTable();
 }
 
+// A share of the whole as a bar with its percentage.
+void share_bar(double share) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.1f %%", 100 * share);
+    ImGui::ProgressBar(static_cast<float>(share), ImVec2(px(90), 0), pct);
+}
+
+// Where the last forward's time went: a line, the ops (most time first), the slowest
+// nodes (links to them while the graph on screen has them). Lists are clipped to the
+// rows on screen: a 10k-node graph's node list is 10k rows.
+void profile_section(App& app, const RunReport& run) {
+    const RunProfile& p = *run.profile;
+    if (p.nodes.empty()) return;
+    const Workspace& ws = *app.workspace();
+    ImGui::Spacing();
+    ImGui::PushFont(fonts().heading);
+    ImGui::TextUnformatted(tr(app, Str::run_profile));
+    ImGui::PopFont();
+    ImGui::SameLine();
+    help_marker(tr(app, Str::run_profile_note));
+    ImGui::Separator();
+    const RunProfile::Op& top = p.ops.front();
+    text_wrapped(strf(tr(app, Str::run_profile_line), p.nodes_ms, static_cast<int>(p.nodes.size()),
+                      p.run_ms, top.op.c_str(), 100 * p.share(top.ms)));
+    expose(app, "run tab:profile");
+    if (p.fused > 0)
+        text_wrapped(strf(tr(app, Str::run_profile_fused), static_cast<int>(p.fused)),
+                     colors::text_dim);
+    const float row_h = ImGui::GetTextLineHeightWithSpacing() + px(2);
+    auto height = [&](size_t rows) {
+        return row_h * static_cast<float>(std::min<size_t>(rows, 8) + 1);
+    };
+    const float width = std::min(ImGui::GetContentRegionAvail().x, px(640));
+    const ImGuiTableFlags flags = ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY;
+    if (ImGui::BeginTable("profile ops", 4, flags, ImVec2(width, height(p.ops.size())))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn(tr(app, Str::run_col_op));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_nodes));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_ms));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_share));
+        ImGui::TableHeadersRow();
+        ImGuiListClipper clip;
+        clip.Begin(static_cast<int>(p.ops.size()));
+        while (clip.Step())
+            for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+                const RunProfile::Op& o = p.ops[static_cast<size_t>(i)];
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(o.op.c_str());
+                ImGui::TableNextColumn();
+                if (o.fused)
+                    ImGui::Text(tr(app, Str::run_nodes_fused), static_cast<int>(o.nodes),
+                                static_cast<int>(o.fused));
+                else
+                    ImGui::Text("%d", static_cast<int>(o.nodes));
+                ImGui::TableNextColumn();
+                ImGui::Text("%.3f", o.ms);
+                ImGui::TableNextColumn();
+                share_bar(p.share(o.ms));
+            }
+        ImGui::EndTable();
+    }
+    const bool open = ImGui::TreeNode(label(app, Str::run_profile_nodes).c_str());
+    expose(app, "run tab:slowest nodes");
+    if (!open) return;
+    if (ImGui::BeginTable("profile nodes", 4, flags, ImVec2(width, height(p.nodes.size())))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        ImGui::TableSetupColumn(tr(app, Str::run_col_node));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_op));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_ms));
+        ImGui::TableSetupColumn(tr(app, Str::run_col_share));
+        ImGui::TableHeadersRow();
+        ImGuiListClipper clip;
+        clip.Begin(static_cast<int>(p.nodes.size()));
+        while (clip.Step())
+            for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+                const RunProfile::Entry& e = p.nodes[static_cast<size_t>(i)];
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                // The graph on screen may have changed since the run: a link while it has the node.
+                if (const Node* n = ws.find(run.view, e.node)) {
+                    node_link(app, *n, "profile");
+                    if (i == 0) expose(app, "run tab:slowest node");
+                } else
+                    ImGui::TextUnformatted(e.node.c_str());
+                ImGui::TableNextColumn();
+                ImGui::TextDisabled("%s", e.op.c_str());
+                ImGui::TableNextColumn();
+                ImGui::Text("%.3f", e.ms);
+                ImGui::TableNextColumn();
+                share_bar(p.share(e.ms));
+            }
+        ImGui::EndTable();
+    }
+    ImGui::TreePop();
+}
+
 void verdict(const App& app, const ParityReport& p, Str against) {
     std::string what = parity_word(app, p);
     ImGui::PushFont(fonts().heading);
@@ -301,6 +399,7 @@ void draw_run_tab(App& app) {
         verdict(app, *run->reference, Str::run_vs_eager);
         parity_table(app, "reference", *run->reference);
     }
+    if (run->profile) profile_section(app, *run);
     if (!run->parity.nodes.empty() && ImGui::TreeNode(label(app, Str::run_per_node).c_str())) {
         ImGui::TextDisabled("%s", tr(app, Str::run_per_node_note));
         ParityReport nodes;

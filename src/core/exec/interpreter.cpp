@@ -188,9 +188,14 @@ public:
             break;
         }
         case Op::CallModule: {
+            Clock::time_point t0 = opt_.node_times ? Clock::now() : Clock::time_point{};
             auto r = call_module(*n);
             if (!r.ok()) return r.error();
             v = r.take();
+            if (opt_.node_times && !running_)
+                opt_.node_times->push_back(
+                    {n, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(),
+                     false});
             break;
         }
         case Op::CallMethod:
@@ -215,7 +220,8 @@ public:
         }
         }
         if (running_) {
-            running_->node_times = opt_.node_times != nullptr && n->op() == Op::CallFunction;
+            running_->node_times = opt_.node_times != nullptr &&
+                                   (n->op() == Op::CallFunction || n->op() == Op::CallModule);
             if (!run_units(deadline)) return {};
             v = finish_running();
         }

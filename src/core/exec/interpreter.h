@@ -51,7 +51,8 @@ struct ModuleState {
     ModuleState share() const;
 };
 
-// How long one call_function node took (steady clock), for benchmarks' per-op breakdowns.
+// How long one call_function (or call_module: an observer) node took (steady clock),
+// for the Run's profile (exec/run_profile.h) and benchmarks' per-op breakdowns.
 struct NodeTime {
     const Node* node = nullptr;
     double ms = 0.0;
@@ -81,7 +82,8 @@ struct RunOptions {
     // Without keep_values and with the fast conv: fuse each conv with the eval
     // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
     bool fuse_convs = true;
-    // When set, every call_function node appends its time here, in execution order.
+    // When set, every call_function and call_module node appends its time here, in
+    // execution order.
     std::vector<NodeTime>* node_times = nullptr;
     // What the run needs to know of its graph beforehand, made in pieces (RunPlanning)
     // and shared by the runs of one action; when null or for another graph, the run

@@ -101,6 +101,77 @@ __attribute__((noinline)) void same_shape_f32(BinOp kind, const float* a, const 
     }
 }
 
+// One row of a float32 broadcast: o[k] = a[k * as] (op) alpha * b[k * bs], with each
+// step 0 (a broadcast value) or 1; the same arithmetic as the element loop below.
+// Out of line, like same_shape_f32. a, b: [n] or [1]; o: [n]
+__attribute__((noinline)) void row_f32(BinOp kind, const float* a, int64_t as, const float* b,
+                                       int64_t bs, double alpha, float* o, int64_t n) {
+    if (as == 1 && bs == 1) return same_shape_f32(kind, a, b, alpha, o, n);
+    const float al = static_cast<float>(alpha);
+    if (as == 1) { // a row against one value of b (a squeeze-excitation scale, a bias)
+        const float y = b[0];
+        switch (kind) {
+        case BinOp::Add:
+            if (alpha == 1.0)
+                for (int64_t k = 0; k < n; ++k) o[k] = a[k] + y;
+            else
+                for (int64_t k = 0; k < n; ++k) o[k] = a[k] + al * y;
+            break;
+        case BinOp::Sub:
+            if (alpha == 1.0)
+                for (int64_t k = 0; k < n; ++k) o[k] = a[k] - y;
+            else
+                for (int64_t k = 0; k < n; ++k) o[k] = a[k] - al * y;
+            break;
+        case BinOp::Mul:
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] * y;
+            break;
+        case BinOp::Div:
+            for (int64_t k = 0; k < n; ++k) o[k] = a[k] / y;
+            break;
+        }
+        return;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+        const float x = a[k * as], y = b[k * bs];
+        switch (kind) {
+        case BinOp::Add: o[k] = alpha == 1.0 ? x + y : x + al * y; break;
+        case BinOp::Sub: o[k] = alpha == 1.0 ? x - y : x - al * y; break;
+        case BinOp::Mul: o[k] = x * y; break;
+        case BinOp::Div: o[k] = x / y; break;
+        }
+    }
+}
+
+// A float32 broadcast a row at a time: the dimensions both operands walk the same way
+// are merged (TensorIterator's coalescing), so [1, C, H, W] * [1, C, 1, 1] is C rows of
+// H * W against one value each, instead of an index walk per element. False when the
+// innermost steps are not 0 or 1 (then the element loop does it).
+bool broadcast_rows_f32(BinOp kind, const float* a, const float* b, double alpha, float* o,
+                        std::vector<int64_t> shape, std::vector<int64_t> sa,
+                        std::vector<int64_t> sb) {
+    if (shape.empty()) return false;
+    for (size_t d = shape.size() - 1; d-- > 0;) // merge d with d + 1 where both continue
+        if (sa[d] == sa[d + 1] * shape[d + 1] && sb[d] == sb[d + 1] * shape[d + 1]) {
+            shape[d] *= shape[d + 1];
+            sa[d] = sa[d + 1], sb[d] = sb[d + 1];
+            shape.erase(shape.begin() + d + 1);
+            sa.erase(sa.begin() + d + 1);
+            sb.erase(sb.begin() + d + 1);
+        }
+    const int64_t n = shape.back(), as = sa.back(), bs = sb.back();
+    if ((as != 0 && as != 1) || (bs != 0 && bs != 1)) return false;
+    shape.pop_back(), sa.pop_back(), sb.pop_back();
+    if (shape.empty()) {
+        row_f32(kind, a, as, b, bs, alpha, o, n);
+        return true;
+    }
+    for_each_broadcast(shape, sa, sb, [&](int64_t r, int64_t ia, int64_t ib) {
+        row_f32(kind, a + ia, as, b + ib, bs, alpha, o + r * n, n);
+    });
+    return true;
+}
+
 // out = a (op) alpha * b, with PyTorch's promotion for the cases graphs hold:
 // float wins over integers; a Python int scalar keeps the tensor's dtype.
 Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, const Tensor& a,
@@ -150,6 +221,10 @@ Result<Tensor> binary(const KernelOptions& opt, const char* op, BinOp kind, cons
     if (result == ScalarType::Float && a.dtype == ScalarType::Float &&
         b->dtype == ScalarType::Float && a.sizes == b->sizes) {
         same_shape_f32(kind, a.f32(), b->f32(), alpha, out.f32(), out.numel());
+    } else if (result == ScalarType::Float && a.dtype == ScalarType::Float &&
+               b->dtype == ScalarType::Float && out.numel() > 0 &&
+               broadcast_rows_f32(kind, a.f32(), b->f32(), alpha, out.f32(), out.sizes, sa, sb)) {
+        // done, a row at a time
     } else if (result == ScalarType::Float) {
         const float al = static_cast<float>(alpha);
         float* o = out.f32();

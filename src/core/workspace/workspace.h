@@ -25,6 +25,7 @@
 #include "exec/interpreter.h"
 #include "exec/layer_parity.h"
 #include "exec/parity.h"
+#include "exec/run_profile.h"
 #include "io/zip.h"
 #include "passes/decompose.h"
 #include "passes/graph_diff.h"
@@ -132,6 +133,9 @@ struct RunReport {
     // values add up to more than Limits::keep_values_bytes, whose Run runs fused.
     bool values_kept = true;
     uint64_t values_bytes = 0; // what its graph's values take (values_bytes), when measured
+    // Where the last forward's time went, node by node and op by op (shared: reports
+    // are copied to the state, the outcome and the last run).
+    std::shared_ptr<const RunProfile> profile;
 };
 
 // What all the call_function values of `g` take, from their shapes (meta "val"):

@@ -95,6 +95,7 @@ Status Workspace::begin(const Action& a) {
             return fail(make_error("run", "a symbolic_trace graph has no ExportedProgram to run",
                                    "run its module"));
         p->runs_total = std::max(1, a.repeat);
+        p->opt.node_times = &p->times; // the Run tab's profile: every forward's, averaged
         const bool program = a.view == GraphView::Program;
         p->nodes_per_run = program ? s.ep->graph->size() : s.gm->forward_graph().size();
         p->baseline_key =
@@ -263,6 +264,7 @@ bool Workspace::advance(double seconds) {
                     if (Clock::now() >= deadline) return false;
                 }
                 RunOptions bo = p.opt;
+                bo.node_times = nullptr; // the profile is the live forward's
                 // The float run keeps the layers' values, nothing else (no conv fusion then).
                 bo.keep_values = p.layers_wanted;
                 bo.keep_only = p.layer_refs;
@@ -299,6 +301,7 @@ bool Workspace::advance(double seconds) {
         if (live) {
             p.last = r.take();
             p.last_ms = p.exec_ms;
+            p.live_ms += p.exec_ms;
             if (p.runs_done == 0 && !p.baseline_needed && !p.baseline_done) {
                 p.baseline.outputs = p.last.outputs; // the file as loaded: its own baseline
                 p.baseline.output_names = p.last.output_names;
@@ -359,6 +362,7 @@ bool Workspace::advance(double seconds) {
     rep.stale = p.stale.value_or(false);
     rep.values_kept = p.opt.keep_values;
     rep.values_bytes = p.values_bytes;
+    rep.profile = std::make_shared<const RunProfile>(profile_of(p.times, p.live_ms, p.runs_done));
     // Outputs only: the float run's kept values are the layers', compared above.
     rep.parity = compare_outputs(p.last, p.baseline);
     rep.parity.approximate = p.approximate;

@@ -82,6 +82,8 @@ struct Workspace::Pending {
     bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
     bool before_fresh = false;    // Run: the state was the file's, as loaded
     RunResult last;               // Run: the last forward's result
+    std::vector<NodeTime> times;  // Run: every forward's nodes' times (RunOptions::node_times)
+    double live_ms = 0;           // Run: the forwards' time, added up
     // Run of the module: did forward() run an older recompile (Workspace::write_code)?
     std::optional<bool> stale;
     // Run of a quantized graph: its layers against the float file as loaded
