@@ -155,7 +155,8 @@ async function openModel(page, model, file, label) {
   const drawn = await waitBench(page, (b) => (b.file === base && b.t_drawn > t0) || (b.error && b.error !== before.error),
                                 "open " + model, ACTION_TIMEOUT_MS, 50);
   if (!(drawn.t_drawn > t0)) return [{ model, action: label, job: "error: " + drawn.error, error: true }];
-  const after = await waitBench(page, (b) => b.frames >= drawn.frames + 10, "ten frames after the open", 60000, 50);
+  // The page draws only what changes (as for a user): the open is over once it is idle.
+  const after = await waitBench(page, idle, "idle after the open", 60000, 50);
   const job = after.jobs.filter((j) => j.kind === "open" && j.t_start >= t0).pop();
   if (!job) throw new Error(`no open job recorded for ${model}`);
   const read = drawn.t_arrived - t0; // the browser read the file, the page copied it in

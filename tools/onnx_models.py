@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The whole-model benchmark's models: ResNet-18 and MobileNet v2 at full size
+"""The whole-model benchmark's models: ResNet-18, MobileNet v2, MobileNet v3-small and
+EfficientNet-B0 at full size
 (batch 1, 3x224x224), exported by torch 2.14.1 both ways, for
 tools/model_bench.js (pt2lab's WASM executor vs ONNX Runtime Web) and
 bench/model_bench.cpp (native pt2lab vs PyTorch, tools/torch_bench.py).
@@ -71,7 +72,7 @@ import zoo_models  # noqa: E402
 SCRIPT = "tools/onnx_models.py"
 VERSION = 1
 CACHE_DIR = os.path.join(assetlib.REPO_ROOT, "build", "modelbench")
-MODELS = ["resnet18", "mobilenet_v2"]
+MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"]  # issue 23's four
 INPUT_SHAPE = (1, 3, 224, 224)
 OPSET = 17
 ORT_TOLERANCE = 1e-4  # ONNX Runtime vs eager: float order differs (and BN is folded into conv)

@@ -98,7 +98,8 @@ async function pageTrial(browser, url, model, runs) {
     for (const w of want) scale = Math.max(scale, Math.abs(w));
     let diff = 0;
     out.first.forEach((v, i) => { diff = Math.max(diff, Math.abs(v - want[i])); });
-    return { open_ms: open[0].wall, first_ms: first, steady, rel_diff: diff / Math.max(scale, 1e-30), first: out.first };
+    return { open_ms: open[0].wall, first_ms: first, steady, rel_diff: diff / Math.max(scale, 1e-30), first: out.first,
+             profile: s.run.profile };
   } finally {
     await context.close();
   }
@@ -173,6 +174,16 @@ async function main() {
                   `  ${s.ratio.toFixed(2)} (${s.ratio_min.toFixed(2)}-${s.ratio_max.toFixed(2)})` +
                   `       ${s.first_over_steady.toFixed(2)} (${s.first_over_steady_max.toFixed(2)})` +
                   `              ${s.page_diff.toExponential(1)}, ${s.ort_diff.toExponential(1)}`);
+    // Where the page's time went: the last Run's profile (the Run tab's "Where the time
+    // went"), per op, from the last trial; one forward, on the page's 0.1 ms clock.
+    console.log("\n  the last Run's profile (Run tab), ops over 2 % of its nodes' time:");
+    for (const model of args.models) {
+      const p = rows.filter((r) => r.model === model).pop().page.profile;
+      if (!p) continue;
+      const ops = p.ops.filter((o) => o.ms >= 0.02 * p.nodes_ms)
+        .map((o) => `${o.op.replace(/^aten\./, "").replace(/\.default$/, "")} ${(100 * o.ms / p.nodes_ms).toFixed(0)} %`);
+      console.log(`  ${model.padEnd(18)} ${f(p.nodes_ms)} of ${f(p.run_ms)} ms: ${ops.join(", ")}`);
+    }
     console.log(`${started.toISOString()} - ${new Date().toISOString()}; load average ${ab.load()} at the end`);
   }
   if (bad) {
