@@ -17,6 +17,19 @@
 
 using namespace pt2lab::app;
 
+namespace {
+
+// Whether the input waiting for the next frame would change what it shows: anything
+// but a key's release. The release of the key that began a job (R for Run) would
+// otherwise draw a frame at once, and a headless frame holds the main thread ~40 ms.
+bool input_shows() {
+    for (const ImGuiInputEvent& e : ImGui::GetCurrentContext()->InputEventsQueue)
+        if (e.Type != ImGuiInputEventType_Key || e.Key.Down) return true;
+    return false;
+}
+
+} // namespace
+
 int main() {
     double t_main = platform::now_seconds();
     if (!glfwInit()) {
@@ -154,8 +167,7 @@ int main() {
             // tens of milliseconds of CPU). The page keeps answering: an input draws at once.
             // A file opening is such an action too (before, it drew every display frame:
             // at 10k nodes 20 frames of ~35 ms in headless SwiftShader, most of its 1.5 s).
-            if ((app.busy() || app.opening_file()) &&
-                ImGui::GetCurrentContext()->InputEventsQueue.Size == 0 && !app.animating() &&
+            if ((app.busy() || app.opening_file()) && !input_shows() && !app.animating() &&
                 t_loop - last_drawn < App::kJobFrameSeconds) {
                 if (app.work_left()) platform::wake_between_frames();
                 return;
@@ -179,7 +191,7 @@ int main() {
             // A job that ends within the frame's budget (a lesson graph's run, an edit, a
             // view switch) is drawn by this frame, built again, not by the next one; a job
             // that goes on is not drawn now (its page would be the one before the key):
-            // its result or its progress (after kJobFrameSeconds) is. Drawing is what
+            // its result or its progress (after kJobFirstFrameSeconds) is. Drawing is what
             // costs: a headless SwiftShader frame holds the main thread ~40 ms after its
             // callback, so the work posted between frames waited behind every frame drawn.
             const bool was_busy = app.busy() || app.opening_file();
@@ -191,6 +203,7 @@ int main() {
                 build_ms += (platform::now_seconds() - t_again) * 1000;
             } else if (!was_busy && app.busy() && !app.animating() && app.ui().frames > 0) {
                 draw = false;
+                last_drawn += App::kJobFirstFrameSeconds - App::kJobFrameSeconds;
             }
             if (draw) {
                 glViewport(0, 0, display.fb_w, display.fb_h);

@@ -4,6 +4,9 @@
 // eval and refused in training (pt2lab does not reproduce torch's random masks).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+
 #include "exec/interpreter.h"
 
 using namespace pt2lab;
@@ -137,4 +140,43 @@ TEST_CASE("fast sigmoid and silu: within 4 ulp of the reference kernels, same Na
         if (std::string(op).find("silu_") != std::string::npos) // self is written: m
             CHECK(fast.outputs[1].tensor == fast.outputs[0].tensor);
     }
+}
+
+// hardswish four lanes at a time is ATen's float formula, bit for bit: x * clamp(x + 3,
+// 0, 6) / 6 in float32, NaN passing through, on both kernel sets and in place.
+TEST_CASE("hardswish four lanes at a time equals ATen's float formula bit for bit", "[exec]") {
+    std::vector<float> xs = {0.0f,   -0.0f,    -3.0f,     3.0f, -2.9999998f, 2.9999998f,
+                             1e-30f, INFINITY, -INFINITY, NAN,  1e30f,       -1e30f};
+    for (int k = 0; k <= 2000; ++k) xs.push_back(-5.0f + 0.005f * float(k));
+    const int64_t n = static_cast<int64_t>(xs.size()); // 2013: a tail after the lanes
+    for (const char* op : {"torch.ops.aten.hardswish.default", "torch.ops.aten.hardswish_.default"})
+        for (bool fast : {false, true}) {
+            Graph g;
+            Node* x = g.placeholder("x");
+            Node* m = g.call_function("torch.ops.aten.mul.Tensor",
+                                      {Argument::from_node(x), Argument::from_int(1)});
+            Node* y = g.call_function(op, {Argument::from_node(m)});
+            g.output(Argument::tuple({Argument::from_node(y)}));
+            ModuleState state;
+            Tensor in = Tensor::empty(ScalarType::Float, {n});
+            std::copy(xs.begin(), xs.end(), in.f32());
+            RunOptions opt;
+            opt.kernels.fast_conv = fast;
+            auto r = run_graph(g, {Value::of(in)}, state, opt);
+            INFO(op << (fast ? " fast" : "") << ": " << (r.ok() ? "" : r.error().str()));
+            REQUIRE(r.ok());
+            const float* got = r.value().outputs[0].tensor->f32();
+            int64_t wrong = 0;
+            for (int64_t k = 0; k < n; ++k) {
+                const float v = xs[size_t(k)];
+                float c = v + 3.0f;
+                c = std::isnan(c) ? c : (c < 0.0f ? 0.0f : (c > 6.0f ? 6.0f : c));
+                const float want = v * c / 6.0f;
+                uint32_t a = 0, b = 0;
+                std::memcpy(&a, &got[k], 4);
+                std::memcpy(&b, &want, 4);
+                wrong += std::isnan(want) ? !std::isnan(got[k]) : a != b;
+            }
+            CHECK(wrong == 0);
+        }
 }

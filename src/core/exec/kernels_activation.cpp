@@ -95,6 +95,39 @@ double hardswish_of(double v) {
     return double(x * r / 6.0f);
 }
 
+// y = hardswish(x) over n floats, four lanes at a time: hardswish_of's float arithmetic
+// (x + 3, clamped with NaN passing through, times x, over 6), so the same bits; it was
+// 44 % of MobileNet v3-small's forward one double at a time. y may be x.
+void hardswish_loop(const float* x, float* y, int64_t n) {
+    const f32x4 zero = {0, 0, 0, 0}, three = {3, 3, 3, 3}, six = {6, 6, 6, 6};
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        const f32x4 v = load4(x + k);
+        store4(y + k, v * clamp4(v + three, zero, six) / six);
+    }
+    for (; k < n; ++k) y[k] = static_cast<float>(hardswish_of(x[k]));
+}
+
+// hardswish (in_place false) or hardswish_ (true: writes self, which every alias sees).
+Result<Value> hardswish_impl(const CallArgs& a, const KernelOptions& opt, bool in_place) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    const std::string op = a.schema().overload_str();
+    const Tensor& t = *x.value();
+    if (t.dtype != ScalarType::Float)
+        return kernel_error(op + ": expected float32, got " + t.type_str());
+    if (in_place) {
+        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
+        float* d = a[0].tensor->f32();
+        hardswish_loop(d, d, t.numel());
+        return a[0];
+    }
+    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
+    if (!yr.ok()) return yr.error();
+    hardswish_loop(t.f32(), yr.value().f32(), t.numel()); // x, y: [any]
+    return Value::of(yr.take());
+}
+
 double sigmoid_of(double v) {
     return 1.0 / (1.0 + std::exp(-v));
 }
@@ -215,10 +248,10 @@ Result<Value> kernel_hardsigmoid(const CallArgs& a, const KernelOptions& opt) {
 
 // hardswish(self): x * relu6(x + 3) / 6
 Result<Value> kernel_hardswish(const CallArgs& a, const KernelOptions& opt) {
-    return unary_float(a, opt, hardswish_of);
+    return hardswish_impl(a, opt, false);
 }
 Result<Value> kernel_hardswish_(const CallArgs& a, const KernelOptions& opt) {
-    return in_place(a, unary_float(a, opt, hardswish_of));
+    return hardswish_impl(a, opt, true);
 }
 
 // sigmoid(self): 1 / (1 + exp(-x))
