@@ -19,6 +19,9 @@ using namespace pt2lab::app;
 
 namespace {
 
+// A frame whose build took less (ms) is built again when the job it began ended in it.
+constexpr double kRebuildMs = 8.0;
+
 // Whether the input waiting for the next frame would change what it shows: anything
 // but a key's release. The release of the key that began a job (R for Run) would
 // otherwise draw a frame at once, and a headless frame holds the main thread ~40 ms.
@@ -197,7 +200,9 @@ int main() {
             const bool was_busy = app.busy() || app.opening_file();
             const bool changed = app.end_frame();
             bool draw = true;
-            if (changed && !app.busy() && !app.opening_file()) {
+            // Built again only where a build is cheap (a big graph's frame takes 15-35 ms:
+            // two of them and the job's last piece would make one frame over 50 ms).
+            if (changed && !app.busy() && !app.opening_file() && build_ms < kRebuildMs) {
                 double t_again = platform::now_seconds();
                 build();
                 build_ms += (platform::now_seconds() - t_again) * 1000;
