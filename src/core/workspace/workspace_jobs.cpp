@@ -19,6 +19,20 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Adds one forward's node times to the sums of the forwards before it (each forward
+// of a plan runs its nodes in the same order), and empties them.
+void add_times(std::vector<NodeTime>& sums, std::vector<NodeTime>& times) {
+    bool same = sums.size() == times.size();
+    for (size_t i = 0; same && i < times.size(); ++i) same = sums[i].node == times[i].node;
+    if (sums.empty())
+        sums.swap(times);
+    else if (same)
+        for (size_t i = 0; i < times.size(); ++i) sums[i].ms += times[i].ms;
+    else // another order (not expected): kept as rows of their own, summed by profile_of
+        sums.insert(sums.end(), times.begin(), times.end());
+    times.clear();
+}
+
 // Whether g quantizes (quantize / dequantize pairs): its run is judged by its SQNR.
 bool quantizes(const Graph& g) {
     for (const Node* n : g.nodes())
@@ -302,6 +316,7 @@ bool Workspace::advance(double seconds) {
             p.last = r.take();
             p.last_ms = p.exec_ms;
             p.live_ms += p.exec_ms;
+            add_times(p.time_sums, p.times); // a Run of 100 forwards keeps one row a node
             if (p.runs_done == 0 && !p.baseline_needed && !p.baseline_done) {
                 p.baseline.outputs = p.last.outputs; // the file as loaded: its own baseline
                 p.baseline.output_names = p.last.output_names;
@@ -362,7 +377,8 @@ bool Workspace::advance(double seconds) {
     rep.stale = p.stale.value_or(false);
     rep.values_kept = p.opt.keep_values;
     rep.values_bytes = p.values_bytes;
-    rep.profile = std::make_shared<const RunProfile>(profile_of(p.times, p.live_ms, p.runs_done));
+    rep.profile =
+        std::make_shared<const RunProfile>(profile_of(p.time_sums, p.live_ms, p.runs_done));
     // Outputs only: the float run's kept values are the layers', compared above.
     rep.parity = compare_outputs(p.last, p.baseline);
     rep.parity.approximate = p.approximate;

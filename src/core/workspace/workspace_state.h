@@ -75,15 +75,16 @@ struct Workspace::Pending {
     std::shared_ptr<const RunPlan> plan, baseline_plan;
     double exec_ms = 0, last_ms = 0; // time spent in the current / last forward
     size_t nodes_per_run = 0, nodes_baseline = 0;
-    uint64_t units_done = 0;      // nodes of finished forwards
-    uint64_t values_bytes = 0;    // Run: what the graph's values take (values_bytes)
-    RunOptions opt;               // the live forwards'
-    ModuleState before;           // Run: to tell whether it wrote anything
-    bool graph_as_loaded = false; // the view's graph is the file's own, unchanged
-    bool before_fresh = false;    // Run: the state was the file's, as loaded
-    RunResult last;               // Run: the last forward's result
-    std::vector<NodeTime> times;  // Run: every forward's nodes' times (RunOptions::node_times)
-    double live_ms = 0;           // Run: the forwards' time, added up
+    uint64_t units_done = 0;         // nodes of finished forwards
+    uint64_t values_bytes = 0;       // Run: what the graph's values take (values_bytes)
+    RunOptions opt;                  // the live forwards'
+    ModuleState before;              // Run: to tell whether it wrote anything
+    bool graph_as_loaded = false;    // the view's graph is the file's own, unchanged
+    bool before_fresh = false;       // Run: the state was the file's, as loaded
+    RunResult last;                  // Run: the last forward's result
+    std::vector<NodeTime> times;     // Run: the forward's nodes' times (RunOptions::node_times)
+    std::vector<NodeTime> time_sums; // ... added up over the forwards so far
+    double live_ms = 0;              // Run: the forwards' time, added up
     // Run of the module: did forward() run an older recompile (Workspace::write_code)?
     std::optional<bool> stale;
     // Run of a quantized graph: its layers against the float file as loaded
