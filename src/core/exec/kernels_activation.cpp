@@ -60,6 +60,29 @@ void hardtanh_loop(const float* x, float* y, int64_t n, float lo, float hi) {
     for (; k < n; ++k) y[k] = clamp1(x[k], lo, hi);
 }
 
+// A float32 kernel made of one loop, loop(x, y, n) with y possibly x: its result in a
+// new tensor, or in place (it writes self, which every alias sees, and returns it).
+template <class Loop>
+Result<Value> float_loop_kernel(const CallArgs& a, const KernelOptions& opt, bool in_place,
+                                Loop&& loop) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    const std::string op = a.schema().overload_str();
+    const Tensor& t = *x.value();
+    if (t.dtype != ScalarType::Float)
+        return kernel_error(op + ": expected float32, got " + t.type_str());
+    if (in_place) {
+        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
+        float* d = a[0].tensor->f32(); // a write: un-shares bytes shared with the program
+        loop(d, d, t.numel());
+        return a[0];
+    }
+    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
+    if (!yr.ok()) return yr.error();
+    loop(t.f32(), yr.value().f32(), t.numel()); // x, y: [any]
+    return Value::of(yr.take());
+}
+
 // hardtanh (in_place false) or hardtanh_ (true: writes self, which every alias sees).
 Result<Value> hardtanh_impl(const CallArgs& a, const KernelOptions& opt, bool in_place) {
     auto x = a.tensor(0);
@@ -67,20 +90,10 @@ Result<Value> hardtanh_impl(const CallArgs& a, const KernelOptions& opt, bool in
     auto lo = a.real(1), hi = a.real(2);
     if (!lo.ok()) return lo.error();
     if (!hi.ok()) return hi.error();
-    const std::string op = a.schema().overload_str();
-    const Tensor& t = *x.value();
-    if (t.dtype != ScalarType::Float)
-        return kernel_error(op + ": expected float32, got " + t.type_str());
     const float l = static_cast<float>(lo.value()), h = static_cast<float>(hi.value());
-    if (in_place) {
-        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
-        hardtanh_loop(a[0].tensor->f32(), a[0].tensor->f32(), t.numel(), l, h);
-        return a[0];
-    }
-    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
-    if (!yr.ok()) return yr.error();
-    hardtanh_loop(t.f32(), yr.value().f32(), t.numel(), l, h); // x, y: [any]
-    return Value::of(yr.take());
+    return float_loop_kernel(a, opt, in_place, [l, h](const float* xs, float* ys, int64_t n) {
+        hardtanh_loop(xs, ys, n, l, h);
+    });
 }
 
 double hardsigmoid_of(double v) {
@@ -110,22 +123,7 @@ void hardswish_loop(const float* x, float* y, int64_t n) {
 
 // hardswish (in_place false) or hardswish_ (true: writes self, which every alias sees).
 Result<Value> hardswish_impl(const CallArgs& a, const KernelOptions& opt, bool in_place) {
-    auto x = a.tensor(0);
-    if (!x.ok()) return x.error();
-    const std::string op = a.schema().overload_str();
-    const Tensor& t = *x.value();
-    if (t.dtype != ScalarType::Float)
-        return kernel_error(op + ": expected float32, got " + t.type_str());
-    if (in_place) {
-        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
-        float* d = a[0].tensor->f32();
-        hardswish_loop(d, d, t.numel());
-        return a[0];
-    }
-    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
-    if (!yr.ok()) return yr.error();
-    hardswish_loop(t.f32(), yr.value().f32(), t.numel()); // x, y: [any]
-    return Value::of(yr.take());
+    return float_loop_kernel(a, opt, in_place, hardswish_loop);
 }
 
 double sigmoid_of(double v) {
@@ -190,22 +188,9 @@ void sigmoid_loop(const float* x, float* y, int64_t n, bool silu) {
 
 // sigmoid / silu on the fast kernels; in place writes self (which every alias sees).
 Result<Value> sigmoid_fast(const CallArgs& a, const KernelOptions& opt, bool silu, bool in_place) {
-    auto x = a.tensor(0);
-    if (!x.ok()) return x.error();
-    const std::string op = a.schema().overload_str();
-    const Tensor& t = *x.value();
-    if (t.dtype != ScalarType::Float)
-        return kernel_error(op + ": expected float32, got " + t.type_str());
-    if (in_place) {
-        if (Status s = charge_work(opt, t.numel(), op); !s.ok()) return s.error();
-        float* d = a[0].tensor->f32(); // a write: un-shares bytes shared with the program
-        sigmoid_loop(d, d, t.numel(), silu);
-        return a[0];
-    }
-    auto yr = new_tensor(opt, ScalarType::Float, t.sizes, op);
-    if (!yr.ok()) return yr.error();
-    sigmoid_loop(t.f32(), yr.value().f32(), t.numel(), silu); // x, y: [any]
-    return Value::of(yr.take());
+    return float_loop_kernel(a, opt, in_place, [silu](const float* xs, float* ys, int64_t n) {
+        sigmoid_loop(xs, ys, n, silu);
+    });
 }
 
 Result<Value> dropout_impl(const CallArgs& a, const KernelOptions& opt, bool inplace) {
