@@ -15,9 +15,12 @@
 // table gives every trial and the median with its range. Outputs: the page's
 // first values (its state hook) and ORT's whole output against PyTorch eager
 // (output.bin), relative to the output's magnitude; over 1e-4 fails (exit 1).
+// --quantized: then, in the same page, Q prepare, K calibrate (9 batches), V convert as
+// a user presses them, and the converted model's Runs timed the same way (first and
+// --runs steady): the issue's "quantized runs at most 2x the float run's time".
 //
 //   bash scripts/torch_env.sh run sid python3 tools/onnx_models.py   # build/modelbench/
-//   node tools/run_bench.js [dist] [--models resnet18,mobilenet_v2] [--trials 5] [--runs 10] [--json]
+//   node tools/run_bench.js [dist] [--models resnet18,mobilenet_v2] [--trials 5] [--runs 10] [--quantized] [--json]
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -28,14 +31,15 @@ const ab = require("./action_bench");
 const TOLERANCE = 1e-4;
 
 function parseArgs(argv) {
-  const a = { dist: path.join(ROOT, "dist"), models: ["resnet18", "mobilenet_v2"], trials: 5, runs: 10, json: false };
+  const a = { dist: path.join(ROOT, "dist"), models: ["resnet18", "mobilenet_v2"], trials: 5, runs: 10, json: false, quantized: false };
   for (let k = 0; k < argv.length; k++) {
     if (argv[k] === "--models") a.models = argv[++k].split(",").filter(Boolean);
     else if (argv[k] === "--trials") a.trials = Math.max(1, parseInt(argv[++k], 10) || 1);
     else if (argv[k] === "--runs") a.runs = Math.max(1, parseInt(argv[++k], 10) || 1);
     else if (argv[k] === "--json") a.json = true;
+    else if (argv[k] === "--quantized") a.quantized = true;
     else if (argv[k].startsWith("--"))
-      throw new Error("usage: node tools/run_bench.js [dist] [--models a,b] [--trials T] [--runs N] [--json]");
+      throw new Error("usage: node tools/run_bench.js [dist] [--models a,b] [--trials T] [--runs N] [--quantized] [--json]");
     else a.dist = path.resolve(argv[k]);
   }
   return a;
@@ -64,7 +68,7 @@ function makeSite(dist) {
   return site;
 }
 
-async function pageTrial(browser, url, model, runs) {
+async function pageTrial(browser, url, model, runs, quantized) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   await context.addInitScript(ab.inputRecorder);
   const page = await context.newPage();
@@ -98,8 +102,21 @@ async function pageTrial(browser, url, model, runs) {
     for (const w of want) scale = Math.max(scale, Math.abs(w));
     let diff = 0;
     out.first.forEach((v, i) => { diff = Math.max(diff, Math.abs(v - want[i])); });
-    return { open_ms: open[0].wall, first_ms: first, steady, rel_diff: diff / Math.max(scale, 1e-30), first: out.first,
-             profile: s.run.profile };
+    const r = { open_ms: open[0].wall, first_ms: first, steady, rel_diff: diff / Math.max(scale, 1e-30), first: out.first,
+                profile: s.run.profile };
+    if (quantized) {
+      for (const [key, label] of [["q", "Q prepare"], ["k", "K calibrate"], ["v", "V convert"]]) {
+        const rows = await ab.press(page, model, key, label);
+        const bad = rows.find((x) => x.error || x.ok === false);
+        if (bad) throw new Error(`${model}: ${label} failed: ${JSON.stringify(bad)}`);
+      }
+      r.q_first_ms = await wallOf();
+      r.q_steady = [];
+      for (let k = 0; k < runs; k++) r.q_steady.push(await wallOf());
+      r.q_profile = (await state(page)).run.profile;
+      if (errors.length) throw new Error(`${model}: page errors: ${errors.join("; ")}`);
+    }
+    return r;
   } finally {
     await context.close();
   }
@@ -136,18 +153,24 @@ async function main() {
         const order = t % 2 ? ["page", "ort"] : ["ort", "page"];
         const r = { model, trial: t, load: os.loadavg()[0] };
         for (const who of order) {
-          if (who === "page") r.page = await pageTrial(browser, server.url, model, args.runs);
+          if (who === "page") r.page = await pageTrial(browser, server.url, model, args.runs, args.quantized);
           else r.ort = await ortTrial(browser, server.url, model, args.runs);
         }
         r.page.median_ms = median(r.page.steady);
         r.ort.median_ms = median(r.ort.steady);
         r.ratio = r.page.median_ms / r.ort.median_ms;
         r.first_over_steady = r.page.first_ms / r.page.median_ms;
+        if (args.quantized) {
+          r.page.q_median_ms = median(r.page.q_steady);
+          r.q_over_float = r.page.q_median_ms / r.page.median_ms;
+        }
         rows.push(r);
         if (!args.json)
           console.log(`  ${model.padEnd(14)} ${String(t).padStart(5)}  ${f(r.page.open_ms).padStart(10)} ${f(r.page.first_ms).padStart(7)} ${f(r.page.median_ms).padStart(7)} |` +
                       ` ${f(r.ort.load_ms).padStart(9)} ${f(r.ort.first_ms).padStart(6)} ${f(r.ort.median_ms).padStart(7)} |` +
-                      ` ${r.ratio.toFixed(2).padStart(12)}  ${r.first_over_steady.toFixed(2).padStart(18)}`);
+                      ` ${r.ratio.toFixed(2).padStart(12)}  ${r.first_over_steady.toFixed(2).padStart(18)}` +
+                      (args.quantized ? ` | converted: first ${f(r.page.q_first_ms)} steady ${f(r.page.q_median_ms)}` +
+                                        ` = ${r.q_over_float.toFixed(2)} x float` : ""));
       }
     }
   } finally {
@@ -163,7 +186,11 @@ async function main() {
     if (Math.max(pageDiff, ortDiff) > TOLERANCE) bad = true;
     return { model, ratio: median(ratios), ratio_min: Math.min(...ratios), ratio_max: Math.max(...ratios),
              page_steady_ms: median(mine.map((r) => r.page.median_ms)), ort_steady_ms: median(mine.map((r) => r.ort.median_ms)),
-             first_over_steady: median(fs_), first_over_steady_max: Math.max(...fs_), page_diff: pageDiff, ort_diff: ortDiff };
+             first_over_steady: median(fs_), first_over_steady_max: Math.max(...fs_), page_diff: pageDiff, ort_diff: ortDiff,
+             ...(args.quantized ? { q_over_float: median(mine.map((r) => r.q_over_float)),
+                                    q_over_float_min: Math.min(...mine.map((r) => r.q_over_float)),
+                                    q_over_float_max: Math.max(...mine.map((r) => r.q_over_float)),
+                                    q_steady_ms: median(mine.map((r) => r.page.q_median_ms)) } : {}) };
   });
   if (args.json) {
     console.log(JSON.stringify({ started: started.toISOString(), load: os.loadavg(), rows, summary }, null, 2));
@@ -174,6 +201,12 @@ async function main() {
                   `  ${s.ratio.toFixed(2)} (${s.ratio_min.toFixed(2)}-${s.ratio_max.toFixed(2)})` +
                   `       ${s.first_over_steady.toFixed(2)} (${s.first_over_steady_max.toFixed(2)})` +
                   `              ${s.page_diff.toExponential(1)}, ${s.ort_diff.toExponential(1)}`);
+    if (args.quantized) {
+      console.log(`\n  ${"model".padEnd(14)} converted steady  / float steady (range)`);
+      for (const s of summary)
+        console.log(`  ${s.model.padEnd(14)} ${f(s.q_steady_ms).padStart(8)} ms  ${s.q_over_float.toFixed(2)} x` +
+                    ` (${s.q_over_float_min.toFixed(2)}-${s.q_over_float_max.toFixed(2)})`);
+    }
     // Where the page's time went: the last Run's profile (the Run tab's "Where the time
     // went"), per op, from the last trial; one forward, on the page's 0.1 ms clock.
     console.log("\n  the last Run's profile (Run tab), ops over 2 % of its nodes' time:");
@@ -183,6 +216,11 @@ async function main() {
       const ops = p.ops.filter((o) => o.ms >= 0.02 * p.nodes_ms)
         .map((o) => `${o.op.replace(/^aten\./, "").replace(/\.default$/, "")} ${(100 * o.ms / p.nodes_ms).toFixed(0)} %`);
       console.log(`  ${model.padEnd(18)} ${f(p.nodes_ms)} of ${f(p.run_ms)} ms: ${ops.join(", ")}`);
+      const q = rows.filter((r) => r.model === model).pop().page.q_profile;
+      if (!q) continue;
+      const qops = q.ops.filter((o) => o.ms >= 0.02 * q.nodes_ms)
+        .map((o) => `${o.op.replace(/^aten\./, "").replace(/^quantized_decomposed\./, "").replace(/\.default$/, "")} ${(100 * o.ms / q.nodes_ms).toFixed(0)} %`);
+      console.log(`  ${(model + " converted").padEnd(18)} ${f(q.nodes_ms)} of ${f(q.run_ms)} ms: ${qops.join(", ")}`);
     }
     console.log(`${started.toISOString()} - ${new Date().toISOString()}; load average ${ab.load()} at the end`);
   }

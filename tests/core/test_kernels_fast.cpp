@@ -359,3 +359,70 @@ TEST_CASE("linear's fast float dot products agree with the double reference", "[
             for (int64_t i = 0; i < y[1].numel(); ++i) CHECK(y[1].f32()[i] == y[0].f32()[i]);
     }
 }
+
+// quantize_per_tensor four lanes at a time against torch.ao's definition written here
+// (clamp(nearbyint(x * float(1 / scale)) + zero_point, quant_min, quant_max), NaN to
+// quant_min), and dequantize_per_tensor against (float(q) - zero_point) * scale: ties of
+// every parity, both ends, NaN, infinities, and lengths that leave a tail.
+TEST_CASE("quantize and dequantize per tensor, four lanes, equal torch.ao's arithmetic", "[exec]") {
+    std::vector<float> xs;
+    for (int k = -600; k <= 600; ++k) xs.push_back(static_cast<float>(k) * 0.25f);
+    Tensor noise = Tensor::seeded_normal({997}, 11);
+    for (int64_t k = 0; k < noise.numel(); ++k) xs.push_back(noise.f32()[k] * 40.0f);
+    for (float v : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity(), 3e38f, -3e38f, 1e-40f, -0.0f,
+                    8388607.5f, 4194304.5f, -4194304.5f})
+        xs.push_back(v);
+    struct Q {
+        double scale;
+        int64_t zp, lo, hi;
+        ScalarType dtype;
+    };
+    for (const Q& q : {Q{0.5, 128, 0, 255, ScalarType::Byte}, Q{0.5, 0, -128, 127, ScalarType::Char},
+                       Q{0.1, -5, -128, 127, ScalarType::Char},
+                       Q{0.023, 3, -127, 127, ScalarType::Char},
+                       Q{1e-6, 0, -128, 127, ScalarType::Char}}) {
+        for (size_t len : {xs.size(), xs.size() - 1, size_t{3}}) {
+            INFO("scale " << q.scale << " zero point " << q.zp << " length " << len);
+            Tensor x = Tensor::zeros(ScalarType::Float, {static_cast<int64_t>(len)});
+            std::copy(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(len), x.f32());
+            Graph g;
+            Node* in = g.placeholder("x");
+            auto qargs = [&](Node* from) {
+                return std::vector<Argument>{
+                    Argument::from_node(from), Argument::from_float(q.scale),
+                    Argument::from_int(q.zp),  Argument::from_int(q.lo),
+                    Argument::from_int(q.hi),  Argument::from_dtype(q.dtype)};
+            };
+            Node* qn = g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default",
+                                       qargs(in), {}, "q");
+            Node* dq = g.call_function(
+                "torch.ops.quantized_decomposed.dequantize_per_tensor.default", qargs(qn), {},
+                "dq");
+            REQUIRE(qn->schema());
+            REQUIRE(dq->schema());
+            g.output(Argument::tuple({Argument::from_node(qn), Argument::from_node(dq)}));
+            ModuleState state;
+            auto r = run_graph(g, {Value::of(x)}, state, RunOptions());
+            REQUIRE(r.ok());
+            const Tensor& y = *r.value().outputs[0].tensor;
+            const Tensor& back = *r.value().outputs[1].tensor;
+            REQUIRE(y.dtype == q.dtype);
+            const float inv = static_cast<float>(1.0 / q.scale);
+            int64_t wrong_q = 0, wrong_dq = 0;
+            for (size_t k = 0; k < len; ++k) {
+                float e = std::nearbyint(xs[k] * inv) + static_cast<float>(q.zp);
+                e = std::isnan(e) ? static_cast<float>(q.lo)
+                                  : std::fmin(std::fmax(e, static_cast<float>(q.lo)),
+                                              static_cast<float>(q.hi));
+                const int64_t got = static_cast<int64_t>(y.get(static_cast<int64_t>(k)));
+                wrong_q += got != static_cast<int64_t>(e);
+                const float d = (static_cast<float>(got) - static_cast<float>(q.zp)) *
+                                static_cast<float>(q.scale);
+                wrong_dq += back.f32()[k] != d;
+            }
+            CHECK(wrong_q == 0);
+            CHECK(wrong_dq == 0);
+        }
+    }
+}

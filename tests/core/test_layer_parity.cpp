@@ -217,6 +217,7 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
     REQUIRE(out.ok());
     const RunReport run = *ws->last_run(); // copies: the runs below replace it
     REQUIRE(run.layers);
+    CHECK_FALSE(run.layers_float_reused); // the first quantized Run runs the float model
     const LayerTable t = *run.layers;
     REQUIRE(t.rows.size() == 2);
     CHECK(t.rows[0].layer.node == "conv2d");
@@ -252,6 +253,8 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
     auto sliced = ws->finish();
     REQUIRE(sliced.ok());
     REQUIRE(ws->last_run()->layers);
+    // The same inputs and kernels: the first Run's float values, not a second float run.
+    CHECK(ws->last_run()->layers_float_reused);
     const LayerTable& s = *ws->last_run()->layers;
     REQUIRE(s.rows.size() == t.rows.size());
     for (size_t k = 0; k < s.rows.size(); ++k) {
@@ -259,4 +262,21 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
         CHECK(s.rows[k].parity.sqnr_db == t.rows[k].parity.sqnr_db);
     }
     CHECK(s.worst == t.worst);
+    // Other inputs or kernels: the float model runs on them.
+    for (const char* other : {R"({"kind": "run", "inputs": "seeded", "seed": 3})",
+                              R"({"kind": "run", "fast_kernels": true})"}) {
+        INFO(other);
+        REQUIRE(ws->apply(action(other)).ok());
+        REQUIRE(ws->last_run()->layers);
+        CHECK_FALSE(ws->last_run()->layers_float_reused);
+        REQUIRE(ws->apply(action(other)).ok());
+        CHECK(ws->last_run()->layers_float_reused);
+    }
+    // A graph that pairs other layers (an edit renames nothing here, so: the float file
+    // opened again drops the reuse with everything else of the file).
+    auto again = open_workspace("conv_bn_relu_eval");
+    for (const char* a : {R"({"kind": "prepare"})", R"({"kind": "calibrate", "repeat": 3})",
+                          R"({"kind": "convert"})", R"({"kind": "run"})"})
+        REQUIRE(again->apply(action(a)).ok());
+    CHECK_FALSE(again->last_run()->layers_float_reused);
 }

@@ -101,6 +101,7 @@ bool Workspace::shed(std::chrono::steady_clock::time_point deadline) {
     pending_.reset();
     cache_ = std::make_unique<Cache>();
     baselines_.clear();
+    layer_baseline_.reset();
     last_outcome_.reset();
     if (!shed_dropped(deadline)) return false;
     for (std::vector<Step>* list : {&redo_, &undo_})

@@ -126,6 +126,9 @@ struct RunReport {
     // (exec/layer_parity.h); none for other runs, or when the file as loaded is itself
     // quantized.
     std::optional<LayerTable> layers;
+    // The layers' float run was the last quantized Run's, on the same inputs and kernels
+    // (Workspace::layer_baseline_), not run again.
+    bool layers_float_reused = false;
     // Why there is no `reference` although the file has one ("" otherwise): it is
     // for one forward from the saved state, and this state has moved on.
     std::string reference_skipped;
@@ -416,6 +419,16 @@ private:
     mutable std::unique_ptr<Cache> cache_;
     // The original module's outputs per input source (parity's reference), computed once.
     std::map<std::string, RunResult> baselines_;
+    // The float run a quantized Run's layers were last compared with: its outputs and the
+    // values of the float nodes in `refs` (the layers' references), for the inputs and
+    // kernels of `key`. The next Run with that key and no other reference reuses it
+    // instead of a float forward per Run. One at a time; dropped with baselines_.
+    struct LayerBaseline {
+        std::string key;
+        std::shared_ptr<const std::set<std::string>> refs;
+        RunResult result;
+    };
+    std::optional<LayerBaseline> layer_baseline_;
     uint64_t version_ = 1;
     // Records viewed before their bytes arrived, and how far check_arrived() got.
     std::vector<ArrivingRecord> arriving_;

@@ -240,6 +240,30 @@ bool Workspace::advance(double seconds) {
         p.planning.reset();
         return true;
     };
+    // A quantized Run's layers, paired first: they say what the float run keeps, and
+    // whether the last one's values (layer_baseline_) will do.
+    if (p.layers_wanted && !p.layers_paired) {
+        const bool program = a.view == GraphView::Program;
+        if (!p.pairing)
+            p.pairing = std::make_unique<LayerPairing>(
+                program ? *s.ep->graph : s.gm->forward_graph(),
+                program ? *original_->graph : original_module_->forward_graph());
+        while (!p.pairing->step(piece_size().nodes))
+            if (Clock::now() >= deadline) return false;
+        p.layer_pairs = p.pairing->take();
+        p.layer_refs = p.pairing->references();
+        p.pairing.reset();
+        p.layers_paired = true;
+        if (layer_baseline_ && layer_baseline_->key == p.baseline_key &&
+            std::includes(layer_baseline_->refs->begin(), layer_baseline_->refs->end(),
+                          p.layer_refs->begin(), p.layer_refs->end())) {
+            p.baseline = layer_baseline_->result; // the tensors shared, not copied
+            p.baseline_done = true;
+            p.baseline_reused = true;
+            p.units_done += p.nodes_baseline;
+        }
+        if (Clock::now() >= deadline) return false;
+    }
     while (true) {
         const bool live = p.runs_done < p.runs_total;
         if (!live && (!p.baseline_needed || p.baseline_done)) break;
@@ -264,19 +288,6 @@ bool Workspace::advance(double seconds) {
                             : Execution::of_module(*s.gm, s.exec, in, p.opt);
             } else {
                 const bool program = a.view == GraphView::Program;
-                if (p.layers_wanted && !p.layers_paired) { // before the baseline: what it keeps
-                    if (!p.pairing)
-                        p.pairing = std::make_unique<LayerPairing>(
-                            program ? *s.ep->graph : s.gm->forward_graph(),
-                            program ? *original_->graph : original_module_->forward_graph());
-                    while (!p.pairing->step(piece_size().nodes))
-                        if (Clock::now() >= deadline) return false;
-                    p.layer_pairs = p.pairing->take();
-                    p.layer_refs = p.pairing->references();
-                    p.pairing.reset();
-                    p.layers_paired = true;
-                    if (Clock::now() >= deadline) return false;
-                }
                 RunOptions bo = p.opt;
                 bo.node_times = nullptr; // the profile is the live forward's
                 // The float run keeps the layers' values, nothing else (no conv fusion then).
@@ -385,6 +396,7 @@ bool Workspace::advance(double seconds) {
     if (p.layers_wanted) {
         p.layers.worst = worst_layer(p.layers.rows);
         rep.layers = std::move(p.layers);
+        rep.layers_float_reused = p.baseline_reused;
     }
     // torch's eager outputs are for one forward of the saved state.
     if (original_ && !original_->reference_outputs.empty() && p.label == kSampleInputsLabel) {
@@ -649,6 +661,10 @@ Result<ActionOutcome> Workspace::finish() {
     }
     PT2LAB_CHECK(p->result.has_value()); // advance() said the work is done
     if (p->result->ok() && p->sliced && a.kind == Action::Kind::Run && !p->baseline_key.empty()) {
+        // A quantized Run's float run, with its layers' values: the next Run's, unless
+        // it came from there.
+        if (p->layers_wanted && p->baseline_needed && !p->baseline_reused)
+            layer_baseline_ = LayerBaseline{p->baseline_key, p->layer_refs, p->baseline};
         RunResult& cached = baselines_[p->baseline_key]; // outputs only: values are big
         cached = RunResult();
         cached.outputs = std::move(p->baseline.outputs);

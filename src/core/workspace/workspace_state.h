@@ -65,6 +65,7 @@ struct Workspace::Pending {
     std::string label;                        // of the inputs
     int runs_total = 0, runs_done = 0;        // forwards of the live state
     bool baseline_needed = false, baseline_done = false;
+    bool baseline_reused = false; // the float run of the last quantized Run (layer_baseline_)
     std::string baseline_key;
     RunResult baseline;
     ModuleState baseline_state;      // the file as loaded, for the baseline run
