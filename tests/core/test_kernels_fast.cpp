@@ -378,10 +378,10 @@ TEST_CASE("quantize and dequantize per tensor, four lanes, equal torch.ao's arit
         int64_t zp, lo, hi;
         ScalarType dtype;
     };
-    for (const Q& q : {Q{0.5, 128, 0, 255, ScalarType::Byte}, Q{0.5, 0, -128, 127, ScalarType::Char},
-                       Q{0.1, -5, -128, 127, ScalarType::Char},
-                       Q{0.023, 3, -127, 127, ScalarType::Char},
-                       Q{1e-6, 0, -128, 127, ScalarType::Char}}) {
+    for (const Q& q :
+         {Q{0.5, 128, 0, 255, ScalarType::Byte}, Q{0.5, 0, -128, 127, ScalarType::Char},
+          Q{0.1, -5, -128, 127, ScalarType::Char}, Q{0.023, 3, -127, 127, ScalarType::Char},
+          Q{1e-6, 0, -128, 127, ScalarType::Char}}) {
         for (size_t len : {xs.size(), xs.size() - 1, size_t{3}}) {
             INFO("scale " << q.scale << " zero point " << q.zp << " length " << len);
             Tensor x = Tensor::zeros(ScalarType::Float, {static_cast<int64_t>(len)});
@@ -396,9 +396,9 @@ TEST_CASE("quantize and dequantize per tensor, four lanes, equal torch.ao's arit
             };
             Node* qn = g.call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default",
                                        qargs(in), {}, "q");
-            Node* dq = g.call_function(
-                "torch.ops.quantized_decomposed.dequantize_per_tensor.default", qargs(qn), {},
-                "dq");
+            Node* dq =
+                g.call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default",
+                                qargs(qn), {}, "dq");
             REQUIRE(qn->schema());
             REQUIRE(dq->schema());
             g.output(Argument::tuple({Argument::from_node(qn), Argument::from_node(dq)}));

@@ -68,8 +68,7 @@ void quantize_run(const float* x, T* y, int64_t n, float inv, int64_t zp, int64_
         t = t > lo4 ? t : lo4;
         t = t < hi4 ? t : hi4;
         const f32x4 r = ((t + magic4) - magic4) + z4;
-        const lanes4<T> q = __builtin_convertvector(__builtin_convertvector(r, i32x4),
-                                                    lanes4<T>);
+        const lanes4<T> q = __builtin_convertvector(__builtin_convertvector(r, i32x4), lanes4<T>);
         std::memcpy(y + k, &q, sizeof q);
     }
     for (; k < n; ++k) {

@@ -79,11 +79,13 @@ TensorParity compare_tensors(const std::string& name, const Tensor& a, const Ten
     // dtype switch per element was most of a converted MobileNet v2's per-layer table.
     if (a.dtype == ScalarType::Float) {
         const float *fa = a.f32(), *fb = b.f32();
-        accumulate(p, tol, a.numel(), [fa](int64_t k) { return fa[k]; },
-                   [fb](int64_t k) { return fb[k]; });
+        accumulate(
+            p, tol, a.numel(), [fa](int64_t k) { return fa[k]; },
+            [fb](int64_t k) { return fb[k]; });
     } else
-        accumulate(p, tol, a.numel(), [&](int64_t k) { return a.get(k); },
-                   [&](int64_t k) { return b.get(k); });
+        accumulate(
+            p, tol, a.numel(), [&](int64_t k) { return a.get(k); },
+            [&](int64_t k) { return b.get(k); });
     return p;
 }
 
