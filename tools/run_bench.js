@@ -113,7 +113,9 @@ async function pageTrial(browser, url, model, runs, quantized) {
       r.q_first_ms = await wallOf();
       r.q_steady = [];
       for (let k = 0; k < runs; k++) r.q_steady.push(await wallOf());
-      r.q_profile = (await state(page)).run.profile;
+      const qs = (await state(page)).run;
+      r.q_profile = qs.profile;
+      r.q_extra = { float_run_ms: qs.float_run_ms, layers_ms: qs.layers_ms, reused: qs.layers_float_reused };
       if (errors.length) throw new Error(`${model}: page errors: ${errors.join("; ")}`);
     }
     return r;
@@ -221,6 +223,9 @@ async function main() {
       const qops = q.ops.filter((o) => o.ms >= 0.02 * q.nodes_ms)
         .map((o) => `${o.op.replace(/^aten\./, "").replace(/^quantized_decomposed\./, "").replace(/\.default$/, "")} ${(100 * o.ms / q.nodes_ms).toFixed(0)} %`);
       console.log(`  ${(model + " converted").padEnd(18)} ${f(q.nodes_ms)} of ${f(q.run_ms)} ms: ${qops.join(", ")}`);
+      const x = rows.filter((r) => r.model === model).pop().page.q_extra;
+      console.log(`  ${"".padEnd(18)} besides the forward: the float run for the layers ` +
+                  `${x.reused ? "reused" : f(x.float_run_ms) + " ms"}, comparing the layers ${f(x.layers_ms)} ms`);
     }
     console.log(`${started.toISOString()} - ${new Date().toISOString()}; load average ${ab.load()} at the end`);
   }

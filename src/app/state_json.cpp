@@ -94,6 +94,9 @@ json run_json(const RunReport& r, uint64_t version) {
                             {"max_rel", l.parity.max_rel},
                             {"nonfinite", l.parity.nonfinite_new}});
         j["layers"] = rows;
+        j["layers_float_reused"] = r.layers_float_reused;
+        j["float_run_ms"] = r.float_run_ms;
+        j["layers_ms"] = r.layers_ms;
         j["layers_not_kept"] = r.layers->not_kept;
         j["worst_layer"] =
             r.layers->worst >= 0

@@ -280,3 +280,59 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
         REQUIRE(again->apply(action(a)).ok());
     CHECK_FALSE(again->last_run()->layers_float_reused);
 }
+
+// compare_tensors' float path (four values at a time, sums in lanes) against the
+// definition written out here one element at a time: ties of NaN and Inf anywhere in a
+// group of four, lengths that leave a tail.
+TEST_CASE("compare_tensors on float32 equals the element-by-element definition", "[exec]") {
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{4099}}) {
+        Tensor a = Tensor::seeded_normal({n}, 21), b = Tensor::seeded_normal({n}, 22);
+        float* pa = a.data<float>();
+        float* pb = b.data<float>();
+        for (int64_t k = 0; k < n; ++k) pb[k] = pa[k] + 0.01f * pb[k];
+        if (n > 100) {
+            pa[5] = pb[5] = std::nanf("");
+            pa[9] = std::nanf("");
+            pa[17] = INFINITY;
+            pa[30] = pb[30] = -INFINITY;
+            pb[41] = INFINITY;
+        }
+        for (Tolerance tol : {Tolerance{}, Tolerance{0.0, 1e9}, Tolerance{0.02, 0.0}}) {
+            INFO("n " << n << " atol " << tol.atol << " rtol " << tol.rtol);
+            TensorParity p = compare_tensors("x", a, b, tol);
+            double signal = 0, noise = 0, range = 0, max_abs = 0;
+            int64_t nan = 0, inf = 0, fresh = 0;
+            bool close = true;
+            for (int64_t k = 0; k < n; ++k) {
+                const double x = pa[k], y = pb[k];
+                nan += std::isnan(x);
+                inf += std::isinf(x);
+                fresh += !std::isfinite(x) && std::isfinite(y);
+                if (std::isnan(x) || std::isnan(y)) {
+                    close = close && std::isnan(x) && std::isnan(y);
+                    continue;
+                }
+                const double d =
+                    std::isinf(x) || std::isinf(y) ? (x == y ? 0.0 : INFINITY) : std::fabs(x - y);
+                max_abs = std::max(max_abs, d);
+                close = close && !(d > tol.atol + tol.rtol * std::fabs(y));
+                if (std::isfinite(y)) {
+                    range = std::max(range, std::fabs(y));
+                    signal += y * y;
+                }
+                noise += d * d;
+            }
+            CHECK(p.nan == nan);
+            CHECK(p.inf == inf);
+            CHECK(p.nonfinite_new == fresh);
+            CHECK(p.allclose == close);
+            CHECK(p.max_abs == max_abs);
+            CHECK(p.max_rel == (max_abs == 0 ? 0.0 : max_abs / range));
+            const double db = noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
+            if (std::isfinite(db))
+                CHECK(std::fabs(p.sqnr_db - db) < 1e-9);
+            else
+                CHECK(p.sqnr_db == db);
+        }
+    }
+}

@@ -200,6 +200,11 @@ void profile_section(App& app, const RunReport& run) {
     if (p.fused > 0)
         text_wrapped(strf(tr(app, Str::run_profile_fused), static_cast<int>(p.fused)),
                      colors::text_dim);
+    if (run.layers)
+        text_wrapped(run.layers_float_reused
+                         ? strf(tr(app, Str::run_profile_layers_reused), run.layers_ms)
+                         : strf(tr(app, Str::run_profile_layers), run.float_run_ms, run.layers_ms),
+                     colors::text_dim);
     const float row_h = ImGui::GetTextLineHeightWithSpacing() + px(2);
     auto height = [&](size_t rows) {
         return row_h * static_cast<float>(std::min<size_t>(rows, 8) + 1);

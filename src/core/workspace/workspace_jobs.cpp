@@ -337,6 +337,7 @@ bool Workspace::advance(double seconds) {
         } else {
             p.baseline = r.take();
             p.baseline_done = true;
+            p.baseline_ms = p.exec_ms;
         }
         if (Clock::now() >= deadline) return false;
     }
@@ -365,7 +366,9 @@ bool Workspace::advance(double seconds) {
     // Each layer of a quantized run against the float run, one at a time (a tensor
     // of a million values takes a few milliseconds).
     while (p.layers_wanted && p.layers_done < p.layer_pairs.size()) {
+        const Clock::time_point t0 = Clock::now();
         p.layers.add(p.layer_pairs[p.layers_done++], p.last, p.baseline);
+        p.layers_ms += seconds_since(t0) * 1000;
         if (p.layers_done < p.layer_pairs.size() && Clock::now() >= deadline) return false;
     }
     // Did forward() run an older recompile? The code view's own writer answers in
@@ -397,6 +400,8 @@ bool Workspace::advance(double seconds) {
         p.layers.worst = worst_layer(p.layers.rows);
         rep.layers = std::move(p.layers);
         rep.layers_float_reused = p.baseline_reused;
+        rep.float_run_ms = p.baseline_ms;
+        rep.layers_ms = p.layers_ms;
     }
     // torch's eager outputs are for one forward of the saved state.
     if (original_ && !original_->reference_outputs.empty() && p.label == kSampleInputsLabel) {

@@ -66,6 +66,8 @@ struct Workspace::Pending {
     int runs_total = 0, runs_done = 0;        // forwards of the live state
     bool baseline_needed = false, baseline_done = false;
     bool baseline_reused = false; // the float run of the last quantized Run (layer_baseline_)
+    double baseline_ms = 0;       // the float run's forward, when it ran
+    double layers_ms = 0;         // comparing the layers
     std::string baseline_key;
     RunResult baseline;
     ModuleState baseline_state;      // the file as loaded, for the baseline run
