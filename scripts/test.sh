@@ -91,8 +91,8 @@ suite_assets() {
         fi
         echo "SKIPPED: regenerating the assets and goldens with real PyTorch 2.14.1 / 2.6.0"
         echo "  (make_assets, fx_cases, exec_reference, fx_edit_goldens, export_goldens,"
-        echo "  pickle_goldens, pt2e_goldens, lesson_goldens, zoo_models, save_roundtrip,"
-        echo "  python_roundtrip, teacher_export_check):"
+        echo "  pickle_goldens, pt2e_goldens, pt2e_zoo_goldens, lesson_goldens, zoo_models,"
+        echo "  save_roundtrip, python_roundtrip, teacher_export_check):"
         echo "  $why. Checked without torch: tools/make_corpus.py only."
         python3 tools/make_corpus.py --check
         return
@@ -114,6 +114,7 @@ suite_assets() {
         "${sid[@]}" tools/pickle_goldens.py --check &&
         "${sid[@]}" tools/gen_builtin_names.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/pt2e_goldens.py --check &&
+        bash scripts/torch_env.sh run trixie python3 tools/pt2e_zoo_goldens.py --check &&
         "${sid[@]}" tools/lesson_goldens.py --check &&
         bash scripts/torch_env.sh run trixie python3 tools/lesson_goldens.py --check &&
         "${sid[@]}" tools/zoo_models.py --check &&
@@ -144,8 +145,8 @@ save_roundtrip() {
 }
 
 suite_zoo() {
-    # The model zoo test on the cache tools/zoo_models.py just wrote (build/zoo, not in git):
-    # required here, where real torch made it.
+    # The model zoo tests on the cache tools/zoo_models.py just wrote (build/zoo, not in git),
+    # torch.ao's PT2E of its CNNs ([pt2e_zoo]) among them: required here, where real torch made it.
     cmake --preset native >/dev/null && cmake --build --preset native -j"$JOBS" --target pt2lab_tests &&
         PT2LAB_REQUIRE_TORCH=1 build/native/tests/pt2lab_tests "[zoo]"
 }

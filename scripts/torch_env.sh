@@ -3,7 +3,8 @@
 # root with Debian's python3-torch and runs a command in it, the clone bind-mounted at /pt2lab.
 #   sid    python3-torch 2.14.1 (+ numpy, torchvision, tabulate): assets and every golden;
 #          + onnx, onnxruntime: the ONNX peers of tools/onnx_models.py (benchmarks only)
-#   trixie python3-torch 2.6.0  (+ numpy, tabulate): torch.ao's prepare_pt2e/convert_pt2e goldens
+#   trixie python3-torch 2.6.0  (+ numpy, torchvision 0.21, tabulate): torch.ao's prepare_pt2e /
+#          convert_pt2e goldens (torchvision: the zoo's CNNs rebuilt there, tools/pt2e_zoo_goldens.py)
 #
 #   scripts/torch_env.sh can                 exit 0 if roots can be made here, else say why, exit 3
 #   scripts/torch_env.sh ensure [sid|trixie|all]   make or update the root(s); prints the time taken
@@ -26,7 +27,7 @@ say() { printf '[torch_env] %s\n' "$*" >&2; }
 packages_of() { # suite -> Debian packages installed in its root
     case "$1" in
     sid) echo "python3-torch python3-numpy python3-torchvision python3-tabulate python3-onnx python3-onnxruntime" ;;
-    trixie) echo "python3-torch python3-numpy python3-tabulate" ;;
+    trixie) echo "python3-torch python3-numpy python3-torchvision python3-tabulate" ;;
     *) return 1 ;;
     esac
 }

@@ -159,7 +159,7 @@ public:
     // XNNPACKQuantizer's annotators in its order, then the shared specs: step k
     // walks the graph once, and walks it in pieces (visit one node of it at a time),
     // so a caller can spread a 10k-node graph over frames.
-    static constexpr int kSteps = 10;
+    static constexpr int kSteps = 11;
     void visit(int k, Node* n) {
         switch (k) {
         case 0: op_relu(n, kLinear, "linear"); break;
@@ -171,6 +171,7 @@ public:
         case 6: binary(n, kAdd, "add"); break;
         case 7: binary_relu(n, kMul, "mul"); break;
         case 8: binary(n, kMul, "mul"); break;
+        case 9: cat(n); break;
         default: propagate(n); break;
         }
     }
@@ -297,6 +298,31 @@ private:
         a.annotated = true;
         ann[op] = a;
         patterns.push_back(std::string(what) + " (%" + op->name() + ")");
+    }
+
+    // _annotate_cat: the first tensor input gets an activation spec; every other input
+    // and the output share the (first input, cat) edge, so one observer instance sees all.
+    // torch.ao picks the cats by source partition (torch.cat); an export's aten.cat.default
+    // comes from torch.cat (torch.concat / concatenate trace to the same op).
+    void cat(Node* n) {
+        if (!target_is(*n, {"torch.ops.aten.cat.default"}) || is_annotated({n})) return;
+        if (n->args().empty() || !n->args()[0].is_sequence()) return;
+        const std::vector<Argument>& inputs = n->args()[0].items;
+        if (inputs.empty()) return;
+        Node* first = inputs[0].is_node() ? inputs[0].node : nullptr;
+        Annotation a;
+        if (first) a.set_input(first, spec_of(act_));
+        const QSpec shared = shared_with({first, n});
+        for (size_t k = 1; k < inputs.size(); ++k) {
+            if (!inputs[k].is_node()) continue;
+            bool seen = false;
+            for (const auto& [in, q] : a.inputs) seen |= in == inputs[k].node;
+            if (!seen) a.set_input(inputs[k].node, shared);
+        }
+        a.output = shared;
+        a.annotated = true;
+        ann[n] = a;
+        patterns.push_back("cat (%" + n->name() + ")");
     }
 
     // propagate_annotation: an op that keeps its input's quantization shares it.

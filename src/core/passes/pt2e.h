@@ -6,7 +6,7 @@
 //    without the self-loop (the correct way);
 //  - prepare_pt2e: what prepare_pt2e(m, XNNPACKQuantizer().set_global(
 //    get_symmetric_quantization_config())) does in torch.ao (torch 2.6): fold_conv_bn,
-//    XNNPACK's annotators (linear/conv [+ relu], adaptive_avg_pool2d, add/mul [+ relu]),
+//    XNNPACK's annotators (linear/conv [+ relu], adaptive_avg_pool2d, add/mul [+ relu], cat),
 //    shared specs for ops that keep their input's quantization, one observer instance
 //    per sharing group (HistogramObserver int8 -128..127 for activations,
 //    MinMaxObserver int8 -127..127 symmetric for weights; eps 2**-12);
