@@ -682,6 +682,39 @@ CASES: List[Case] = [
 ]
 
 
+# ConvNeXt and MaxViT (torchvision): MaxViT's attention einsums (spaced capitals), other
+# equations the reference kernel takes (implicit output, diagonal, broadcast, three
+# operands), swapaxes, and the as_strided of adaptive_avg_pool2d on a channels-last input
+CASES += [
+    Case("einsum_maxvit_scores", "aten.einsum.default",
+         ["B G H I D, B G H J D -> B G H I J", [T("q"), T("k")]],
+         {"q": randn(1, 4, 2, 16, 8), "k": randn(1, 4, 2, 16, 8)}),
+    Case("einsum_maxvit_values", "aten.einsum.default",
+         ["B G H I J, B G H J D -> B G H I D", [T("p"), T("v")]],
+         {"p": uniform(1, 4, 2, 16, 16, low=0.0, high=0.125), "v": randn(1, 4, 2, 16, 8)}),
+    Case("einsum_implicit_matmul", "aten.einsum.default", ["ij,jk", [T("a"), T("b")]],
+         {"a": randn(3, 5), "b": randn(5, 4)}),
+    Case("einsum_trace_diagonal", "aten.einsum.default", ["ii->", [T("a")]],
+         {"a": randn(4, 4)}),
+    Case("einsum_broadcast_size1", "aten.einsum.default", ["bij,bjk->bik", [T("a"), T("b")]],
+         {"a": randn(1, 2, 3), "b": randn(4, 3, 5)}),
+    Case("einsum_three_operands", "aten.einsum.default", ["ab,bc,cd->da", [T("a"), T("b"),
+                                                                           T("c")]],
+         {"a": randn(2, 3), "b": randn(3, 4), "c": randn(4, 5)}),
+    Case("einsum_size_mismatch", "aten.einsum.default", ["ab,bc->ac", [T("a"), T("b")]],
+         {"a": randn(2, 3), "b": randn(4, 4)}, raises=True),
+    Case("einsum_output_label_unknown", "aten.einsum.default", ["ab->ca", [T("a")]],
+         {"a": randn(2, 2)}, raises=True),
+    Case("swapaxes_neg2_neg3", "aten.swapaxes.default", [T("x"), -2, -3],
+         {"x": randn(1, 4, 4, 8)}),
+    Case("as_strided_channels_last_mean", "aten.as_strided.default",
+         [T("x"), [2, 8, 1, 1], [8, 1, 8, 8]], {"x": randn(2, 8, 1, 1)}),
+    Case("as_strided_overlapping_offset", "aten.as_strided.default", [T("x"), [3, 4], [2, 1], 1],
+         {"x": randn(12)}),
+    Case("as_strided_out_of_bounds", "aten.as_strided.default", [T("x"), [3, 3], [3, 1]],
+         {"x": randn(6)}, raises=True),
+]
+
 def folder_file(entry: str, name: str) -> str:
     return f"{entry}/{name}.npy"
 

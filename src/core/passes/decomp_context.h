@@ -192,6 +192,7 @@ bool softmax_no_dtype(const Node& n);
 bool sdpa_plain(const Node& n);
 bool lstm_decomposes(const Node& n);
 bool gru_decomposes(const Node& n);
+bool einsum_decomposes(const Node& n);
 #undef NO_DECOMP
 #undef NO_KERNEL
 #undef K

@@ -2,6 +2,7 @@
 #include "passes/decompose.h"
 
 #include "passes/decomp_context.h"
+#include "passes/meta_strides.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -151,17 +152,34 @@ Status rule_max_pool2d(DecompContext& c) {
     return c.replace_with(items[0]);
 }
 
-// adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d
+// adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d.
+// A channels-last input (ATen's suggest_memory_format) gives the mean channels-last
+// strides with as_strided_, which functionalization makes an as_strided node.
 Status rule_adaptive_avg_pool2d(DecompContext& c) {
     Node& n = *c.node;
     Argument size = arg_or_default(n, 1);
     bool one = size.is_sequence() && size.items.size() == 2 && size.items[0].kind == ArgKind::Int &&
                size.items[0].i == 1 && size.items[1].kind == ArgKind::Int && size.items[1].i == 1;
-    Node* r = one ? c.emit("torch.ops.aten.mean.dim",
-                           {n.args()[0], Argument::int_list({-1, -2}), Argument::from_bool(true)},
-                           {}, "mean", n.meta.val)
-                  : c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
-                           "_adaptive_avg_pool2d", n.meta.val);
+    if (!one) {
+        Node* r = c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
+                         "_adaptive_avg_pool2d", n.meta.val);
+        return c.replace_with(r);
+    }
+    const TensorMeta* x = tensor_meta(n.args()[0]);
+    const bool channels_last = x && is_channels_last_strides_2d(x->sizes, x->strides);
+    MetaVal mean_val = n.meta.val;
+    if (channels_last && mean_val.is_tensor())
+        mean_val.tensor.strides = contiguous_strides(mean_val.tensor.sizes);
+    Node* r = c.emit("torch.ops.aten.mean.dim",
+                     {n.args()[0], Argument::int_list({-1, -2}), Argument::from_bool(true)}, {},
+                     "mean", mean_val);
+    if (channels_last) {
+        const int64_t N = x->sizes[0], C = x->sizes[1];
+        r = c.emit("torch.ops.aten.as_strided.default",
+                   {Argument::from_node(r), Argument::int_list({N, C, 1, 1}),
+                    Argument::int_list({C, 1, C, C})},
+                   {}, "as_strided", n.meta.val);
+    }
     return c.replace_with(r);
 }
 
