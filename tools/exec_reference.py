@@ -715,6 +715,23 @@ CASES += [
          {"x": randn(6)}, raises=True),
 ]
 
+# Swin / Swin v2 (relative position bias, window padding, cosine attention)
+SWIN_CASES: List[Case] = [
+    Case("index_table_by_flat_index", "aten.index.Tensor", [T("x"), [T("i")]],
+         {"x": randn(49, 2), "i": randint(256, low=0, high=48, dtype=torch.int64)}),
+    Case("index_none_then_2d_index_negative", "aten.index.Tensor", [T("x"), [None, T("i")]],
+         {"x": randn(3, 5, 2), "i": randint(2, 3, low=-5, high=4, dtype=torch.int64)}),
+    Case("index_two_apart_broadcast", "aten.index.Tensor", [T("x"), [T("i"), None, T("j")]],
+         {"x": randn(4, 3, 5), "i": randint(2, 1, low=0, high=3, dtype=torch.int64),
+          "j": randint(3, low=0, high=4, dtype=torch.int64)}),
+    Case("index_two_adjacent_int32", "aten.index.Tensor", [T("x"), [None, T("i"), T("j")]],
+         {"x": randn(2, 4, 5, 3), "i": randint(6, low=0, high=3, dtype=torch.int32),
+          "j": randint(6, low=0, high=4, dtype=torch.int32)}),
+    Case("index_out_of_range", "aten.index.Tensor", [T("x"), [T("i")]],
+         {"x": randn(3, 2), "i": values([0, 3], torch.int64)}, raises=True),
+]
+CASES += SWIN_CASES
+
 def folder_file(entry: str, name: str) -> str:
     return f"{entry}/{name}.npy"
 
