@@ -1,7 +1,8 @@
 // Indexing and scatter kernels the Swin and MaxViT exports reach: index.Tensor
 // (advanced indexing with integer index tensors), slice_scatter, constant_pad_nd
-// and pad (constant mode), as_strided (of a contiguous result), alias, zero and
-// zero_, expand_as. Results are contiguous copies, as every executor tensor is.
+// and pad (constant mode), alias, zero and
+// zero_, expand_as (as_strided: kernels_strided.cpp). Results are contiguous copies, as
+// every executor tensor is.
 #include <cstring>
 
 #include "exec/kernels.h"
@@ -316,64 +317,6 @@ Result<Value> kernel_pad(const CallArgs& a, const KernelOptions& opt) {
                             std::to_string(pad.value().size()) + " and input of dimension " +
                             std::to_string(x.value()->dim()));
     return pad_constant(opt, *x.value(), pad.value(), value, op);
-}
-
-// as_strided(self, size, stride=None, storage_offset=None): a view of self's
-// elements in row-major order (the executor's layout; torch reads self's storage,
-// which is the same for a contiguous self), copied
-Result<Value> kernel_as_strided(const CallArgs& a, const KernelOptions& opt) {
-    const std::string op = "aten.as_strided.default";
-    auto x = a.tensor(0);
-    if (!x.ok()) return x.error();
-    auto size = a.ints(1);
-    if (!size.ok()) return size.error();
-    std::vector<int64_t> stride = strides_of(size.value());
-    if (a[2].kind != Value::Kind::None) {
-        auto s = a.ints(2);
-        if (!s.ok()) return s.error();
-        stride = s.take();
-    }
-    if (stride.size() != size.value().size())
-        return kernel_error(op + ": mismatch in length of strides and shape");
-    int64_t offset = 0;
-    if (a[3].kind != Value::Kind::None) {
-        auto o = a.integer(3);
-        if (!o.ok()) return o.error();
-        offset = o.value();
-    }
-    if (offset < 0)
-        return kernel_error(op + ": Tensor: invalid storage offset " + std::to_string(offset));
-    // the furthest element the view reads must lie inside self
-    int64_t last = offset;
-    for (size_t d = 0; d < stride.size(); ++d) {
-        if (size.value()[d] < 0 || stride[d] < 0)
-            return kernel_error(op + ": negative size or stride " + shape_str(size.value()) + ", " +
-                                shape_str(stride));
-        if (size.value()[d] == 0) {
-            last = -1;
-            break;
-        }
-        last += (size.value()[d] - 1) * stride[d];
-    }
-    const Tensor& in = *x.value();
-    if (last >= in.numel())
-        return kernel_error(op + ": setStorage: sizes " + shape_str(size.value()) + ", strides " +
-                            shape_str(stride) + ", storage offset " + std::to_string(offset) +
-                            " need more elements than the " + std::to_string(in.numel()) +
-                            " of self");
-    auto yr = new_tensor(opt, in.dtype, size.value(), op);
-    if (!yr.ok()) return yr.error();
-    Tensor& y = yr.value();
-    const size_t item = scalar_type_size(in.dtype);
-    std::vector<int64_t> c;
-    for (int64_t k = 0; k < y.numel(); ++k) {
-        unravel(k, size.value(), c);
-        int64_t src = offset;
-        for (size_t d = 0; d < c.size(); ++d) src += c[d] * stride[d];
-        std::memcpy(&y.storage[static_cast<size_t>(k) * item],
-                    &in.storage[static_cast<size_t>(src) * item], item);
-    }
-    return Value::of(yr.take());
 }
 
 // alias(self): self's values (a copy: the executor has no views)

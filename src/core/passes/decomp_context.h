@@ -23,6 +23,11 @@ struct DecompContext {
     // Nodes after `node` that the rule erased (a multi-output op's getitem readers),
     // which the pass must no longer visit.
     std::vector<const Node*> erased;
+    // What replaced `node` (replace_with), and the values functionalize() made the new
+    // contents of a mutated tensor: the retrace names views of those apart
+    // (decompose.cpp, RetraceNaming).
+    Node* replacement = nullptr;
+    std::vector<Node*> functionalized;
 
     // A new call_function before `node`, carrying node's metadata (module
     // stack, torch_fn, stack trace) and the given value metadata.
@@ -53,12 +58,14 @@ struct DecompContext {
     }
     // Users of `node` read `value` instead; `node` goes.
     Status replace_with(Node* value) {
+        replacement = value;
         node->replace_all_uses_with(value);
         return g.erase_node(node);
     }
     // Functionalization of an in-place write: later readers of `mutated` read
     // `value`; a mutated buffer (or user input) becomes a mutation output.
     void functionalize(Node* mutated, Node* value) {
+        functionalized.push_back(value);
         bool after = false;
         for (Node* n : g.nodes()) {
             if (n == value) {

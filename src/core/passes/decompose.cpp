@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "graph/namespace.h"
 #include "graph/op_schema.h"
@@ -284,16 +285,22 @@ namespace {
 // (torch decomposes until every op is in the target opset: chunk -> split ->
 // split_with_sizes). `created` gets the surviving new nodes, in graph order.
 Status apply_rules(ExportedProgram& ep, const DecompTable& table, Node* n,
-                   std::vector<Node*>& created, std::vector<const Node*>& erased, int depth) {
+                   std::vector<Node*>& created, std::vector<const Node*>& erased,
+                   std::set<const Node*>& functionalized, int depth) {
     const DecompRule* rule = table.find(*n);
     DecompContext ctx{ep, *ep.graph, n, {}, {}};
     Status applied = rule->apply(ctx);
     erased.insert(erased.end(), ctx.erased.begin(), ctx.erased.end());
     if (!applied.ok()) return applied;
+    // A functionalized value decomposed further: what replaced it holds the new contents.
+    if (functionalized.erase(n) && ctx.replacement) functionalized.insert(ctx.replacement);
+    functionalized.insert(ctx.functionalized.begin(), ctx.functionalized.end());
     for (Node* m : ctx.created) {
         // A rule never creates its own op, so the depth only guards against a table bug.
         if (depth < 8 && table.find(*m)) {
-            if (Status s = apply_rules(ep, table, m, created, erased, depth + 1); !s.ok()) return s;
+            if (Status s = apply_rules(ep, table, m, created, erased, functionalized, depth + 1);
+                !s.ok())
+                return s;
         } else {
             created.push_back(m);
         }
@@ -316,9 +323,23 @@ std::string op_name_base(const Node& n) {
     return n.name();
 }
 
+// Whether the op returns a view of its first argument (Tensor(a) in, Tensor(a) out).
+bool is_view_op(const Node& n) {
+    const OpSchema* s = n.schema();
+    return s && !s->arguments.empty() && !s->returns.empty() &&
+           !s->arguments[0].type.alias.empty() && !s->arguments[0].type.mutable_alias() &&
+           !s->returns[0].type.alias.empty() && !s->returns[0].type.mutable_alias();
+}
+
 class RetraceNaming {
 public:
-    explicit RetraceNaming(Graph& g) : g_(g), nodes_(g.nodes()) {}
+    // `written`: the functionalized new contents of tensors written in place. A view of
+    // one is made twice by the retrace's functionalization (the first, stale copy is
+    // dropped), so it takes the second of two names (add_ then permute: permute_1).
+    // Only views taken straight off such a value are modelled; a chain of views off it
+    // takes more names in torch (each sync replays the chain).
+    RetraceNaming(Graph& g, const std::set<const Node*>& written)
+        : g_(g), nodes_(g.nodes()), written_(written) {}
     // Up to `count` more nodes; true once every node has its new name. The graph must
     // not change between calls.
     bool step(size_t count) {
@@ -346,6 +367,9 @@ private:
     void name(Node* n) {
         if (n->op() != Op::CallFunction || name_of_.count(n)) return;
         order_.push_back(n);
+        if (is_view_op(*n) && !n->args().empty() && n->args()[0].is_node() &&
+            written_.count(n->args()[0].node))
+            names_.create_name(op_name_base(*n)); // the stale first copy's
         name_of_[n] = names_.create_name(op_name_base(*n));
         if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) return;
         std::vector<std::string> outputs;
@@ -369,6 +393,7 @@ private:
     std::map<Node*, std::string> name_of_;
     std::vector<Node*> order_;
     Namespace names_;
+    const std::set<const Node*>& written_;
 };
 } // namespace
 
@@ -378,7 +403,8 @@ namespace {
 // outputs. Leaves the program half-changed on error: callers keep a copy.
 // `erased` gets the nodes after n that a rule erased (a multi-output op's readers).
 Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node* n,
-                             std::vector<const Node*>* erased = nullptr) {
+                             std::vector<const Node*>* erased = nullptr,
+                             std::set<const Node*>* functionalized = nullptr) {
     const DecompRule* rule = table.find(*n);
     if (!rule)
         return make_error("%" + n->name(),
@@ -388,7 +414,9 @@ Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node
     step.rule = rule->summary;
     std::vector<Node*> created;
     std::vector<const Node*> gone;
-    Status applied = apply_rules(ep, table, n, created, gone, 0);
+    std::set<const Node*> own;
+    Status applied =
+        apply_rules(ep, table, n, created, gone, functionalized ? *functionalized : own, 0);
     if (erased) erased->insert(erased->end(), gone.begin(), gone.end());
     if (!applied.ok()) return applied.error();
     sync_output_specs(ep);
@@ -429,8 +457,9 @@ struct Decomposing::Impl {
     ExportedProgram& ep;
     const DecompTable table;
     DecompReport report;
-    std::vector<Node*> nodes;        // the graph's nodes before, in order
-    std::vector<const Node*> erased; // those of them a rule erased since (never visited)
+    std::vector<Node*> nodes;             // the graph's nodes before, in order
+    std::vector<const Node*> erased;      // those of them a rule erased since (never visited)
+    std::set<const Node*> functionalized; // new contents of tensors written in place
     size_t next = 0;
     std::unique_ptr<GraphLinting> linting;
     std::unique_ptr<RetraceNaming> naming;
@@ -449,7 +478,7 @@ struct Decomposing::Impl {
                 Node* n = nodes[next];
                 if (std::find(erased.begin(), erased.end(), n) != erased.end()) continue;
                 if (!table.find(*n)) continue;
-                auto step = apply_one(ep, table, n, &erased);
+                auto step = apply_one(ep, table, n, &erased, &functionalized);
                 if (!step.ok()) return step.error();
                 report.steps.push_back(step.take());
             }
@@ -471,7 +500,8 @@ struct Decomposing::Impl {
         if (table.level != IrLevel::Training)
             stages.add("name the nodes afresh, as the retrace does",
                        [this](Stages::Clock::time_point) -> Result<bool> {
-                           if (!naming) naming = std::make_unique<RetraceNaming>(*ep.graph);
+                           if (!naming)
+                               naming = std::make_unique<RetraceNaming>(*ep.graph, functionalized);
                            const bool over = naming->step(piece_size().nodes);
                            stages.work_done = naming->done();
                            stages.work_total = naming->total();
