@@ -318,7 +318,7 @@ Result<Value> kernel_pad(const CallArgs& a, const KernelOptions& opt) {
     return pad_constant(opt, *x.value(), pad.value(), value, op);
 }
 
-// as_strided(self, size, stride=None, storage_offset=None): a view of self's
+// as_strided(self, size, stride, storage_offset=None): a view of self's
 // elements in row-major order (the executor's layout; torch reads self's storage,
 // which is the same for a contiguous self), copied
 Result<Value> kernel_as_strided(const CallArgs& a, const KernelOptions& opt) {
@@ -327,12 +327,9 @@ Result<Value> kernel_as_strided(const CallArgs& a, const KernelOptions& opt) {
     if (!x.ok()) return x.error();
     auto size = a.ints(1);
     if (!size.ok()) return size.error();
-    std::vector<int64_t> stride = strides_of(size.value());
-    if (a[2].kind != Value::Kind::None) {
-        auto s = a.ints(2);
-        if (!s.ok()) return s.error();
-        stride = s.take();
-    }
+    auto strides = a.ints(2);
+    if (!strides.ok()) return strides.error();
+    const std::vector<int64_t>& stride = strides.value();
     if (stride.size() != size.value().size())
         return kernel_error(op + ": mismatch in length of strides and shape");
     int64_t offset = 0;

@@ -85,8 +85,9 @@ Status rule_relu_(DecompContext& c) {
         return rule_error(n, "relu_ writes to something that is not a node");
     Node* self = n.args()[0].node;
     Node* r = c.emit("torch.ops.aten.relu.default", n.args(), {}, "relu", n.meta.val);
-    if (Status s = c.replace_with(r); !s.ok()) return s;
-    c.functionalize(self, r);
+    Node* seen = write_into_view_base(c, self, r);
+    if (Status s = c.replace_with(seen); !s.ok()) return s;
+    c.functionalize(self, seen);
     return {};
 }
 
@@ -103,7 +104,7 @@ Status rule_conv2d(DecompContext& c) {
 
 bool linear_decomposes(const Node& n) {
     const TensorMeta* x = n.args().empty() ? nullptr : tensor_meta(n.args()[0]);
-    return (x && x->sizes.size() == 2) || linear_nd_applies(n);
+    return (x && x->sizes.size() == 2) || linear_nd_applies(n) || linear_fold_applies(n);
 }
 
 // linear(x[M, K], w[N, K], b) -> permute(w, [1, 0]) + addmm(b, x, permute); without bias, mm(x,
@@ -111,6 +112,7 @@ bool linear_decomposes(const Node& n) {
 Status rule_linear(DecompContext& c) {
     Node& n = *c.node;
     if (linear_nd_applies(n)) return linear_nd(c);
+    if (linear_fold_applies(n)) return linear_fold(c);
     Argument x = arg_or_default(n, 0), w = arg_or_default(n, 1), b = arg_or_default(n, 2);
     const TensorMeta* wm = tensor_meta(w);
     if (!wm || wm->sizes.size() != 2)
@@ -151,7 +153,23 @@ Status rule_max_pool2d(DecompContext& c) {
     return c.replace_with(items[0]);
 }
 
+namespace {
+// c10's is_channels_last_strides_2d (what suggest_memory_format asks) for a 4-D tensor.
+bool channels_last_strides_2d(const TensorMeta& m) {
+    if (m.sizes.size() != 4 || m.strides.size() != 4 || m.strides[1] == 0) return false;
+    int64_t min = 0;
+    for (size_t d : {size_t(1), size_t(3), size_t(2), size_t(0)}) {
+        if (m.sizes[d] == 0 || m.strides[d] < min) return false;
+        if (d == 0 && min == m.strides[1]) return false;
+        min = m.strides[d];
+        if (m.sizes[d] > 1) min *= m.sizes[d];
+    }
+    return true;
+}
+} // namespace
+
 // adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d
+// (+ as_strided for a channels-last input)
 Status rule_adaptive_avg_pool2d(DecompContext& c) {
     Node& n = *c.node;
     Argument size = arg_or_default(n, 1);
@@ -162,6 +180,19 @@ Status rule_adaptive_avg_pool2d(DecompContext& c) {
                            {}, "mean", n.meta.val)
                   : c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
                            "_adaptive_avg_pool2d", n.meta.val);
+    // ATen restrides the mean of a channels-last input in place (as_strided_, which
+    // functionalization writes as as_strided): [n, c, 1, 1] with strides [c, 1, c, c]
+    const TensorMeta* x = tensor_meta(n.args()[0]);
+    if (one && x && n.meta.val.is_tensor() && channels_last_strides_2d(*x)) {
+        const int64_t N = x->sizes[0], C = x->sizes[1];
+        MetaVal v = n.meta.val;
+        v.tensor.sizes = {N, C, 1, 1};
+        v.tensor.strides = {C, 1, C, C};
+        r = c.emit("torch.ops.aten.as_strided.default",
+                   {Argument::from_node(r), Argument::int_list({N, C, 1, 1}),
+                    Argument::int_list({C, 1, C, C})},
+                   {}, "as_strided", v);
+    }
     return c.replace_with(r);
 }
 
@@ -328,6 +359,16 @@ private:
     void name(Node* n) {
         if (n->op() != Op::CallFunction || name_of_.count(n)) return;
         order_.push_back(n);
+        // names torch's trace gave to nodes it then dropped (kRetraceSkip)
+        auto skip = n->meta.other.find(kRetraceSkip);
+        if (skip != n->meta.other.end()) {
+            for (size_t at = 0; at <= skip->second.size();) {
+                const size_t comma = std::min(skip->second.find(',', at), skip->second.size());
+                names_.create_name(skip->second.substr(at, comma - at));
+                at = comma + 1;
+            }
+            n->meta.other.erase(skip);
+        }
         name_of_[n] = names_.create_name(op_name_base(*n));
         if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) return;
         std::vector<std::string> outputs;
