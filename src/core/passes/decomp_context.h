@@ -200,6 +200,19 @@ bool sdpa_plain(const Node& n);
 bool lstm_decomposes(const Node& n);
 bool gru_decomposes(const Node& n);
 bool einsum_decomposes(const Node& n);
+bool pad_is_constant(const Node& n);
+bool vector_norm_decomposes(const Node& n);
+bool matmul_decomposes(const Node& n);
+bool linear_fold_applies(const Node& n);
+Status linear_fold(DecompContext& c);
+// An in-place op (c.node, not yet replaced) writes `value` over `self`: when self is a
+// view of an intermediate, the base's later readers read view(value, base's shape) and
+// the result is a view of that again, which self's readers should read; else `value`.
+Node* write_into_view_base(DecompContext& c, Node* self, Node* value);
+// A node's meta.other key: the names (op bases, comma-separated: "view,view") torch's
+// trace used up just before the node for nodes it made and dropped; the retrace naming
+// takes them, then erases the key.
+inline constexpr const char* kRetraceSkip = "pt2lab.retrace_skip";
 #undef NO_DECOMP
 #undef NO_KERNEL
 #undef K

@@ -2,7 +2,6 @@
 #include "passes/decompose.h"
 
 #include "passes/decomp_context.h"
-#include "passes/meta_strides.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -87,8 +86,9 @@ Status rule_relu_(DecompContext& c) {
         return rule_error(n, "relu_ writes to something that is not a node");
     Node* self = n.args()[0].node;
     Node* r = c.emit("torch.ops.aten.relu.default", n.args(), {}, "relu", n.meta.val);
-    if (Status s = c.replace_with(r); !s.ok()) return s;
-    c.functionalize(self, r);
+    Node* seen = write_into_view_base(c, self, r);
+    if (Status s = c.replace_with(seen); !s.ok()) return s;
+    c.functionalize(self, seen);
     return {};
 }
 
@@ -105,7 +105,7 @@ Status rule_conv2d(DecompContext& c) {
 
 bool linear_decomposes(const Node& n) {
     const TensorMeta* x = n.args().empty() ? nullptr : tensor_meta(n.args()[0]);
-    return (x && x->sizes.size() == 2) || linear_nd_applies(n);
+    return (x && x->sizes.size() == 2) || linear_nd_applies(n) || linear_fold_applies(n);
 }
 
 // linear(x[M, K], w[N, K], b) -> permute(w, [1, 0]) + addmm(b, x, permute); without bias, mm(x,
@@ -113,6 +113,7 @@ bool linear_decomposes(const Node& n) {
 Status rule_linear(DecompContext& c) {
     Node& n = *c.node;
     if (linear_nd_applies(n)) return linear_nd(c);
+    if (linear_fold_applies(n)) return linear_fold(c);
     Argument x = arg_or_default(n, 0), w = arg_or_default(n, 1), b = arg_or_default(n, 2);
     const TensorMeta* wm = tensor_meta(w);
     if (!wm || wm->sizes.size() != 2)
@@ -153,33 +154,45 @@ Status rule_max_pool2d(DecompContext& c) {
     return c.replace_with(items[0]);
 }
 
-// adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d.
-// A channels-last input (ATen's suggest_memory_format) gives the mean channels-last
-// strides with as_strided_, which functionalization makes an as_strided node.
+namespace {
+// c10's is_channels_last_strides_2d (what suggest_memory_format asks) for a 4-D tensor.
+bool channels_last_strides_2d(const TensorMeta& m) {
+    if (m.sizes.size() != 4 || m.strides.size() != 4 || m.strides[1] == 0) return false;
+    int64_t min = 0;
+    for (size_t d : {size_t(1), size_t(3), size_t(2), size_t(0)}) {
+        if (m.sizes[d] == 0 || m.strides[d] < min) return false;
+        if (d == 0 && min == m.strides[1]) return false;
+        min = m.strides[d];
+        if (m.sizes[d] > 1) min *= m.sizes[d];
+    }
+    return true;
+}
+} // namespace
+
+// adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d
+// (+ as_strided for a channels-last input)
 Status rule_adaptive_avg_pool2d(DecompContext& c) {
     Node& n = *c.node;
     Argument size = arg_or_default(n, 1);
     bool one = size.is_sequence() && size.items.size() == 2 && size.items[0].kind == ArgKind::Int &&
                size.items[0].i == 1 && size.items[1].kind == ArgKind::Int && size.items[1].i == 1;
-    if (!one) {
-        Node* r = c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
-                         "_adaptive_avg_pool2d", n.meta.val);
-        return c.replace_with(r);
-    }
+    Node* r = one ? c.emit("torch.ops.aten.mean.dim",
+                           {n.args()[0], Argument::int_list({-1, -2}), Argument::from_bool(true)},
+                           {}, "mean", n.meta.val)
+                  : c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
+                           "_adaptive_avg_pool2d", n.meta.val);
+    // ATen restrides the mean of a channels-last input in place (as_strided_, which
+    // functionalization writes as as_strided): [n, c, 1, 1] with strides [c, 1, c, c]
     const TensorMeta* x = tensor_meta(n.args()[0]);
-    const bool channels_last = x && is_channels_last_strides_2d(x->sizes, x->strides);
-    MetaVal mean_val = n.meta.val;
-    if (channels_last && mean_val.is_tensor())
-        mean_val.tensor.strides = contiguous_strides(mean_val.tensor.sizes);
-    Node* r = c.emit("torch.ops.aten.mean.dim",
-                     {n.args()[0], Argument::int_list({-1, -2}), Argument::from_bool(true)}, {},
-                     "mean", mean_val);
-    if (channels_last) {
+    if (one && x && n.meta.val.is_tensor() && channels_last_strides_2d(*x)) {
         const int64_t N = x->sizes[0], C = x->sizes[1];
+        MetaVal v = n.meta.val;
+        v.tensor.sizes = {N, C, 1, 1};
+        v.tensor.strides = {C, 1, C, C};
         r = c.emit("torch.ops.aten.as_strided.default",
                    {Argument::from_node(r), Argument::int_list({N, C, 1, 1}),
                     Argument::int_list({C, 1, C, C})},
-                   {}, "as_strided", n.meta.val);
+                   {}, "as_strided", v);
     }
     return c.replace_with(r);
 }
@@ -336,8 +349,10 @@ public:
     // `written`: the functionalized new contents of tensors written in place. A view of
     // one is made twice by the retrace's functionalization (the first, stale copy is
     // dropped), so it takes the second of two names (add_ then permute: permute_1).
-    // Only views taken straight off such a value are modelled; a chain of views off it
-    // takes more names in torch (each sync replays the chain).
+    // Only views taken straight off such a value are modelled (a value that is itself a
+    // view, written through a view of an intermediate, is write_into_view_base's, whose
+    // names kRetraceSkip gives); a chain of views off it takes more names in torch (each
+    // sync replays the chain).
     RetraceNaming(Graph& g, const std::set<const Node*>& written)
         : g_(g), nodes_(g.nodes()), written_(written) {}
     // Up to `count` more nodes; true once every node has its new name. The graph must
@@ -367,9 +382,20 @@ private:
     void name(Node* n) {
         if (n->op() != Op::CallFunction || name_of_.count(n)) return;
         order_.push_back(n);
-        if (is_view_op(*n) && !n->args().empty() && n->args()[0].is_node() &&
-            written_.count(n->args()[0].node))
-            names_.create_name(op_name_base(*n)); // the stale first copy's
+        // names torch's trace gave to nodes it then dropped (kRetraceSkip), or the stale
+        // first copy of a view of a tensor written in place
+        auto skip = n->meta.other.find(kRetraceSkip);
+        if (skip != n->meta.other.end()) {
+            for (size_t at = 0; at <= skip->second.size();) {
+                const size_t comma = std::min(skip->second.find(',', at), skip->second.size());
+                names_.create_name(skip->second.substr(at, comma - at));
+                at = comma + 1;
+            }
+            n->meta.other.erase(skip);
+        } else if (is_view_op(*n) && !n->args().empty() && n->args()[0].is_node() &&
+                   written_.count(n->args()[0].node) && !is_view_op(*n->args()[0].node)) {
+            names_.create_name(op_name_base(*n));
+        }
         name_of_[n] = names_.create_name(op_name_base(*n));
         if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) return;
         std::vector<std::string> outputs;
