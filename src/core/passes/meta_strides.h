@@ -1,7 +1,6 @@
 // The strides torch's fake tensors give a rule's new nodes, for rules that must
-// decide as ATen does whether a reshape is a view or a copy (reshape, einsum) or
-// which memory format a tensor suggests (adaptive_avg_pool2d). Pure functions of
-// sizes and strides; private to passes/.
+// decide as ATen does whether a reshape is a view or a copy (reshape, einsum).
+// Pure functions of sizes and strides; private to passes/.
 #pragma once
 
 #include <algorithm>
@@ -48,22 +47,6 @@ inline std::optional<std::vector<int64_t>> view_strides(const std::vector<int64_
     }
     if (view_d != -1) return std::nullopt;
     return out;
-}
-
-// c10's is_channels_last_strides_2d for a 4-D tensor (the test behind
-// suggest_memory_format() == ChannelsLast): strides ordered C < W < H < N, the
-// ambiguous N111 / N11W cases counted as contiguous.
-inline bool is_channels_last_strides_2d(const std::vector<int64_t>& sizes,
-                                        const std::vector<int64_t>& strides) {
-    if (sizes.size() != 4 || strides.size() != 4 || strides[1] == 0) return false;
-    int64_t min = 0;
-    for (size_t d : {size_t(1), size_t(3), size_t(2), size_t(0)}) {
-        if (sizes[d] == 0 || strides[d] < min) return false;
-        if (d == 0 && min == strides[1]) return false;
-        min = strides[d];
-        if (sizes[d] > 1) min *= sizes[d];
-    }
-    return true;
 }
 
 } // namespace pt2lab::decomp
