@@ -97,6 +97,37 @@ def vit_reduced():
                              hidden_dim=32, mlp_dim=64, num_classes=10)
 
 
+def convnext_reduced():
+    """torchvision's ConvNeXt class (convnext_tiny's code: patchify stem, depthwise 7x7,
+    channels-last LayerNorm, GELU MLP, layer scale) at one block per stage, widths 16/32/64:
+    convnext_tiny is 28.6 M parameters (114 MB)."""
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    stages = [CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, None, 1)]
+    return ConvNeXt(stages, stochastic_depth_prob=0.0, num_classes=10)
+
+
+def swin_reduced(v2=False):
+    """torchvision's SwinTransformer class (swin_t's code, or swin_v2_t's with v2: shifted
+    windows, relative position bias, patch merging) at embed 16, depths 1/1, 2 heads,
+    window 4: swin_t is 28.3 M parameters (113 MB)."""
+    from torchvision.models import swin_transformer as sw
+    extra = {"block": sw.SwinTransformerBlockV2, "downsample_layer": sw.PatchMergingV2} \
+        if v2 else {}
+    return lambda: sw.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[1, 1],
+                                      num_heads=[2, 2], window_size=[4, 4], num_classes=10,
+                                      **extra)
+
+
+def maxvit_reduced():
+    """torchvision's MaxVit class (maxvit_t's code: MBConv with squeeze-excitation, block and
+    grid attention) at stem 16, two stages of one layer (16, 32), head dim 8, partition 4
+    on 64x64: maxvit_t is 30.9 M parameters (124 MB) and needs 224x224."""
+    from torchvision.models.maxvit import MaxVit
+    return MaxVit(input_size=(64, 64), stem_channels=16, partition_size=4,
+                  block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                  stochastic_depth_prob=0.0, num_classes=10)
+
+
 # name -> (builder, input shape)
 MODELS = {
     "resnet18": (V.resnet18, VISION_INPUT),
@@ -118,6 +149,10 @@ MODELS = {
     "inception_v3": (lambda: V.inception_v3(aux_logits=False, init_weights=False),
                      (1, 3, 75, 75)),
     "vit_reduced": (vit_reduced, VISION_INPUT),
+    "convnext_reduced": (convnext_reduced, VISION_INPUT),
+    "swin_reduced": (swin_reduced(), VISION_INPUT),
+    "swin_v2_reduced": (swin_reduced(v2=True), VISION_INPUT),
+    "maxvit_reduced": (maxvit_reduced, VISION_INPUT),
     "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),

@@ -123,6 +123,15 @@ double run_and_compare(const std::string& what, const ExportedProgram& ep,
     return worst;
 }
 
+// $PT2LAB_ZOO_ONLY (comma-separated model names) narrows a run to those models, for
+// working on one; unset, every model runs.
+bool selected(const std::string& name) {
+    const char* only = std::getenv("PT2LAB_ZOO_ONLY");
+    if (!only || !*only) return true;
+    const std::string list = "," + std::string(only) + ",";
+    return list.find("," + name + ",") != std::string::npos;
+}
+
 ExportedProgram load(const std::string& path) {
     auto r = load_program_file(path);
     INFO(path << ": " << (r.ok() ? "" : r.error().str()));
@@ -167,6 +176,7 @@ TEST_CASE("zoo: torchvision and transformer exports print, decompose and run as 
     REQUIRE(committed["models"].size() >= 10);
     for (const json& m : committed["models"]) {
         const std::string name = m["name"].get<std::string>();
+        if (!selected(name)) continue;
         const std::string folder = dir + "/" + name + "/";
         INFO("model " << name);
         json torch_texts = read_json(folder + "texts.json");
@@ -243,6 +253,7 @@ TEST_CASE("zoo: the page's path runs every model on default settings and quantiz
     }
     for (const json& m : committed["models"]) {
         const std::string name = m["name"].get<std::string>();
+        if (!selected(name)) continue;
         const std::string folder = dir + "/" + name + "/";
         std::vector<Tensor> expected;
         for (size_t k = 0; k < m["outputs"].size(); ++k)

@@ -12,6 +12,10 @@
 
 namespace pt2lab {
 
+// kernels_index.cpp: writes `written` (a slice's values after an in-place op) into the
+// tensor `slice` (slice.Tensor's arguments) took them from.
+Status write_back_slice(const CallArgs& slice, const Tensor& written);
+
 ModuleState ModuleState::from_program(const ExportedProgram& ep) {
     ModuleState s;
     s.file_size = ep.file_size;
@@ -428,7 +432,25 @@ private:
         if (!args.ok()) return args.error();
         auto r = find_kernel(n)(args.value(), kernels_); // bind checked that it has one
         if (!r.ok()) return node_error(n, r.error().message, r.error().hint);
+        if (Status s = write_back(n, r.value()); !s.ok())
+            return node_error(n, s.error().message, s.error().hint);
         return r.take();
+    }
+
+    // An in-place write into a slice.Tensor's result writes the sliced tensor too
+    // (export keeps torch's view semantics: zero_ of a slice of a clone), while its
+    // base is still alive.
+    Status write_back(const Node& n, const Value& v) {
+        if (!n.op_info() || !n.op_info()->writes(0) || n.args().empty() || !n.args()[0].is_node() ||
+            !v.is_tensor())
+            return {};
+        const Node& slice = *n.args()[0].node;
+        if (!slice.is(OpId::slice_tensor) || slice.args().empty() || !slice.args()[0].is_node() ||
+            !env_.count(slice.args()[0].node))
+            return {};
+        auto args = bind(slice);
+        if (!args.ok()) return args.error();
+        return write_back_slice(args.value(), *v.tensor);
     }
 
     // n's arguments in schema order (defaults filled in), after the checks every call makes.

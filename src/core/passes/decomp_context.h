@@ -23,6 +23,11 @@ struct DecompContext {
     // Nodes after `node` that the rule erased (a multi-output op's getitem readers),
     // which the pass must no longer visit.
     std::vector<const Node*> erased;
+    // What replaced `node` (replace_with), and the values functionalize() made the new
+    // contents of a mutated tensor: the retrace names views of those apart
+    // (decompose.cpp, RetraceNaming).
+    Node* replacement = nullptr;
+    std::vector<Node*> functionalized;
 
     // A new call_function before `node`, carrying node's metadata (module
     // stack, torch_fn, stack trace) and the given value metadata.
@@ -53,12 +58,14 @@ struct DecompContext {
     }
     // Users of `node` read `value` instead; `node` goes.
     Status replace_with(Node* value) {
+        replacement = value;
         node->replace_all_uses_with(value);
         return g.erase_node(node);
     }
     // Functionalization of an in-place write: later readers of `mutated` read
     // `value`; a mutated buffer (or user input) becomes a mutation output.
     void functionalize(Node* mutated, Node* value) {
+        functionalized.push_back(value);
         bool after = false;
         for (Node* n : g.nodes()) {
             if (n == value) {
@@ -192,6 +199,20 @@ bool softmax_no_dtype(const Node& n);
 bool sdpa_plain(const Node& n);
 bool lstm_decomposes(const Node& n);
 bool gru_decomposes(const Node& n);
+bool einsum_decomposes(const Node& n);
+bool pad_is_constant(const Node& n);
+bool vector_norm_decomposes(const Node& n);
+bool matmul_decomposes(const Node& n);
+bool linear_fold_applies(const Node& n);
+Status linear_fold(DecompContext& c);
+// An in-place op (c.node, not yet replaced) writes `value` over `self`: when self is a
+// view of an intermediate, the base's later readers read view(value, base's shape) and
+// the result is a view of that again, which self's readers should read; else `value`.
+Node* write_into_view_base(DecompContext& c, Node* self, Node* value);
+// A node's meta.other key: the names (op bases, comma-separated: "view,view") torch's
+// trace used up just before the node for nodes it made and dropped; the retrace naming
+// takes them, then erases the key.
+inline constexpr const char* kRetraceSkip = "pt2lab.retrace_skip";
 #undef NO_DECOMP
 #undef NO_KERNEL
 #undef K

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "graph/namespace.h"
 #include "graph/op_schema.h"
@@ -85,8 +86,9 @@ Status rule_relu_(DecompContext& c) {
         return rule_error(n, "relu_ writes to something that is not a node");
     Node* self = n.args()[0].node;
     Node* r = c.emit("torch.ops.aten.relu.default", n.args(), {}, "relu", n.meta.val);
-    if (Status s = c.replace_with(r); !s.ok()) return s;
-    c.functionalize(self, r);
+    Node* seen = write_into_view_base(c, self, r);
+    if (Status s = c.replace_with(seen); !s.ok()) return s;
+    c.functionalize(self, seen);
     return {};
 }
 
@@ -103,7 +105,7 @@ Status rule_conv2d(DecompContext& c) {
 
 bool linear_decomposes(const Node& n) {
     const TensorMeta* x = n.args().empty() ? nullptr : tensor_meta(n.args()[0]);
-    return (x && x->sizes.size() == 2) || linear_nd_applies(n);
+    return (x && x->sizes.size() == 2) || linear_nd_applies(n) || linear_fold_applies(n);
 }
 
 // linear(x[M, K], w[N, K], b) -> permute(w, [1, 0]) + addmm(b, x, permute); without bias, mm(x,
@@ -111,6 +113,7 @@ bool linear_decomposes(const Node& n) {
 Status rule_linear(DecompContext& c) {
     Node& n = *c.node;
     if (linear_nd_applies(n)) return linear_nd(c);
+    if (linear_fold_applies(n)) return linear_fold(c);
     Argument x = arg_or_default(n, 0), w = arg_or_default(n, 1), b = arg_or_default(n, 2);
     const TensorMeta* wm = tensor_meta(w);
     if (!wm || wm->sizes.size() != 2)
@@ -151,7 +154,23 @@ Status rule_max_pool2d(DecompContext& c) {
     return c.replace_with(items[0]);
 }
 
+namespace {
+// c10's is_channels_last_strides_2d (what suggest_memory_format asks) for a 4-D tensor.
+bool channels_last_strides_2d(const TensorMeta& m) {
+    if (m.sizes.size() != 4 || m.strides.size() != 4 || m.strides[1] == 0) return false;
+    int64_t min = 0;
+    for (size_t d : {size_t(1), size_t(3), size_t(2), size_t(0)}) {
+        if (m.sizes[d] == 0 || m.strides[d] < min) return false;
+        if (d == 0 && min == m.strides[1]) return false;
+        min = m.strides[d];
+        if (m.sizes[d] > 1) min *= m.sizes[d];
+    }
+    return true;
+}
+} // namespace
+
 // adaptive_avg_pool2d -> mean.dim(x, [-1, -2], True) for a 1x1 output, else _adaptive_avg_pool2d
+// (+ as_strided for a channels-last input)
 Status rule_adaptive_avg_pool2d(DecompContext& c) {
     Node& n = *c.node;
     Argument size = arg_or_default(n, 1);
@@ -162,6 +181,19 @@ Status rule_adaptive_avg_pool2d(DecompContext& c) {
                            {}, "mean", n.meta.val)
                   : c.emit("torch.ops.aten._adaptive_avg_pool2d.default", n.args(), {},
                            "_adaptive_avg_pool2d", n.meta.val);
+    // ATen restrides the mean of a channels-last input in place (as_strided_, which
+    // functionalization writes as as_strided): [n, c, 1, 1] with strides [c, 1, c, c]
+    const TensorMeta* x = tensor_meta(n.args()[0]);
+    if (one && x && n.meta.val.is_tensor() && channels_last_strides_2d(*x)) {
+        const int64_t N = x->sizes[0], C = x->sizes[1];
+        MetaVal v = n.meta.val;
+        v.tensor.sizes = {N, C, 1, 1};
+        v.tensor.strides = {C, 1, C, C};
+        r = c.emit("torch.ops.aten.as_strided.default",
+                   {Argument::from_node(r), Argument::int_list({N, C, 1, 1}),
+                    Argument::int_list({C, 1, C, C})},
+                   {}, "as_strided", v);
+    }
     return c.replace_with(r);
 }
 
@@ -266,16 +298,22 @@ namespace {
 // (torch decomposes until every op is in the target opset: chunk -> split ->
 // split_with_sizes). `created` gets the surviving new nodes, in graph order.
 Status apply_rules(ExportedProgram& ep, const DecompTable& table, Node* n,
-                   std::vector<Node*>& created, std::vector<const Node*>& erased, int depth) {
+                   std::vector<Node*>& created, std::vector<const Node*>& erased,
+                   std::set<const Node*>& functionalized, int depth) {
     const DecompRule* rule = table.find(*n);
     DecompContext ctx{ep, *ep.graph, n, {}, {}};
     Status applied = rule->apply(ctx);
     erased.insert(erased.end(), ctx.erased.begin(), ctx.erased.end());
     if (!applied.ok()) return applied;
+    // A functionalized value decomposed further: what replaced it holds the new contents.
+    if (functionalized.erase(n) && ctx.replacement) functionalized.insert(ctx.replacement);
+    functionalized.insert(ctx.functionalized.begin(), ctx.functionalized.end());
     for (Node* m : ctx.created) {
         // A rule never creates its own op, so the depth only guards against a table bug.
         if (depth < 8 && table.find(*m)) {
-            if (Status s = apply_rules(ep, table, m, created, erased, depth + 1); !s.ok()) return s;
+            if (Status s = apply_rules(ep, table, m, created, erased, functionalized, depth + 1);
+                !s.ok())
+                return s;
         } else {
             created.push_back(m);
         }
@@ -298,9 +336,25 @@ std::string op_name_base(const Node& n) {
     return n.name();
 }
 
+// Whether the op returns a view of its first argument (Tensor(a) in, Tensor(a) out).
+bool is_view_op(const Node& n) {
+    const OpSchema* s = n.schema();
+    return s && !s->arguments.empty() && !s->returns.empty() &&
+           !s->arguments[0].type.alias.empty() && !s->arguments[0].type.mutable_alias() &&
+           !s->returns[0].type.alias.empty() && !s->returns[0].type.mutable_alias();
+}
+
 class RetraceNaming {
 public:
-    explicit RetraceNaming(Graph& g) : g_(g), nodes_(g.nodes()) {}
+    // `written`: the functionalized new contents of tensors written in place. A view of
+    // one is made twice by the retrace's functionalization (the first, stale copy is
+    // dropped), so it takes the second of two names (add_ then permute: permute_1).
+    // Only views taken straight off such a value are modelled (a value that is itself a
+    // view, written through a view of an intermediate, is write_into_view_base's, whose
+    // names kRetraceSkip gives); a chain of views off it takes more names in torch (each
+    // sync replays the chain).
+    RetraceNaming(Graph& g, const std::set<const Node*>& written)
+        : g_(g), nodes_(g.nodes()), written_(written) {}
     // Up to `count` more nodes; true once every node has its new name. The graph must
     // not change between calls.
     bool step(size_t count) {
@@ -328,6 +382,20 @@ private:
     void name(Node* n) {
         if (n->op() != Op::CallFunction || name_of_.count(n)) return;
         order_.push_back(n);
+        // names torch's trace gave to nodes it then dropped (kRetraceSkip), or the stale
+        // first copy of a view of a tensor written in place
+        auto skip = n->meta.other.find(kRetraceSkip);
+        if (skip != n->meta.other.end()) {
+            for (size_t at = 0; at <= skip->second.size();) {
+                const size_t comma = std::min(skip->second.find(',', at), skip->second.size());
+                names_.create_name(skip->second.substr(at, comma - at));
+                at = comma + 1;
+            }
+            n->meta.other.erase(skip);
+        } else if (is_view_op(*n) && !n->args().empty() && n->args()[0].is_node() &&
+                   written_.count(n->args()[0].node) && !is_view_op(*n->args()[0].node)) {
+            names_.create_name(op_name_base(*n));
+        }
         name_of_[n] = names_.create_name(op_name_base(*n));
         if (n->meta.val.kind != MetaVal::Kind::Tuple || n->meta.val.items.empty()) return;
         std::vector<std::string> outputs;
@@ -351,6 +419,7 @@ private:
     std::map<Node*, std::string> name_of_;
     std::vector<Node*> order_;
     Namespace names_;
+    const std::set<const Node*>& written_;
 };
 } // namespace
 
@@ -360,7 +429,8 @@ namespace {
 // outputs. Leaves the program half-changed on error: callers keep a copy.
 // `erased` gets the nodes after n that a rule erased (a multi-output op's readers).
 Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node* n,
-                             std::vector<const Node*>* erased = nullptr) {
+                             std::vector<const Node*>* erased = nullptr,
+                             std::set<const Node*>* functionalized = nullptr) {
     const DecompRule* rule = table.find(*n);
     if (!rule)
         return make_error("%" + n->name(),
@@ -370,7 +440,9 @@ Result<DecompStep> apply_one(ExportedProgram& ep, const DecompTable& table, Node
     step.rule = rule->summary;
     std::vector<Node*> created;
     std::vector<const Node*> gone;
-    Status applied = apply_rules(ep, table, n, created, gone, 0);
+    std::set<const Node*> own;
+    Status applied =
+        apply_rules(ep, table, n, created, gone, functionalized ? *functionalized : own, 0);
     if (erased) erased->insert(erased->end(), gone.begin(), gone.end());
     if (!applied.ok()) return applied.error();
     sync_output_specs(ep);
@@ -411,8 +483,9 @@ struct Decomposing::Impl {
     ExportedProgram& ep;
     const DecompTable table;
     DecompReport report;
-    std::vector<Node*> nodes;        // the graph's nodes before, in order
-    std::vector<const Node*> erased; // those of them a rule erased since (never visited)
+    std::vector<Node*> nodes;             // the graph's nodes before, in order
+    std::vector<const Node*> erased;      // those of them a rule erased since (never visited)
+    std::set<const Node*> functionalized; // new contents of tensors written in place
     size_t next = 0;
     std::unique_ptr<GraphLinting> linting;
     std::unique_ptr<RetraceNaming> naming;
@@ -431,7 +504,7 @@ struct Decomposing::Impl {
                 Node* n = nodes[next];
                 if (std::find(erased.begin(), erased.end(), n) != erased.end()) continue;
                 if (!table.find(*n)) continue;
-                auto step = apply_one(ep, table, n, &erased);
+                auto step = apply_one(ep, table, n, &erased, &functionalized);
                 if (!step.ok()) return step.error();
                 report.steps.push_back(step.take());
             }
@@ -453,7 +526,8 @@ struct Decomposing::Impl {
         if (table.level != IrLevel::Training)
             stages.add("name the nodes afresh, as the retrace does",
                        [this](Stages::Clock::time_point) -> Result<bool> {
-                           if (!naming) naming = std::make_unique<RetraceNaming>(*ep.graph);
+                           if (!naming)
+                               naming = std::make_unique<RetraceNaming>(*ep.graph, functionalized);
                            const bool over = naming->step(piece_size().nodes);
                            stages.work_done = naming->done();
                            stages.work_total = naming->total();
