@@ -301,7 +301,7 @@ Status apply_rules(ExportedProgram& ep, const DecompTable& table, Node* n,
                    std::vector<Node*>& created, std::vector<const Node*>& erased,
                    std::set<const Node*>& functionalized, int depth) {
     const DecompRule* rule = table.find(*n);
-    DecompContext ctx{ep, *ep.graph, n, {}, {}};
+    DecompContext ctx{ep, *ep.graph, n, {}, {}, nullptr, {}};
     Status applied = rule->apply(ctx);
     erased.insert(erased.end(), ctx.erased.begin(), ctx.erased.end());
     if (!applied.ok()) return applied;
