@@ -149,7 +149,7 @@ Status Budget::work(uint64_t n, const std::string& what) {
     }
     std::string rule = limits_.run_work ? "set with --limit"
                                         : "the budget for a " + human_bytes(file_size_) +
-                                              " file: 1e9 + 64 x its size, at most 2e10";
+                                              " file: 1e9 + 256 x its size, at most 2e10";
     Error e = over(what, "this run would need " +
                              (total ? work_str(*total) : std::string("more than 1.8e19")) +
                              " multiply-adds in all, more than its " + work_str(work_limit_) +

@@ -27,7 +27,8 @@ struct Limits {
     // as for file_bytes, from the size of the file the program came from.
     uint64_t run_bytes = 0;
     // Multiply-adds (and element visits) one run may do. 0: automatic,
-    // 1e9 + 64 x the file's size, at most 2e10 (about 2 s of reference
+    // 1e9 + 256 x the file's size, at most 2e10 (256 per byte: an int8 weight of a
+    // converted file that pt2lab saved is a quarter of the float one; about 2 s of reference
     // kernels natively for a 1 MB file).
     uint64_t run_work = 0;
     // A Run keeps every node's value (for the inspector) while all of them together
@@ -41,7 +42,7 @@ struct Limits {
     static constexpr uint64_t kBytesPerFileByte = 16;
     static constexpr uint64_t kMaxAutoBytes = 512 * kMiB;
     static constexpr uint64_t kBaseWork = 1000000000ull;
-    static constexpr uint64_t kWorkPerFileByte = 64;
+    static constexpr uint64_t kWorkPerFileByte = 256;
     static constexpr uint64_t kMaxAutoWork = 20000000000ull;
 
     uint64_t file_budget(uint64_t file_size) const;
