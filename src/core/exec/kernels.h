@@ -94,6 +94,15 @@ Status charge_work(const KernelOptions& opt, std::optional<uint64_t> n, const st
 // The product of counts, or nullopt when it overflows (for charge_work).
 std::optional<uint64_t> work_of(std::initializer_list<int64_t> counts);
 std::string shape_str(const std::vector<int64_t>& sizes);
+// The range slice.Tensor / slice_scatter select along dim: start, step and length,
+// the bounds clamped into [0, size] as Python's slices are (None: the whole range; a
+// negative bound counts from the end). Arguments at `first` (dim), first + 1 (start),
+// first + 2 (end), first + 3 (step) of `x`'s call (kernels_view.cpp).
+struct SliceRange {
+    int64_t dim = 0, start = 0, step = 1, length = 0;
+};
+Result<SliceRange> slice_range(const CallArgs& a, size_t first, const Tensor& x,
+                               const std::string& op);
 // Broadcast shape of a and b, or an error naming both.
 Result<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
                                               const std::vector<int64_t>& b);

@@ -136,42 +136,6 @@ Result<Value> kernel_index_tensor(const CallArgs& a, const KernelOptions& opt) {
 
 namespace {
 
-// The range slice.Tensor / slice_scatter select along dim: start, step and length,
-// the bounds clamped into [0, size] as Python's slices are. Arguments at `first`
-// (dim), first + 1 (start), first + 2 (end), first + 3 (step).
-struct SliceRange {
-    int64_t dim = 0, start = 0, step = 1, length = 0;
-};
-Result<SliceRange> slice_range(const CallArgs& a, size_t first, const Tensor& x,
-                               const std::string& op) {
-    if (x.dim() == 0) return kernel_error(op + ": slice() cannot be applied to a 0-dim tensor.");
-    auto d = a.integer(first);
-    if (!d.ok()) return d.error();
-    auto dim = wrap_dim(d.value(), x.dim());
-    if (!dim.ok()) return kernel_error(op + ": " + dim.error().message);
-    auto step = a.integer(first + 3);
-    if (!step.ok()) return step.error();
-    if (step.value() <= 0) return kernel_error(op + ": slice step must be positive");
-    const int64_t n = x.sizes[static_cast<size_t>(dim.value())];
-    auto bound = [&](size_t i, int64_t absent) -> Result<int64_t> {
-        if (a[i].kind == Value::Kind::None) return absent;
-        auto v = a.integer(i);
-        if (!v.ok()) return v.error();
-        int64_t b = v.value();
-        if (b < 0) b = b < -n ? 0 : b + n;
-        return b > n ? n : b;
-    };
-    auto start = bound(first + 1, 0), end = bound(first + 2, n);
-    if (!start.ok()) return start.error();
-    if (!end.ok()) return end.error();
-    SliceRange r;
-    r.dim = dim.value();
-    r.start = start.value();
-    r.step = step.value();
-    r.length = end.value() > r.start ? (end.value() - r.start + r.step - 1) / r.step : 0;
-    return r;
-}
-
 // base[..., start::step (length), ...] = src along r.dim, in place.
 // base: [outer, n, inner], src: [outer, length, inner] (same dtype).
 Status scatter_slice(Tensor& base, const Tensor& src, const SliceRange& r, const std::string& op) {

@@ -118,21 +118,15 @@ Result<Value> kernel_select(const CallArgs& a, const KernelOptions& opt) {
     return Value::of(y.take());
 }
 
-// slice.Tensor(self, dim=0, start=None, end=None, step=1): x[..., start:end:step, ...] along
-// dim, start and end clamped into [0, size(dim)] as Python's slices are (a copy, as select's)
-Result<Value> kernel_slice(const CallArgs& a, const KernelOptions& opt) {
-    auto x = a.tensor(0);
-    if (!x.ok()) return x.error();
-    const std::string op = "aten.slice.Tensor";
-    const Tensor& in = *x.value();
-    if (in.dim() == 0) return kernel_error(op + ": slice() cannot be applied to a 0-dim tensor.");
-    auto dim = dim_arg(a, 1, in.dim(), op);
+Result<SliceRange> slice_range(const CallArgs& a, size_t first, const Tensor& x,
+                               const std::string& op) {
+    if (x.dim() == 0) return kernel_error(op + ": slice() cannot be applied to a 0-dim tensor.");
+    auto dim = dim_arg(a, first, x.dim(), op);
     if (!dim.ok()) return dim.error();
-    auto step = a.integer(4);
+    auto step = a.integer(first + 3);
     if (!step.ok()) return step.error();
     if (step.value() <= 0) return kernel_error(op + ": slice step must be positive");
-    const int64_t n = in.sizes[static_cast<size_t>(dim.value())];
-    // None is the whole range; a negative bound counts from the end
+    const int64_t n = x.sizes[static_cast<size_t>(dim.value())];
     auto bound = [&](size_t i, int64_t absent) -> Result<int64_t> {
         if (a[i].kind == Value::Kind::None) return absent;
         auto v = a.integer(i);
@@ -141,22 +135,40 @@ Result<Value> kernel_slice(const CallArgs& a, const KernelOptions& opt) {
         if (b < 0) b = b < -n ? 0 : b + n;
         return b > n ? n : b;
     };
-    auto start = bound(2, 0), end = bound(3, n);
+    auto start = bound(first + 1, 0), end = bound(first + 2, n);
     if (!start.ok()) return start.error();
     if (!end.ok()) return end.error();
-    const int64_t s = start.value(), st = step.value();
-    const int64_t len = end.value() > s ? (end.value() - s + st - 1) / st : 0;
+    SliceRange r;
+    r.dim = dim.value();
+    r.start = start.value();
+    r.step = step.value();
+    r.length = end.value() > r.start ? (end.value() - r.start + r.step - 1) / r.step : 0;
+    return r;
+}
+
+// slice.Tensor(self, dim=0, start=None, end=None, step=1): x[..., start:end:step, ...] along
+// dim, start and end clamped into [0, size(dim)] as Python's slices are (a copy, as select's)
+Result<Value> kernel_slice(const CallArgs& a, const KernelOptions& opt) {
+    auto x = a.tensor(0);
+    if (!x.ok()) return x.error();
+    const std::string op = "aten.slice.Tensor";
+    const Tensor& in = *x.value();
+    auto r = slice_range(a, 1, in, op);
+    if (!r.ok()) return r.error();
+    const int64_t n = in.sizes[static_cast<size_t>(r.value().dim)];
+    const int64_t s = r.value().start, st = r.value().step, len = r.value().length;
+    const int64_t dim = r.value().dim;
     if (st == 1) {
-        auto y = narrow_copy(opt, in, dim.value(), s, len, op);
+        auto y = narrow_copy(opt, in, dim, s, len, op);
         if (!y.ok()) return y.error();
         return Value::of(y.take());
     }
     std::vector<int64_t> sizes = in.sizes;
-    sizes[static_cast<size_t>(dim.value())] = len;
+    sizes[static_cast<size_t>(dim)] = len;
     auto yr = new_tensor(opt, in.dtype, sizes, op);
     if (!yr.ok()) return yr.error();
     int64_t outer, inner;
-    split_dims(in, dim.value(), outer, inner);
+    split_dims(in, dim, outer, inner);
     const size_t item = scalar_type_size(in.dtype);
     const size_t row = static_cast<size_t>(inner) * item;
     for (int64_t o = 0; o < outer; ++o) // x: [outer, n, inner] -> y: [outer, len, inner]
