@@ -59,7 +59,11 @@
   function readFile(file) {
     var M = app();
     if (!M || !M._pt2lab_file_arrived) return;
-    var n = file.size, data = n ? M._pt2lab_file_buffer(n) : 0;
+    // A big .pt2's tail is asked for first: the browser reads it while the app makes the
+    // buffer (its zeroing is tens of ms of this thread for a 47 MB file).
+    var n = file.size, tail = n - Math.min(n, TAIL);
+    var early = n >= LATE_FILE && M._pt2lab_file_late_plan ? file.slice(tail).arrayBuffer() : null;
+    var data = n ? M._pt2lab_file_buffer(n) : 0;
     var r = { name: file.name, done: 0, total: n, cancelled: false, late: false, buffer: 0 };
     pt2lab.reads.push(r);
     function end() { var k = pt2lab.reads.indexOf(r); if (k >= 0) pt2lab.reads.splice(k, 1); }
@@ -89,9 +93,8 @@
       reader.read().then(next, failed);
     }
     function whole() { stream(0, n, function () { end(); arrive(file.name, data, n, ""); }); }
-    if (n < LATE_FILE || !M._pt2lab_file_late_plan) return whole();
-    var tail = n - Math.min(n, TAIL);
-    file.slice(tail).arrayBuffer().then(function (b) {
+    if (!early) return whole();
+    early.then(function (b) {
       if (r.cancelled) return fail("");
       M.HEAPU8.set(new Uint8Array(b), data + tail);
       var p = M._pt2lab_file_late_plan(data, n, tail), late = null;

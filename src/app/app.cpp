@@ -1013,6 +1013,15 @@ bool App::work_between_frames() {
     // A cancel waits for the frame that asked for it (end_frame applies it first).
     if (cancel_requested_) return false;
     const double t0 = platform::now_seconds();
+    // A file that arrived since the last frame opens now, not at the next display frame
+    // (its arrival woke this task: platform/web_files.cpp). What else arrived with it (an
+    // error, a lesson, a font page) is drawn by the next frame.
+    if (take_files() && !opening_file()) changed_between_frames_ = true;
+    if (t_drawn_ > 0) {
+        const double hold = t0 - t_drawn_;
+        frame_hold_ = frame_hold_ > 0 ? 0.7 * frame_hold_ + 0.3 * hold : hold;
+        t_drawn_ = 0;
+    }
     const double budget = std::min(kTaskSeconds, slice_seconds_); // tests make both tiny
     std::string what = doing();
     bool did = work(budget);

@@ -4,6 +4,7 @@
 // Panels read it and post requests that end_frame() runs as sliced jobs. No ImGui here.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -395,8 +396,19 @@ public:
     // (take_changed_between_frames).
     static constexpr double kTaskSeconds = 0.008;
     // While an action runs and nothing else moves, the page draws a frame this often
-    // (main.cpp); the time between goes to the action.
+    // (main.cpp); the time between goes to the action...
     static constexpr double kJobFrameSeconds = 0.1;
+    // ... or less often where a frame drawn costs more: about five times what the last
+    // frames held the main thread (the delay of the task posted at their end), so that
+    // drawing progress takes at most a fifth of a long action's time (a GPU's frame
+    // costs a few ms: 0.1 s; headless SwiftShader's 40-60 ms: 0.2-0.3 s), up to this.
+    static constexpr double kJobFrameSecondsMax = 0.3;
+    double job_frame_seconds() const {
+        return std::clamp(5 * frame_hold_, kJobFrameSeconds, kJobFrameSecondsMax);
+    }
+    // The main loop drew a frame at `t` and work waits between frames: the next task's
+    // delay is what the frame held the main thread.
+    void note_frame_drawn(double t) { t_drawn_ = t; }
     // ... and the first of them, for a job begun by a frame that was not drawn for it
     // (main.cpp): most Runs of a real model end before it, and a frame drawn holds a
     // headless main thread ~40 ms; an action over 200 ms still shows its progress.
@@ -691,6 +703,8 @@ private:
     std::vector<platform::FileRead> reads_; // files the browser is reading (take_files)
     double t_read_ = 0;                     // when the browser began reading them
     bool changed_between_frames_ = false; // work_between_frames did something since the last frame
+    double t_drawn_ = 0;    // note_frame_drawn's time, until the next task between frames
+    double frame_hold_ = 0; // seconds a drawn frame held the main thread (moving average)
     // Replaced files' workspaces, or states the open file's last action let go of
     // (Workspace::shed_dropped), still being freed.
     bool freeing() const { return !retired_.empty() || (ws_ && ws_->has_dropped()); }

@@ -84,9 +84,12 @@ int main() {
     int warm_up_left = pt2lab::kWarmUpRuns;
     double warm_up_ms = 0;
     bool canvas_focused = platform::canvas_focused();
-    double last_drawn = 0; // when the last frame was drawn
+    struct {
+        double last_drawn = 0;    // when the last frame was drawn
+        bool was_opening = false; // a file was being read or opened at the last call
+    } pace;
     platform::run_main_loop(
-        [display, frames_left, warm_up_left, warm_up_ms, canvas_focused, last_drawn]() mutable {
+        [display, frames_left, warm_up_left, warm_up_ms, canvas_focused, pace]() mutable {
             double t_loop = platform::now_seconds();
             if (platform::poll_display(display)) {
                 if (ui::fonts().scale != display.dpr) {
@@ -98,6 +101,16 @@ int main() {
                 frames_left = 3;
             }
             if (app.take_files()) frames_left = 3;
+            // A file read or opening that began since the last frame (the file input's
+            // change, a drop) is like a job a key began: its first progress frame comes
+            // after kJobFirstFrameSeconds, and most opens are drawn done by then. A frame
+            // drawn holds a headless main thread ~40 ms, which the browser's read of the
+            // file and the open's tasks would wait for.
+            if (const bool opening = app.opening_file(); opening != pace.was_opening) {
+                pace.was_opening = opening;
+                if (opening && app.ui().frames > 0)
+                    pace.last_drawn = t_loop + App::kJobFirstFrameSeconds - app.job_frame_seconds();
+            }
             // Characters met outside the font subset: fetch their pages; once there, the
             // atlas is built again with those characters (ui/theme.h add_font_pages).
             app.fetch_glyph_pages();
@@ -149,7 +162,8 @@ int main() {
             // requests waiting behind it start there: frames keep coming until all is done.
             if (!app.idle()) frames_left = 3;
             // A job that ended between frames (App::work_between_frames) is drawn now.
-            if (app.take_changed_between_frames()) frames_left = 3;
+            const bool ended_between = app.take_changed_between_frames();
+            if (ended_between) frames_left = 3;
             if (frames_left == 0 && app.ui().frames > 0 && warm_up_left > 0) {
                 // Idle after the first frame: the kernel warm-up (exec/warm_up.h), one run
                 // of its small graph per idle callback so the page stays responsive, until
@@ -164,19 +178,21 @@ int main() {
             }
             if (frames_left == 0) return;
             // While an action runs and nothing else moves (no input, no animation), a
-            // frame every kJobFrameSeconds shows its progress; the time between goes to
+            // frame every job_frame_seconds() shows its progress; the time between goes to
             // the action (the browser's tasks between frames, App::work_between_frames)
             // rather than to drawing the same page again (a headless 1440x900 frame costs
             // tens of milliseconds of CPU). The page keeps answering: an input draws at once.
             // A file opening is such an action too (before, it drew every display frame:
             // at 10k nodes 20 frames of ~35 ms in headless SwiftShader, most of its 1.5 s).
+            // What a job that ended between frames left (an opened file's graph) is drawn
+            // at once, even while its weights still arrive or the next request runs.
             if ((app.busy() || app.opening_file()) && !input_shows() && !app.animating() &&
-                t_loop - last_drawn < App::kJobFrameSeconds) {
+                !ended_between && t_loop - pace.last_drawn < app.job_frame_seconds()) {
                 if (app.work_left()) platform::wake_between_frames();
                 return;
             }
             --frames_left;
-            last_drawn = t_loop;
+            pace.last_drawn = t_loop;
 
             double t_build = platform::now_seconds();
             auto build = [] {
@@ -208,7 +224,7 @@ int main() {
                 build_ms += (platform::now_seconds() - t_again) * 1000;
             } else if (!was_busy && app.busy() && !app.animating() && app.ui().frames > 0) {
                 draw = false;
-                last_drawn += App::kJobFirstFrameSeconds - App::kJobFrameSeconds;
+                pace.last_drawn += App::kJobFirstFrameSeconds - app.job_frame_seconds();
             }
             if (draw) {
                 glViewport(0, 0, display.fb_w, display.fb_h);
@@ -219,7 +235,10 @@ int main() {
             // A request (an action, a view switch) changes what the next frames show.
             if (changed) frames_left = 3;
             // Work left: it goes on in the browser's tasks until the next frame.
-            if (app.work_left()) platform::wake_between_frames();
+            if (app.work_left()) {
+                platform::wake_between_frames();
+                if (draw) app.note_frame_drawn(platform::now_seconds());
+            }
             app.record_frame(build_ms, (platform::now_seconds() - t_loop) * 1000);
             if (++app.ui().frames == 1) {
                 app.ui().t_first_frame = platform::now_seconds();

@@ -124,6 +124,8 @@ std::string App::bench_json() const {
     j["file"] = file_name_;
     j["build_ms"] = bench_.build_ms;
     j["loop_ms"] = bench_.loop_ms;
+    j["frame_hold_ms"] = frame_hold_ * 1000; // what a drawn frame holds the main thread
+    j["job_frame_ms"] = job_frame_seconds() * 1000;
     j["t_arrived"] = bench_.t_arrived * 1000;
     j["t_opened"] = bench_.t_opened * 1000;
     j["t_open_call"] = bench_.t_open_call * 1000;

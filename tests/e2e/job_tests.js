@@ -260,7 +260,11 @@ test("open a 10k-node graph through the picker: frames keep coming, progress sho
   console.log(`       10k-node open: ${(job.t_end - job.t_start).toFixed(0)} ms (${job.compute_ms.toFixed(0)} ms of it opening), ${job.frames} frames, ` +
               `longest main-loop call ${job.max_loop_ms.toFixed(1)} ms, longest frame gap ${longest.max.toFixed(1)} ms ` +
               `(then ${job.next_loop_ms.toFixed(1)} ms to draw it); ${((t1 - t0) / 1000).toFixed(2)} s picker to idle`);
-  assert.ok(job.frames >= 5, `frames kept coming while it opened (${job.frames})`);
+  // Progress frames come at the page's pace (App::job_frame_seconds: 0.1-0.3 s, by what a
+  // drawn frame costs here), the browser's own frames (longest) in between.
+  const want = Math.max(1, Math.floor((job.t_end - job.t_start) / (b.job_frame_ms + 150)));
+  assert.ok(job.frames >= want, `progress frames kept coming while it opened (${job.frames}; ` +
+            `${want} at least, one every ${b.job_frame_ms.toFixed(0)} ms)`);
   noErrors(page);
 });
 

@@ -130,6 +130,7 @@ void null_platform_pick(const std::string& name, std::vector<uint8_t> bytes) {
     f.name = name;
     f.bytes = std::move(bytes);
     st().arrived.push_back(std::move(f));
+    wake_between_frames(); // as web_files.cpp: the open begins in the next task
 }
 
 void fetch_file(const std::string& url, const std::string& name) {
@@ -278,6 +279,7 @@ void null_platform_pick_early(const std::string& name,
     f.shared = std::move(buffer);
     f.late = std::move(late);
     st().arrived.push_back(std::move(f));
+    wake_between_frames();
 }
 
 void null_platform_set_reads(std::vector<FileRead> reads) {

@@ -61,6 +61,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived(const char* name, uint8
     }
     f.error = error ? error : "";
     arrived().push_back(std::move(f));
+    // The open begins in the next task, not at the next display frame.
+    pt2lab::app::platform::wake_between_frames();
 }
 
 // Called by web/bridge.js with the last `size - tail_start` bytes of a file read into
@@ -100,6 +102,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE void pt2lab_file_arrived_early(const char* name,
     b.erase(it);
     filling().push_back(f.shared);
     arrived().push_back(std::move(f));
+    pt2lab::app::platform::wake_between_frames();
 }
 
 // Called by web/bridge.js: JS stopped writing the late ranges of the buffer at `data`:
