@@ -184,8 +184,9 @@ def _narrow_resnet():
 def resnext_reduced():
     """torchvision's ResNet class with Bottleneck, groups=32, width_per_group=4
     (resnext50_32x4d's code: grouped 3x3 convolutions, 32 groups) at one block per stage and
-    a quarter of its widths (bottleneck widths 32 / 64 / 128 / 256, outputs 64 ... 512), 10
-    classes: resnext50_32x4d is 25.0 M parameters (100 MB)."""
+    a quarter of its widths (bottleneck widths 32 / 64 / 128 / 256, so 1 / 2 / 4 / 8 channels
+    a group where resnext50_32x4d has 4 / 8 / 16 / 32; outputs 64 ... 512), 10 classes:
+    resnext50_32x4d is 25.0 M parameters (100 MB)."""
     from torchvision.models.resnet import Bottleneck
     return _narrow_resnet()(Bottleneck, [1, 1, 1, 1], groups=32, width_per_group=4,
                             num_classes=10)
