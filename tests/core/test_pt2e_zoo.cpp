@@ -332,7 +332,8 @@ TEST_CASE("zoo: prepare / calibrate / convert quantize the zoo's CNNs as torch.a
         // torch's) the same but resnet18 at 2 and wide_resnet_reduced at 1. Five of the zero-step
         // models say little: the logits of mobilenet_v2, mobilenet_v3_small, efficientnet_b0,
         // mnasnet0_5 (|logit| < 1e-7 under torchvision's initialisation) and
-        // efficientnet_v2_reduced (< 3e-4) span at most one step of XNNPACK's floor 2^-12.
+        // efficientnet_v2_reduced (< 3e-4) quantize to at most two int8 levels at XNNPACK's
+        // scale floor 2^-12.
         CHECK(d <= 2 * step * 1.0001);
         CHECK(own <= 2 * step * 1.0001);
     }
