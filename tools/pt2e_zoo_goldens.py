@@ -7,15 +7,18 @@ under tests/golden/pt2e_zoo/<name>/.
     bash scripts/torch_env.sh run trixie python3 tools/pt2e_zoo_goldens.py --check    # regenerate, compare
 
 torch 2.6 cannot read the zoo's torch 2.14 archives, so each model is built again here
-exactly as tools/zoo_models.py builds it (torchvision.models.<name>(...), weights=None under
+with tools/zoo_models.py's own builders (torchvision's classes, weights=None under
 torch.manual_seed(crc32(name)), eval, sample input torch.randn from a generator seeded
-with crc32("<name>/input")), and the result is proved to be the zoo's model: the SHA-256
-of its weights (state_dict in name order) and of its sample input must equal what the
-committed tests/golden/zoo/manifest.json says torch 2.14.1 exported; the script stops
-otherwise. The model is exported with torch.export.export_for_training, its module()
-prepared with prepare_pt2e(XNNPACKQuantizer().set_global(
-get_symmetric_quantization_config())), calibrated on the sample input and one seeded
-batch, and converted with convert_pt2e (fold_quantize=True). Recorded: the exported, prepared
+with crc32("<name>/input")); GoogLeNet, whose initialisation torchvision 0.21 draws
+differently, then takes the weights torch 2.14 saved in the zoo's own archive
+build/zoo/googlenet/model.pt2 (read with zipfile: make the zoo cache first). The result is
+proved to be the zoo's model: the SHA-256 of its weights (state_dict in name order) and of
+its sample input must equal what the committed tests/golden/zoo/manifest.json says torch
+2.14.1 exported; the script stops otherwise. The model is exported with
+torch.export.export_for_training, its module() prepared with
+prepare_pt2e(XNNPACKQuantizer().set_global(get_symmetric_quantization_config())),
+calibrated on the sample input and one seeded batch, and converted with convert_pt2e
+(fold_quantize=True). Recorded: the exported, prepared
 and converted module code, every observer in graph order (what it observes, its users,
 instance, kind, range; after calibration min/max, scale, zero point), the CRC-32 and
 shape of every folded int8 weight, and the prepared and converted outputs on the sample
@@ -34,6 +37,7 @@ import copy  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import warnings  # noqa: E402
+import zipfile  # noqa: E402
 import zlib  # noqa: E402
 
 import torch  # noqa: E402
@@ -43,6 +47,7 @@ from torch.ao.quantization.quantizer.xnnpack_quantizer import (  # noqa: E402
     XNNPACKQuantizer, get_symmetric_quantization_config)
 
 import assetlib  # noqa: E402
+import zoo_models  # noqa: E402
 from pt2e_goldens import dtype_name, observer_modules, seeded_batch  # noqa: E402
 
 SCRIPT = "tools/pt2e_zoo_goldens.py"
@@ -52,24 +57,21 @@ LABEL = "torch 2.6 torch.ao"
 GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "pt2e_zoo")
 ZOO_MANIFEST = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "zoo", "manifest.json")
 EXTRA_BATCHES = 1  # calibration batches after the sample input, as tools/pt2e_goldens.py
-V = torchvision.models
-# The zoo's CNNs whose torchvision 0.21 code and initialisation give torch 2.14's model bit
-# for bit (checked against the manifest's digests), built as tools/zoo_models.py builds
-# them. GoogLeNet is left out: torchvision 0.21's init_weights draws other numbers than 0.27.
-MODELS = {
-    "resnet18": V.resnet18,
-    "mobilenet_v2": V.mobilenet_v2,
-    "squeezenet1_1": V.squeezenet1_1,
-    "mobilenet_v3_small": V.mobilenet_v3_small,
-    "efficientnet_b0": V.efficientnet_b0,
-    "shufflenet_v2_x0_5": V.shufflenet_v2_x0_5,
-    "mnasnet0_5": V.mnasnet0_5,
-    "regnet_x_400mf": V.regnet_x_400mf,
-    "regnet_y_400mf": V.regnet_y_400mf,
-    "densenet121": V.densenet121,
-    "inception_v3": lambda: V.inception_v3(aux_logits=False, init_weights=False),
-}
-
+# The zoo's CNNs, built with tools/zoo_models.py's own builders. Every one but GoogLeNet
+# is rebuilt from the seed: torchvision 0.21's code and initialisation give torch 2.14's
+# model bit for bit (checked against the manifest's digests). GoogLeNet's init_weights
+# draws other numbers in torchvision 0.21 than in 0.27, so it gets its weights from the
+# zoo's own archive (FROM_ARCHIVE), still checked against the manifest.
+MODELS = [
+    "resnet18", "mobilenet_v2", "squeezenet1_1", "mobilenet_v3_small", "efficientnet_b0",
+    "shufflenet_v2_x0_5", "mnasnet0_5", "regnet_x_400mf", "regnet_y_400mf", "densenet121",
+    "inception_v3", "googlenet", "alexnet_reduced", "vgg11_reduced", "vgg11_bn_reduced",
+    "resnext_reduced", "wide_resnet_reduced", "efficientnet_v2_reduced",
+]
+FROM_ARCHIVE = {"googlenet"}
+# torch.export's serialized ScalarType codes (torch/_export/serde/schema.py) of the dtypes
+# a zoo CNN's state_dict holds
+ARCHIVE_DTYPES = {5: torch.int64, 7: torch.float32}
 
 def zoo_entry(name: str) -> dict:
     with open(ZOO_MANIFEST, encoding="utf-8") as f:
@@ -89,12 +91,40 @@ def weights_digest(model) -> str:
     return h.hexdigest()
 
 
+def archive_state_dict(path: str) -> dict:
+    """The weights torch 2.14 saved in a .pt2 archive (torch 2.6 cannot load the archive
+    itself): each data/weights/ record is one tensor's raw little-endian storage, laid out
+    as data/weights/model_weights_config.json's tensor_meta says."""
+    with zipfile.ZipFile(path) as z:
+        root = z.namelist()[0].split("/")[0]
+        config = json.loads(z.read(f"{root}/data/weights/model_weights_config.json"))["config"]
+        state = {}
+        for fqn, entry in config.items():
+            meta = entry["tensor_meta"]
+            if entry["use_pickle"] or meta["dtype"] not in ARCHIVE_DTYPES:
+                raise SystemExit(f"{assetlib.rel(path)}: {fqn}: unexpected weight encoding")
+            data = bytearray(z.read(f"{root}/data/weights/{entry['path_name']}"))
+            flat = torch.frombuffer(data, dtype=ARCHIVE_DTYPES[meta["dtype"]])
+            state[fqn] = flat.as_strided([d["as_int"] for d in meta["sizes"]],
+                                         [d["as_int"] for d in meta["strides"]],
+                                         meta["storage_offset"]["as_int"]).clone()
+    return state
+
+
 def zoo_model(name: str):
-    """The zoo's model and sample input, rebuilt as tools/zoo_models.py builds them and
-    checked against the committed manifest's digests."""
+    """The zoo's model and sample input, rebuilt as tools/zoo_models.py builds them (or, for
+    FROM_ARCHIVE, with the weights of the zoo's own archive in build/zoo) and checked against
+    the committed manifest's digests."""
     entry = zoo_entry(name)
+    builder, _ = zoo_models.MODELS[name]
     torch.manual_seed(zlib.crc32(name.encode("utf-8")))
-    model = MODELS[name]().eval()
+    model = builder().eval()
+    if name in FROM_ARCHIVE:
+        archive = os.path.join(zoo_models.CACHE_DIR, name, entry["files"]["export"])
+        if not os.path.exists(archive):
+            raise SystemExit(f"{name}: no {assetlib.rel(archive)}; make the zoo cache first: "
+                             "bash scripts/torch_env.sh run sid python3 tools/zoo_models.py")
+        model.load_state_dict(archive_state_dict(archive), strict=True)
     g = torch.Generator()
     g.manual_seed(zlib.crc32(f"{name}/input".encode("utf-8")))
     x = torch.randn(entry["input_shape"], generator=g)
@@ -104,7 +134,6 @@ def zoo_model(name: str):
                          f"{torch.__version__} does not rebuild the zoo's model (weights "
                          f"{weights == entry['weights']}, input {sample == entry['input']})")
     return model, x, entry
-
 
 def model_record(name: str, files: dict) -> dict:
     model, x, entry = zoo_model(name)

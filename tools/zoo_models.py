@@ -128,6 +128,94 @@ def maxvit_reduced():
                   stochastic_depth_prob=0.0, num_classes=10)
 
 
+def alexnet_reduced():
+    """torchvision's AlexNet class (alexnet's code: its five convolutions as shipped, adaptive
+    average pooling to 6x6, dropout) with its classifier narrowed from 4096 to 64 units, 10
+    classes: alexnet is 61.1 M parameters (244 MB), 96 % of them in the classifier's three
+    Linear layers; the convolutions (2.5 M parameters) are AlexNet's own, hard-coded in the
+    class. The narrowed Linear layers keep PyTorch's default initialisation (AlexNet has no
+    initialisation of its own)."""
+    from torchvision.models.alexnet import AlexNet
+    model = AlexNet(num_classes=10)
+    model.classifier = nn.Sequential(
+        nn.Dropout(0.5), nn.Linear(256 * 6 * 6, 64), nn.ReLU(inplace=True),
+        nn.Dropout(0.5), nn.Linear(64, 64), nn.ReLU(inplace=True), nn.Linear(64, 10))
+    return model
+
+
+def vgg_reduced(batch_norm):
+    """torchvision's VGG class and make_layers (vgg11's code, vgg11_bn's with batch_norm:
+    configuration "A", eight 3x3 convolutions and five max pools, adaptive average pooling
+    to 7x7, its own initialisation of the convolutions) at a quarter of vgg11's widths
+    (16 / 32 / 64 / 128 / 128), with the classifier narrowed from 4096 to 64 units, 10
+    classes: vgg11 is 132.9 M parameters (531 MB), 93 % of them in the classifier, whose
+    first Linear reads 512 x 7 x 7 values whatever the configuration, so VGG's classifier is
+    replaced (the replacement keeps PyTorch's default initialisation, as at its width VGG's
+    normal(0, 0.01) would shrink the logits to ~1e-3)."""
+    from torchvision.models.vgg import VGG, make_layers
+
+    def build():
+        cfg = [16, "M", 32, "M", 64, 64, "M", 128, 128, "M", 128, 128, "M"]
+        model = VGG(make_layers(cfg, batch_norm=batch_norm), num_classes=10)
+        model.classifier = nn.Sequential(
+            nn.Linear(128 * 7 * 7, 64), nn.ReLU(True), nn.Dropout(0.5),
+            nn.Linear(64, 64), nn.ReLU(True), nn.Dropout(0.5), nn.Linear(64, 10))
+        return model
+    return build
+
+
+def _narrow_resnet():
+    from torchvision.models.resnet import ResNet
+
+    class NarrowResNet(ResNet):
+        """torchvision's ResNet with every stage a quarter as wide (planes 16 / 32 / 64 / 128
+        for 64 / 128 / 256 / 512; the stem stays 64): ResNet hard-codes its stage widths.
+        Everything else, blocks, downsampling and initialisation, is ResNet's own code."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.fc = nn.Linear(self.inplanes, self.fc.out_features)  # the narrowed width
+
+        def _make_layer(self, block, planes, blocks, stride=1, dilate=False):
+            return super()._make_layer(block, planes // 4, blocks, stride, dilate)
+    return NarrowResNet
+
+
+def resnext_reduced():
+    """torchvision's ResNet class with Bottleneck, groups=32, width_per_group=4
+    (resnext50_32x4d's code: grouped 3x3 convolutions, 32 groups) at one block per stage and
+    a quarter of its widths (bottleneck widths 32 / 64 / 128 / 256, so 1 / 2 / 4 / 8 channels
+    a group where resnext50_32x4d has 4 / 8 / 16 / 32; outputs 64 ... 512), 10 classes:
+    resnext50_32x4d is 25.0 M parameters (100 MB)."""
+    from torchvision.models.resnet import Bottleneck
+    return _narrow_resnet()(Bottleneck, [1, 1, 1, 1], groups=32, width_per_group=4,
+                            num_classes=10)
+
+
+def wide_resnet_reduced():
+    """torchvision's ResNet class with Bottleneck, width_per_group=128 (wide_resnet50_2's
+    code: bottlenecks twice as wide as ResNet-50's) at one block per stage and a quarter of
+    its widths (bottleneck widths 32 / 64 / 128 / 256, outputs 64 ... 512), 10 classes:
+    wide_resnet50_2 is 68.9 M parameters (276 MB)."""
+    from torchvision.models.resnet import Bottleneck
+    return _narrow_resnet()(Bottleneck, [1, 1, 1, 1], width_per_group=128, num_classes=10)
+
+
+def efficientnet_v2_reduced():
+    """torchvision's EfficientNet class with efficientnet_v2_s's kind of configuration
+    (FusedMBConv stages, then MBConv with squeeze-excitation; BatchNorm eps 1e-3) at two
+    fused stages (16, 32) and two MBConv stages (48, 64) of one layer each, last channel
+    256, 10 classes: efficientnet_v2_s is 21.5 M parameters (86 MB)."""
+    from functools import partial
+
+    from torchvision.models.efficientnet import (EfficientNet, FusedMBConvConfig,
+                                                 MBConvConfig)
+    stages = [FusedMBConvConfig(1, 3, 1, 16, 16, 1), FusedMBConvConfig(4, 3, 2, 16, 32, 1),
+              MBConvConfig(4, 3, 2, 32, 48, 1), MBConvConfig(6, 3, 2, 48, 64, 1)]
+    return EfficientNet(stages, dropout=0.2, stochastic_depth_prob=0.0, num_classes=10,
+                        norm_layer=partial(nn.BatchNorm2d, eps=1e-03), last_channel=256)
+
+
 # name -> (builder, input shape)
 MODELS = {
     "resnet18": (V.resnet18, VISION_INPUT),
@@ -153,6 +241,12 @@ MODELS = {
     "swin_reduced": (swin_reduced(), VISION_INPUT),
     "swin_v2_reduced": (swin_reduced(v2=True), VISION_INPUT),
     "maxvit_reduced": (maxvit_reduced, VISION_INPUT),
+    "alexnet_reduced": (alexnet_reduced, VISION_INPUT),
+    "vgg11_reduced": (vgg_reduced(batch_norm=False), VISION_INPUT),
+    "vgg11_bn_reduced": (vgg_reduced(batch_norm=True), VISION_INPUT),
+    "resnext_reduced": (resnext_reduced, VISION_INPUT),
+    "wide_resnet_reduced": (wide_resnet_reduced, VISION_INPUT),
+    "efficientnet_v2_reduced": (efficientnet_v2_reduced, VISION_INPUT),
     "transformer_encoder": (encoder(batch_first=True), (1, 10, 32)),
     "transformer_encoder_gelu_norm_first": (
         encoder(batch_first=True, activation="gelu", norm_first=True), (1, 10, 32)),
