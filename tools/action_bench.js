@@ -294,6 +294,8 @@ async function main() {
       page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
       await page.goto(server.url + "?bench=1&nosw=1");
       await waitBench(page, (b) => b.file && b.frames > 2, "the first frame");
+      // A user takes seconds to pick a file; the page spends them warming up (main.cpp).
+      await waitBench(page, (b) => b.warm_up_ms >= 0, "the idle warm-up", ACTION_TIMEOUT_MS);
       await rest(page);
       const idle0 = await bench(page);
       await page.waitForTimeout(1500);

@@ -77,6 +77,8 @@ async function pageTrial(browser, url, model, runs, quantized) {
   try {
     await page.goto(url + "lab/?bench=1&nosw=1");
     await ab.waitBench(page, (b) => b.file && b.frames > 2, "the first frame");
+    // A user takes seconds to pick a file; the page spends them warming up (main.cpp).
+    await ab.waitBench(page, (b) => b.warm_up_ms >= 0, "the idle warm-up", 120000);
     await ab.rest(page);
     const file = path.join(ROOT, "build/modelbench", model, "model.pt2");
     const open = await ab.openModel(page, model, file, "open");
