@@ -63,6 +63,68 @@ LayerTable table_of(const Graph& q, const Graph& f, const RunResult& rq, const R
     return t;
 }
 
+// relu -> hardtanh_(relu, 0, 0.5): in the float graph hardtanh_ clamps relu's own
+// tensor; in the quantized one it clamps the dequantize after relu (MobileNet v2's
+// conv -> q/dq -> hardtanh_).
+std::unique_ptr<Graph> clamp_graph(bool quantized) {
+    auto g = std::make_unique<Graph>();
+    Node* x = g->placeholder("x");
+    Node* relu = g->call_function("torch.ops.aten.relu.default", {ref(x)}, {}, "relu");
+    Node* in = relu;
+    if (quantized) {
+        std::vector<Argument> a = {ref(relu),
+                                   Argument::from_float(0.02),
+                                   Argument::from_int(-128),
+                                   Argument::from_int(-128),
+                                   Argument::from_int(127),
+                                   Argument::from_dtype(ScalarType::Char)};
+        Node* q = g->call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", a);
+        a[0] = ref(q);
+        in = g->call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default", a);
+    }
+    Node* h = g->call_function("torch.ops.aten.hardtanh_.default",
+                               {ref(in), Argument::from_float(0.0), Argument::from_float(0.5)}, {},
+                               "clamp");
+    g->output(Argument::tuple({ref(h)}));
+    return g;
+}
+
+// Every figure of two tables, exactly (rows, order, not_kept).
+void check_same_table(const LayerTable& a, const LayerTable& b) {
+    CHECK(a.not_kept == b.not_kept);
+    REQUIRE(a.rows.size() == b.rows.size());
+    for (size_t k = 0; k < a.rows.size(); ++k) {
+        INFO("row " << k << ": %" << a.rows[k].layer.node);
+        const TensorParity &x = a.rows[k].parity, &y = b.rows[k].parity;
+        CHECK(a.rows[k].layer.node == b.rows[k].layer.node);
+        CHECK(a.rows[k].layer.reference == b.rows[k].layer.reference);
+        CHECK(a.rows[k].layer.op == b.rows[k].layer.op);
+        CHECK(x.type_a == y.type_a);
+        CHECK(x.max_abs == y.max_abs);
+        CHECK(x.max_rel == y.max_rel);
+        CHECK(x.sqnr_db == y.sqnr_db);
+        CHECK(x.allclose == y.allclose);
+        CHECK(x.bit_identical == y.bit_identical);
+        CHECK(x.nan == y.nan);
+        CHECK(x.inf == y.inf);
+        CHECK(x.nonfinite_new == y.nonfinite_new);
+    }
+}
+
+// The table made as the quantized run goes (RunOptions::on_value into a LayerStream),
+// with the run keeping no value; `streamed` says what it kept.
+LayerTable stream_table(const Graph& q, const Graph& f, const std::vector<Value>& in,
+                        const RunResult& rf, RunResult* streamed = nullptr) {
+    LayerStream stream(pair_layers(q, f), rf);
+    RunOptions opt;
+    opt.keep_values = false;
+    opt.on_value = [&stream](const Node& n, const Value& v) { stream.on_value(n, v); };
+    RunResult r = run_ok(q, in, opt);
+    CHECK(stream.compared() == pair_layers(q, f).size());
+    if (streamed) *streamed = r;
+    return stream.take();
+}
+
 } // namespace
 
 TEST_CASE("layers in graph order; the coarse quantization loses most; a tie goes to the first",
@@ -124,34 +186,7 @@ TEST_CASE("layers a run did not keep are counted, not shown", "[exec]") {
 
 TEST_CASE("a layer is compared as its node made it, before an in-place op after it writes it",
           "[exec]") {
-    // relu -> hardtanh_(relu, 0, 0.5): in the float graph hardtanh_ clamps relu's own
-    // tensor; in the quantized one it clamps the dequantize after relu (MobileNet v2's
-    // conv -> q/dq -> hardtanh_).
-    auto make = [](bool quantized) {
-        auto g = std::make_unique<Graph>();
-        Node* x = g->placeholder("x");
-        Node* relu = g->call_function("torch.ops.aten.relu.default", {ref(x)}, {}, "relu");
-        Node* in = relu;
-        if (quantized) {
-            std::vector<Argument> a = {ref(relu),
-                                       Argument::from_float(0.02),
-                                       Argument::from_int(-128),
-                                       Argument::from_int(-128),
-                                       Argument::from_int(127),
-                                       Argument::from_dtype(ScalarType::Char)};
-            Node* q =
-                g->call_function("torch.ops.quantized_decomposed.quantize_per_tensor.default", a);
-            a[0] = ref(q);
-            in =
-                g->call_function("torch.ops.quantized_decomposed.dequantize_per_tensor.default", a);
-        }
-        Node* h = g->call_function("torch.ops.aten.hardtanh_.default",
-                                   {ref(in), Argument::from_float(0.0), Argument::from_float(0.5)},
-                                   {}, "clamp");
-        g->output(Argument::tuple({ref(h)}));
-        return g;
-    };
-    auto q = make(true), f = make(false);
+    auto q = clamp_graph(true), f = clamp_graph(false);
     std::vector<Value> in = {Value::of(Tensor::seeded_normal({4, 1000}, 3))};
     RunOptions own;
     own.keep_before_writes = true;
@@ -163,6 +198,78 @@ TEST_CASE("a layer is compared as its node made it, before an in-place op after 
     LayerTable alias = table_of(*q, *f, run_ok(*q, in), run_ok(*f, in));
     REQUIRE(alias.rows.size() == 2);
     CHECK(alias.rows[0].parity.sqnr_db < 10.0);
+}
+
+// The Workspace's quantized Run compares each layer as the run makes it (LayerStream):
+// the rows must be those of the old definition, a run that kept every value as its node
+// made it and LayerTable::add over them, to the last bit.
+TEST_CASE("a layer table streamed as the run goes equals the table of a run that kept the values",
+          "[exec]") {
+    RunOptions own;
+    own.keep_before_writes = true;
+    SECTION("a chain of layers, one of them coarse") {
+        auto q = chain(true, 0.03, 0.5), f = chain(false, 0.03, 0.5);
+        std::vector<Value> in = {Value::of(Tensor::seeded_normal({3, 1001}, 7))};
+        const RunResult rf = run_ok(*f, in);
+        RunResult streamed;
+        const LayerTable t = stream_table(*q, *f, in, rf, &streamed);
+        CHECK(streamed.values.empty()); // the quantized run kept nothing
+        REQUIRE(t.rows.size() == 3);
+        check_same_table(t, table_of(*q, *f, run_ok(*q, in, own), rf));
+        // Outputs too: the same forward, keeping values or not.
+        REQUIRE(streamed.outputs.size() == 1);
+        CHECK(streamed.outputs[0].tensor->storage == run_ok(*q, in).outputs[0].tensor->storage);
+    }
+    SECTION("a value an in-place op writes later is compared as its node made it") {
+        // x -> (quantize / dequantize) -> relu -> hardtanh_(relu, 0, 0.5): relu's own tensor
+        // is clamped in both graphs (a converted MobileNet v2's conv -> hardtanh_).
+        auto make = [](bool quantized) {
+            auto g = std::make_unique<Graph>();
+            Node* x = g->placeholder("x");
+            Node* in = x;
+            if (quantized) {
+                std::vector<Argument> a = {ref(x),
+                                           Argument::from_float(0.02),
+                                           Argument::from_int(0),
+                                           Argument::from_int(-128),
+                                           Argument::from_int(127),
+                                           Argument::from_dtype(ScalarType::Char)};
+                Node* q = g->call_function(
+                    "torch.ops.quantized_decomposed.quantize_per_tensor.default", a);
+                a[0] = ref(q);
+                in = g->call_function(
+                    "torch.ops.quantized_decomposed.dequantize_per_tensor.default", a);
+            }
+            Node* relu = g->call_function("torch.ops.aten.relu.default", {ref(in)}, {}, "relu");
+            Node* h = g->call_function(
+                "torch.ops.aten.hardtanh_.default",
+                {ref(relu), Argument::from_float(0.0), Argument::from_float(0.5)}, {}, "clamp");
+            g->output(Argument::tuple({ref(h)}));
+            return g;
+        };
+        auto q = make(true), f = make(false);
+        std::vector<Value> in = {Value::of(Tensor::seeded_normal({4, 1000}, 3))};
+        const RunResult rf = run_ok(*f, in, own);
+        const LayerTable t = stream_table(*q, *f, in, rf);
+        REQUIRE(t.rows.size() == 2);
+        CHECK(t.rows[0].layer.node == "relu");
+        check_same_table(t, table_of(*q, *f, run_ok(*q, in, own), rf));
+        // Not the table of the quantized run's written alias: the check above tells them
+        // apart (relu clamped to 0.5 against the float relu, unclamped).
+        const LayerTable alias = table_of(*q, *f, run_ok(*q, in), rf);
+        CHECK(alias.rows[0].parity.sqnr_db < t.rows[0].parity.sqnr_db - 10.0);
+    }
+    SECTION("a float value the float run dropped counts as not kept") {
+        auto q = chain(true, 0.03, 0.5), f = chain(false, 0.03, 0.5);
+        std::vector<Value> in = {Value::of(Tensor::seeded_normal({4, 1000}, 7))};
+        RunOptions small;
+        small.keep_values_bytes = 40000; // x, relu: neg and add dropped
+        const RunResult rf = run_ok(*f, in, small);
+        REQUIRE(rf.values_not_kept > 0);
+        const LayerTable t = stream_table(*q, *f, in, rf);
+        CHECK(t.not_kept == 2);
+        check_same_table(t, table_of(*q, *f, run_ok(*q, in, own), rf));
+    }
 }
 
 TEST_CASE("the worst layer: new NaN or Inf first, then the lowest SQNR, ties to the first",
@@ -262,6 +369,24 @@ TEST_CASE("a converted conv_bn_relu_eval run has its layers: the folded conv sta
         CHECK(s.rows[k].parity.sqnr_db == t.rows[k].parity.sqnr_db);
     }
     CHECK(s.worst == t.worst);
+    // Streamed as the converted forward made its values, the table is the old
+    // definition's to the last bit: both runs keeping every value as its node made it,
+    // then LayerTable::add layer by layer.
+    {
+        RunOptions own;
+        own.keep_before_writes = true;
+        ModuleState qs = ws->state().clone();
+        auto qr = run_module(ws->module(), qs, run.inputs, own);
+        ModuleState fs2 = ModuleState::from_program(ws->original());
+        auto fr2 = run_program(ws->original(), fs2, run.inputs, own);
+        REQUIRE(qr.ok());
+        REQUIRE(fr2.ok());
+        LayerTable kept;
+        for (const LayerPair& l : pair_layers(ws->module().forward_graph(), *ws->original().graph))
+            kept.add(l, qr.value(), fr2.value());
+        check_same_table(s, kept);
+        check_same_table(t, kept);
+    }
     // Other inputs or kernels: the float model runs on them.
     for (const char* other : {R"({"kind": "run", "inputs": "seeded", "seed": 3})",
                               R"({"kind": "run", "fast_kernels": true})"}) {
@@ -333,6 +458,80 @@ TEST_CASE("compare_tensors on float32 equals the element-by-element definition",
                 CHECK(std::fabs(p.sqnr_db - db) < 1e-9);
             else
                 CHECK(p.sqnr_db == db);
+        }
+    }
+}
+
+// The exact figures compare_tensors gives float32 tensors: groups of four whose eight
+// values are finite go to two double lanes (values 0 and 2 to lane 0, 1 and 3 to lane
+// 1, each lane summed in order), every other value to scalar sums, and the lanes are
+// added to the scalar sums at the end. This is the definition the per-layer table had
+// before its blocks and shortcuts; written out one value at a time, it must give the
+// same bits, wherever a NaN or Inf falls and whether or not allclose fails early.
+TEST_CASE("compare_tensors on float32 keeps its lanes' order to the last bit", "[exec]") {
+    struct Ref {
+        double scalar_signal = 0, scalar_noise = 0, lane_signal[2] = {0, 0}, lane_noise[2] = {0, 0},
+               range = 0, max_abs = 0;
+        bool close = true;
+    };
+    auto reference = [](const float* pa, const float* pb, int64_t n, const Tolerance& tol) {
+        Ref r;
+        auto one = [&](double x, double y, double& signal, double& noise) {
+            const double d =
+                std::isinf(x) || std::isinf(y) ? (x == y ? 0.0 : INFINITY) : std::fabs(x - y);
+            r.max_abs = std::max(r.max_abs, d);
+            r.close = r.close && !(d > tol.atol + tol.rtol * std::fabs(y));
+            if (std::isfinite(y)) {
+                r.range = std::max(r.range, std::fabs(y));
+                signal += y * y;
+            }
+            noise += d * d;
+        };
+        int64_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            bool fin = true;
+            for (int64_t i = k; i < k + 4; ++i)
+                fin = fin && std::isfinite(pa[i]) && std::isfinite(pb[i]);
+            for (int64_t i = k; i < k + 4; ++i) {
+                if (fin) {
+                    one(pa[i], pb[i], r.lane_signal[i % 2], r.lane_noise[i % 2]);
+                } else if (std::isnan(pa[i]) || std::isnan(pb[i])) {
+                    r.close = r.close && std::isnan(pa[i]) && std::isnan(pb[i]);
+                } else {
+                    one(pa[i], pb[i], r.scalar_signal, r.scalar_noise);
+                }
+            }
+        }
+        for (; k < n; ++k) {
+            if (std::isnan(pa[k]) || std::isnan(pb[k]))
+                r.close = r.close && std::isnan(pa[k]) && std::isnan(pb[k]);
+            else
+                one(pa[k], pb[k], r.scalar_signal, r.scalar_noise);
+        }
+        return r;
+    };
+    for (int64_t n : {int64_t{3}, int64_t{64}, int64_t{67}, int64_t{1000}, int64_t{4099}}) {
+        for (int where : {-1, 0, 1, 2}) { // no NaN / Inf; in the first block; in a later one
+            Tensor a = Tensor::seeded_normal({n}, 31), b = Tensor::seeded_normal({n}, 32);
+            float* pa = a.data<float>();
+            float* pb = b.data<float>();
+            // Close at first, far later: allclose fails part of the way through.
+            for (int64_t k = 0; k < n; ++k) pb[k] = pa[k] + (k < n / 2 ? 1e-9f : 0.05f) * pb[k];
+            if (where == 0 && n > 10) pa[5] = std::nanf(""), pb[9] = -INFINITY;
+            if (where == 1 && n > 200)
+                pa[130] = INFINITY, pb[130] = INFINITY, pa[199] = 1e30f * 1e30f;
+            if (where == 2 && n > 1000) pb[n - 2] = std::nanf(""), pa[700] = -INFINITY;
+            for (Tolerance tol : {Tolerance{}, Tolerance{0.0, 1e9}, Tolerance{0.02, 0.0}}) {
+                INFO("n " << n << " where " << where << " atol " << tol.atol);
+                const Ref r = reference(pa, pb, n, tol);
+                const TensorParity p = compare_tensors("x", a, b, tol);
+                const double signal = r.scalar_signal + (r.lane_signal[0] + r.lane_signal[1]);
+                const double noise = r.scalar_noise + (r.lane_noise[0] + r.lane_noise[1]);
+                CHECK(p.max_abs == r.max_abs);
+                CHECK(p.max_rel == (r.max_abs == 0 ? 0.0 : r.max_abs / r.range));
+                CHECK(p.allclose == r.close);
+                CHECK(p.sqnr_db == (noise == 0 ? INFINITY : 10.0 * std::log10(signal / noise)));
+            }
         }
     }
 }

@@ -292,6 +292,7 @@ private:
     }
 
     void commit(Node* n, Value v) {
+        if (opt_.on_value && n->op() != Op::Output) opt_.on_value(*n, v);
         if (computed(*n)) hold(v, +1);
         if (opt_.keep_values && n->op() != Op::Output &&
             (!opt_.keep_only || opt_.keep_only->count(n->name()))) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -82,6 +83,13 @@ struct RunOptions {
     // Without keep_values and with the fast conv: fuse each conv with the eval
     // batch norm and activation after it (conv_fusion.h; the same bits, fewer passes).
     bool fuse_convs = true;
+    // When set, called with each node's value as the run commits it, in graph order and
+    // before any later node runs: before an in-place op after it writes it, and before a
+    // run that keeps no values drops it. A quantized Run compares its layers with the
+    // float run's this way, while each value is in cache (layer_parity.h, LayerStream).
+    // A value that conv fusion hides (a fused conv's own) is none: a caller that needs
+    // those turns fuse_convs off.
+    std::function<void(const Node&, const Value&)> on_value;
     // When set, every call_function and call_module node appends its time here, in
     // execution order.
     std::vector<NodeTime>* node_times = nullptr;

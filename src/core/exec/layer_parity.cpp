@@ -2,6 +2,7 @@
 // convert_pt2e keeps, compared run against run, and the one that loses most.
 #include "exec/layer_parity.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -72,17 +73,53 @@ void LayerTable::add(const LayerPair& layer, const RunResult& quantized,
                      const RunResult& floating) {
     auto a = quantized.values.find(layer.node);
     auto b = floating.values.find(layer.reference);
-    if (a == quantized.values.end() || b == floating.values.end()) {
+    add_values(layer, a == quantized.values.end() ? nullptr : &a->second,
+               quantized.values_not_kept > 0, b == floating.values.end() ? nullptr : &b->second,
+               floating.values_not_kept > 0);
+}
+
+void LayerTable::add_values(const LayerPair& layer, const Value* a, bool a_dropped, const Value* b,
+                            bool b_dropped) {
+    if (!a || !b) {
         // Every node of a run is kept until the cap: a missing value was dropped.
-        if ((a == quantized.values.end() && quantized.values_not_kept > 0) ||
-            (b == floating.values.end() && floating.values_not_kept > 0))
-            ++not_kept;
+        if ((!a && a_dropped) || (!b && b_dropped)) ++not_kept;
         return;
     }
-    if (!a->second.is_tensor() || !b->second.is_tensor()) return;
-    const Tensor &x = *a->second.tensor, &y = *b->second.tensor;
+    if (!a->is_tensor() || !b->is_tensor()) return;
+    const Tensor &x = *a->tensor, &y = *b->tensor;
     if (!is_float(x.dtype) || x.dtype != y.dtype || x.sizes != y.sizes) return;
     rows.push_back({layer, compare_tensors(layer.node, x, y)});
+}
+
+LayerStream::LayerStream(std::vector<LayerPair> layers, RunResult floating)
+    : layers_(std::move(layers)), floating_(std::move(floating)), parts_(layers_.size()),
+      seen_(layers_.size(), false) {
+    for (size_t k = 0; k < layers_.size(); ++k) index_.emplace(layers_[k].node, k);
+}
+
+void LayerStream::on_value(const Node& n, const Value& v) {
+    auto it = index_.find(n.name());
+    if (it == index_.end()) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t k = it->second;
+    const LayerPair& layer = layers_[k];
+    auto b = floating_.values.find(layer.reference);
+    parts_[k] = LayerTable();
+    parts_[k].add_values(layer, &v, false, b == floating_.values.end() ? nullptr : &b->second,
+                         floating_.values_not_kept > 0);
+    if (!seen_[k]) ++compared_;
+    seen_[k] = true;
+    ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+LayerTable LayerStream::take() const {
+    LayerTable t;
+    for (size_t k = 0; k < layers_.size(); ++k) {
+        if (!seen_[k]) continue;
+        t.rows.insert(t.rows.end(), parts_[k].rows.begin(), parts_[k].rows.end());
+        t.not_kept += parts_[k].not_kept;
+    }
+    return t;
 }
 
 std::string LayerTable::summary() const {

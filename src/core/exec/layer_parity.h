@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -73,9 +74,42 @@ struct LayerTable {
     // value is not a float tensor in both, of the same shape, is no row (an integer
     // index, a tuple); one that a run dropped counts in not_kept.
     void add(const LayerPair& layer, const RunResult& quantized, const RunResult& floating);
+    // The same from the two values themselves: null where a run has none, `*_dropped`
+    // whether that run dropped values (a missing one then counts in not_kept).
+    void add_values(const LayerPair& layer, const Value* quantized, bool quantized_dropped,
+                    const Value* floating, bool floating_dropped);
     // Two lines for a log: how many layers were compared (and left out), and the worst
     // ("most lost at %conv2d_5 (aten.conv2d.default): SQNR 12.3 dB").
     std::string summary() const;
+};
+
+// A LayerTable made while the quantized run runs (RunOptions::on_value): each layer's
+// value is compared with the float run's as soon as its node has made it, while it is
+// in cache and before an in-place op after it writes it, so the quantized run keeps no
+// values and its dead values' memory is reused. The rows are those LayerTable::add
+// makes from a run that kept every value as its node made it
+// (RunOptions::keep_before_writes), bit for bit (test_layer_parity.cpp).
+class LayerStream {
+public:
+    // `floating`: the float run that kept the layers' reference values (shared, not
+    // copied). The layers are the quantized graph's, in its order.
+    LayerStream(std::vector<LayerPair> layers, RunResult floating);
+    // A node's value as the run made it: compared when the node is a layer.
+    void on_value(const Node& n, const Value& v);
+    size_t compared() const { return compared_; } // layers seen so far
+    double ms() const { return ms_; }             // time spent comparing (steady clock)
+    // The rows in the layers' order (worst left at -1); a layer whose node never ran
+    // is no row, as a value a run never had.
+    LayerTable take() const;
+
+private:
+    std::vector<LayerPair> layers_;
+    RunResult floating_;
+    std::map<std::string, size_t> index_; // quantized node name -> layer
+    std::vector<LayerTable> parts_;       // per layer: its row, or its count in not_kept
+    std::vector<bool> seen_;
+    size_t compared_ = 0;
+    double ms_ = 0;
 };
 
 // The layer that loses most: the first row with NaN or Inf where the float run is

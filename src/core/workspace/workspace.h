@@ -129,7 +129,9 @@ struct RunReport {
     // The layers' float run was the last quantized Run's, on the same inputs and kernels
     // (Workspace::layer_baseline_), not run again.
     bool layers_float_reused = false;
-    // Besides the forwards: the float run for the layers (0 when reused) and comparing them.
+    // Besides the forwards: the float run for the layers (0 when reused, else run before
+    // the forwards) and comparing them (inside the last forward, each layer as it is made:
+    // `ms` leaves that time out).
     double float_run_ms = 0, layers_ms = 0;
     // Why there is no `reference` although the file has one ("" otherwise): it is
     // for one forward from the saved state, and this state has moved on.

@@ -122,15 +122,14 @@ Status Workspace::begin(const Action& a) {
         p->layers_wanted =
             p->approximate &&
             !quantizes(program ? *original_->graph : original_module_->forward_graph());
-        // The layers need each node's own value, before an in-place op after it writes it.
-        p->opt.keep_before_writes = p->layers_wanted;
         // Every node's value is kept for the inspector while the graph's values are small;
         // a bigger model's Run keeps none and runs fused (Limits::keep_values_bytes;
-        // RunReport::values_kept says which).
-        if (!p->layers_wanted) {
-            p->values_bytes = values_bytes(program ? *s.ep->graph : s.gm->forward_graph());
-            p->opt.keep_values = p->values_bytes <= options_.limits.keep_values_bytes;
-        }
+        // RunReport::values_kept says which). A quantized Run's layers are compared as its
+        // last forward makes them (LayerStream), so they need no kept values; its convs run
+        // unfused, as each conv's own value is a layer.
+        p->values_bytes = values_bytes(program ? *s.ep->graph : s.gm->forward_graph());
+        p->opt.keep_values = p->values_bytes <= options_.limits.keep_values_bytes;
+        if (p->layers_wanted) p->opt.fuse_convs = false;
         // Given tensors are new every time: their baseline is not kept.
         if (a.inputs.kind == InputSource::Kind::Given) p->baseline_key.clear();
         auto cached = p->baseline_key.empty() ? baselines_.end() : baselines_.find(p->baseline_key);
@@ -173,26 +172,26 @@ ActionProgress Workspace::progress() const {
     // The layers: the quantized graph's nodes walked once, then each layer compared.
     const uint64_t layers = p.layers_wanted ? p.nodes_per_run + p.layer_pairs.size() : 0;
     const uint64_t layers_done =
-        p.layers_paired ? p.nodes_per_run + p.layers_done : (p.pairing ? p.pairing->done() : 0);
+        p.layers_paired ? p.nodes_per_run + (p.stream ? p.stream->compared() : p.layers_done)
+                        : (p.pairing ? p.pairing->done() : 0);
     pr.total = static_cast<uint64_t>(p.runs_total) * p.nodes_per_run + baseline +
                p.observers.size() + layers;
     pr.done = p.units_done + (p.exec ? p.exec->nodes_done() : 0) + p.qparams_done + layers_done;
     pr.done = std::min(pr.done, pr.total);
     const bool calibrate = p.action.kind == Action::Kind::Calibrate;
-    if (p.runs_done < p.runs_total)
+    if (p.layers_wanted && !p.layers_paired)
+        pr.what = "find the quantized layers in the float graph";
+    else if (p.layers_wanted && p.baseline_needed && !p.baseline_done)
+        pr.what = "run the file as loaded, for the per-layer table";
+    else if (p.runs_done < p.runs_total)
         pr.what = std::string(calibrate ? "calibrate: batch " : "run ") +
                   std::to_string(p.runs_done + 1) + " of " + std::to_string(p.runs_total);
     else if (calibrate)
         pr.what = "calibrate: scale and zero_point of observer " +
                   std::to_string(std::min(p.qparams_done + 1, p.observers.size())) + " of " +
                   std::to_string(p.observers.size());
-    else if (p.layers_wanted && !p.layers_paired)
-        pr.what = "find the quantized layers in the float graph";
     else if (p.baseline_needed && !p.baseline_done)
         pr.what = "run the file as loaded, for parity";
-    else if (p.layers_wanted && p.layers_done < p.layer_pairs.size())
-        pr.what = "compare layer " + std::to_string(p.layers_done + 1) + " of " +
-                  std::to_string(p.layer_pairs.size()) + " with the float run";
     else
         pr.what = "compare the graph with its last recompile()";
     return pr;
@@ -265,7 +264,9 @@ bool Workspace::advance(double seconds) {
         if (Clock::now() >= deadline) return false;
     }
     while (true) {
-        const bool live = p.runs_done < p.runs_total;
+        // A quantized Run's float run comes first: its last forward compares with it.
+        const bool float_first = p.layers_wanted && p.baseline_needed && !p.baseline_done;
+        const bool live = !float_first && p.runs_done < p.runs_total;
         if (!live && (!p.baseline_needed || p.baseline_done)) break;
         if (!p.exec) { // start the next forward
             Result<std::unique_ptr<Execution>> e = std::unique_ptr<Execution>();
@@ -283,9 +284,16 @@ bool Workspace::advance(double seconds) {
                               run_fuses(p.opt), deadline))
                     return false;
                 p.opt.plan = p.plan;
+                RunOptions lo = p.opt;
+                if (p.layers_wanted && p.runs_done + 1 == p.runs_total) {
+                    p.stream = std::make_unique<LayerStream>(p.layer_pairs, p.baseline);
+                    lo.on_value = [stream = p.stream.get()](const Node& n, const Value& v) {
+                        stream->on_value(n, v);
+                    };
+                }
                 const std::vector<Tensor>& in = p.batches[calibrate ? p.runs_done : 0];
-                e = program ? Execution::of_program(*s.ep, s.exec, in, p.opt)
-                            : Execution::of_module(*s.gm, s.exec, in, p.opt);
+                e = program ? Execution::of_program(*s.ep, s.exec, in, lo)
+                            : Execution::of_module(*s.gm, s.exec, in, lo);
             } else {
                 const bool program = a.view == GraphView::Program;
                 RunOptions bo = p.opt;
@@ -326,7 +334,14 @@ bool Workspace::advance(double seconds) {
         if (live) {
             p.last = r.take();
             p.last_ms = p.exec_ms;
-            p.live_ms += p.exec_ms;
+            if (p.stream) { // the layers' comparisons are the table's time, not the forward's
+                p.layers = p.stream->take();
+                p.layers_ms = p.stream->ms();
+                p.layers_done = p.layer_pairs.size();
+                p.last_ms -= p.layers_ms;
+                p.stream.reset();
+            }
+            p.live_ms += p.last_ms;
             add_times(p.time_sums, p.times); // a Run of 100 forwards keeps one row a node
             if (p.runs_done == 0 && !p.baseline_needed && !p.baseline_done) {
                 p.baseline.outputs = p.last.outputs; // the file as loaded: its own baseline
@@ -362,14 +377,6 @@ bool Workspace::advance(double seconds) {
         s.exec_fresh = false;
         p.result = std::move(out);
         return true;
-    }
-    // Each layer of a quantized run against the float run, one at a time (a tensor
-    // of a million values takes a few milliseconds).
-    while (p.layers_wanted && p.layers_done < p.layer_pairs.size()) {
-        const Clock::time_point t0 = Clock::now();
-        p.layers.add(p.layer_pairs[p.layers_done++], p.last, p.baseline);
-        p.layers_ms += seconds_since(t0) * 1000;
-        if (p.layers_done < p.layer_pairs.size() && Clock::now() >= deadline) return false;
     }
     // Did forward() run an older recompile? The code view's own writer answers in
     // pieces (a converted 24k-node graph differs from its last recompile node for node,

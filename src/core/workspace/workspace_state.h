@@ -92,7 +92,7 @@ struct Workspace::Pending {
     std::optional<bool> stale;
     // Run of a quantized graph: its layers against the float file as loaded
     // (exec/layer_parity.h), paired in pieces before the baseline runs (which keeps
-    // only those float values), then compared one layer at a time.
+    // only those float values), then compared as the last forward makes them.
     bool approximate = false;   // the graph that runs has quantize / dequantize nodes
     bool layers_wanted = false; // ... and the file as loaded has none
     std::unique_ptr<LayerPairing> pairing;
@@ -100,6 +100,9 @@ struct Workspace::Pending {
     std::shared_ptr<const std::set<std::string>> layer_refs; // the baseline keeps these
     bool layers_paired = false;
     size_t layers_done = 0;
+    // The last forward compares its layers as it makes them (RunOptions::on_value), after
+    // the float run: it keeps no values for them and runs with its memory reused.
+    std::unique_ptr<LayerStream> stream;
     LayerTable layers;
     // Calibrate: the observers whose qparams the summary shows, and how many are done
     // (HistogramObserver's search takes milliseconds each: it is sliced too).
