@@ -412,7 +412,7 @@ public:
     // ... and the first of them, for a job begun by a frame that was not drawn for it
     // (main.cpp): most Runs of a real model end before it, and a frame drawn holds a
     // headless main thread ~40 ms; an action over 200 ms still shows its progress.
-    static constexpr double kJobFirstFrameSeconds = 0.15;
+    static constexpr double kJobFirstFrameSeconds = 0.2;
     bool work_between_frames();
     bool take_changed_between_frames() { return std::exchange(changed_between_frames_, false); }
     // A job, a file opening, a request waiting, or a replaced file still being freed.
