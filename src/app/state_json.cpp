@@ -124,7 +124,7 @@ std::string App::bench_json() const {
     j["file"] = file_name_;
     j["build_ms"] = bench_.build_ms;
     j["loop_ms"] = bench_.loop_ms;
-    j["warm_up_ms"] = ui_.warm_up_ms; // -1 until the idle warm-up is over (main.cpp)
+    j["warm_up_ms"] = ui_.warm_up_ms;        // -1 until the idle warm-up is over (main.cpp)
     j["frame_hold_ms"] = frame_hold_ * 1000; // what a drawn frame holds the main thread
     j["job_frame_ms"] = job_frame_seconds() * 1000;
     j["t_arrived"] = bench_.t_arrived * 1000;
