@@ -41,20 +41,14 @@ float quantize_one(float x, float inv_scale, int64_t zp, int64_t qmin, int64_t q
     return std::fmin(std::fmax(r, static_cast<float>(qmin)), static_cast<float>(qmax));
 }
 
-typedef int8_t i8x4 __attribute__((vector_size(4), aligned(1)));
-typedef uint8_t u8x4 __attribute__((vector_size(4), aligned(1)));
 typedef int32_t i32x4 __attribute__((vector_size(16), aligned(4)));
-template <class T> struct Lanes4; // four lanes of T
-template <> struct Lanes4<int8_t> { using type = i8x4; };
-template <> struct Lanes4<uint8_t> { using type = u8x4; };
-template <class T> using lanes4 = typename Lanes4<T>::type;
-typedef int8_t i8x16 __attribute__((vector_size(16), aligned(1)));
-typedef uint8_t u8x16 __attribute__((vector_size(16), aligned(1)));
 typedef int16_t i16x8 __attribute__((vector_size(16), aligned(2)));
-template <class T> struct Lanes16; // sixteen lanes of T
-template <> struct Lanes16<int8_t> { using type = i8x16; };
-template <> struct Lanes16<uint8_t> { using type = u8x16; };
-template <class T> using lanes16 = typename Lanes16<T>::type;
+// N lanes of the quantized type T (int8 or uint8), read and written unaligned.
+template <class T, int N> struct Lanes {
+    typedef T type __attribute__((vector_size(N * sizeof(T)), aligned(1)));
+};
+template <class T> using lanes4 = typename Lanes<T, 4>::type;
+template <class T> using lanes16 = typename Lanes<T, 16>::type;
 
 // y[k] = quantize_one(x[k]) for n elements of the quantized type T (uint8 or int8), four
 // lanes at a time with the same bits. t = x * inv is clamped first to [qmin - zp, qmax - zp]
