@@ -91,8 +91,8 @@ void LayerTable::add_values(const LayerPair& layer, const Value* a, bool a_dropp
     rows.push_back({layer, compare_tensors(layer.node, x, y)});
 }
 
-LayerStream::LayerStream(std::vector<LayerPair> layers, RunResult floating)
-    : layers_(std::move(layers)), floating_(std::move(floating)), parts_(layers_.size()),
+LayerStream::LayerStream(std::vector<LayerPair> layers, const RunResult& floating)
+    : layers_(std::move(layers)), floating_(floating), parts_(layers_.size()),
       seen_(layers_.size(), false) {
     for (size_t k = 0; k < layers_.size(); ++k) index_.emplace(layers_[k].node, k);
 }

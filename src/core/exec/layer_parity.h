@@ -91,9 +91,10 @@ struct LayerTable {
 // (RunOptions::keep_before_writes), bit for bit (test_layer_parity.cpp).
 class LayerStream {
 public:
-    // `floating`: the float run that kept the layers' reference values (shared, not
-    // copied). The layers are the quantized graph's, in its order.
-    LayerStream(std::vector<LayerPair> layers, RunResult floating);
+    // `floating`: the float run that kept the layers' reference values, read in place
+    // (not copied: its map holds a value per node); it must outlive the stream. The
+    // layers are the quantized graph's, in its order.
+    LayerStream(std::vector<LayerPair> layers, const RunResult& floating);
     // A node's value as the run made it: compared when the node is a layer.
     void on_value(const Node& n, const Value& v);
     size_t compared() const { return compared_; } // layers seen so far
@@ -104,7 +105,7 @@ public:
 
 private:
     std::vector<LayerPair> layers_;
-    RunResult floating_;
+    const RunResult& floating_;
     std::map<std::string, size_t> index_; // quantized node name -> layer
     std::vector<LayerTable> parts_;       // per layer: its row, or its count in not_kept
     std::vector<bool> seen_;
