@@ -92,8 +92,8 @@ void LayerTable::add_values(const LayerPair& layer, const Value* a, bool a_dropp
 }
 
 LayerStream::LayerStream(std::vector<LayerPair> layers, const RunResult& floating)
-    : layers_(std::move(layers)), floating_(floating), parts_(layers_.size()),
-      seen_(layers_.size(), false) {
+    : layers_(std::move(layers)), floating_(floating), rows_(layers_.size()),
+      seen_(layers_.size(), Seen::No) {
     for (size_t k = 0; k < layers_.size(); ++k) index_.emplace(layers_[k].node, k);
 }
 
@@ -104,20 +104,25 @@ void LayerStream::on_value(const Node& n, const Value& v) {
     const size_t k = it->second;
     const LayerPair& layer = layers_[k];
     auto b = floating_.values.find(layer.reference);
-    parts_[k] = LayerTable();
-    parts_[k].add_values(layer, &v, false, b == floating_.values.end() ? nullptr : &b->second,
-                         floating_.values_not_kept > 0);
-    if (!seen_[k]) ++compared_;
-    seen_[k] = true;
+    LayerTable one; // at most one row, or one not kept
+    one.add_values(layer, &v, false, b == floating_.values.end() ? nullptr : &b->second,
+                   floating_.values_not_kept > 0);
+    if (seen_[k] == Seen::No) ++compared_;
+    if (!one.rows.empty()) {
+        rows_[k] = std::move(one.rows.front());
+        seen_[k] = Seen::Row;
+    } else
+        seen_[k] = one.not_kept ? Seen::NotKept : Seen::Nothing;
     ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-LayerTable LayerStream::take() const {
+LayerTable LayerStream::take() {
     LayerTable t;
+    t.rows.reserve(compared_);
     for (size_t k = 0; k < layers_.size(); ++k) {
-        if (!seen_[k]) continue;
-        t.rows.insert(t.rows.end(), parts_[k].rows.begin(), parts_[k].rows.end());
-        t.not_kept += parts_[k].not_kept;
+        if (seen_[k] == Seen::Row) t.rows.push_back(std::move(rows_[k]));
+        t.not_kept += seen_[k] == Seen::NotKept;
+        seen_[k] = Seen::No;
     }
     return t;
 }

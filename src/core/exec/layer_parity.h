@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -99,16 +100,18 @@ public:
     void on_value(const Node& n, const Value& v);
     size_t compared() const { return compared_; } // layers seen so far
     double ms() const { return ms_; }             // time spent comparing (steady clock)
-    // The rows in the layers' order (worst left at -1); a layer whose node never ran
-    // is no row, as a value a run never had.
-    LayerTable take() const;
+    // The rows in the layers' order (worst left at -1), moved out (a converted 10k-node
+    // graph has thousands, each with three names: copying them took 19 ms); a layer whose
+    // node never ran is no row, as a value a run never had. Once: the stream is spent.
+    LayerTable take();
 
 private:
+    enum class Seen : uint8_t { No, Row, NotKept, Nothing }; // what a layer's last value gave
     std::vector<LayerPair> layers_;
     const RunResult& floating_;
     std::map<std::string, size_t> index_; // quantized node name -> layer
-    std::vector<LayerTable> parts_;       // per layer: its row, or its count in not_kept
-    std::vector<bool> seen_;
+    std::vector<LayerParity> rows_;       // per layer: its row, where seen_ is Row
+    std::vector<Seen> seen_;
     size_t compared_ = 0;
     double ms_ = 0;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 namespace pt2lab {
 namespace {
@@ -20,35 +19,76 @@ std::string op_label(const Node& n) {
 } // namespace
 
 RunProfile profile_of(const std::vector<NodeTime>& times, double total_ms, int runs) {
-    RunProfile p;
-    p.runs = std::max(runs, 1);
-    const double per = 1.0 / p.runs;
-    p.run_ms = total_ms * per;
-    std::map<const Node*, size_t> at; // node -> its entry (each forward times it again)
-    for (const NodeTime& t : times) {
-        if (!t.node) continue;
-        auto [it, added] = at.emplace(t.node, p.nodes.size());
-        if (added) p.nodes.push_back({t.node->name(), op_label(*t.node), 0.0, t.fused});
-        p.nodes[it->second].ms += t.ms * per;
+    RunProfiling making(times, total_ms, runs);
+    while (!making.step(std::chrono::steady_clock::time_point::max())) {
     }
-    std::map<std::string, size_t> index; // op -> row of p.ops
-    for (const RunProfile::Entry& e : p.nodes) {
-        auto [it, added] = index.emplace(e.op, p.ops.size());
-        if (added) p.ops.push_back({e.op, 0, 0, 0.0});
-        RunProfile::Op& row = p.ops[it->second];
-        ++row.nodes;
-        row.fused += e.fused;
-        row.ms += e.ms;
-        p.nodes_ms += e.ms;
-        p.fused += e.fused;
+    return making.take();
+}
+
+RunProfiling::RunProfiling(const std::vector<NodeTime>& times, double total_ms, int runs)
+    : times_(times) {
+    p_.runs = std::max(runs, 1);
+    p_.run_ms = total_ms / p_.runs;
+    at_.reserve(times.size());
+    p_.nodes.reserve(times.size());
+    op_rows_.reserve(times.size());
+}
+
+bool RunProfiling::step(std::chrono::steady_clock::time_point deadline) {
+    constexpr size_t kRows = 512; // between looks at the clock
+    const double per = 1.0 / p_.runs;
+    // Each node's row (each forward times it again); its op's label made once a target.
+    while (phase_ == 0) {
+        const size_t end = std::min(times_.size(), next_ + kRows);
+        for (; next_ < end; ++next_) {
+            const NodeTime& t = times_[next_];
+            if (!t.node) continue;
+            auto [it, added] = at_.emplace(t.node, p_.nodes.size());
+            if (added) {
+                const Node& n = *t.node;
+                // A call_function's label is its target's (looked up by the target's
+                // text, not made again); the other ops' labels are short.
+                size_t row = 0;
+                auto l = label_.end();
+                if (n.op() == Op::CallFunction) l = label_.find(std::string_view(n.target()));
+                if (l != label_.end()) {
+                    row = l->second;
+                } else {
+                    auto [o, new_op] = op_index_.emplace(op_label(n), p_.ops.size());
+                    if (new_op) p_.ops.push_back({o->first, 0, 0, 0.0});
+                    row = o->second;
+                    if (n.op() == Op::CallFunction)
+                        label_.emplace(std::string_view(n.target()), row);
+                }
+                p_.nodes.push_back({n.name(), p_.ops[row].op, 0.0, t.fused});
+                op_rows_.push_back(row);
+            }
+            p_.nodes[it->second].ms += t.ms * per;
+        }
+        if (next_ == times_.size()) phase_ = 1, next_ = 0;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
     }
-    std::sort(p.ops.begin(), p.ops.end(), [](const RunProfile::Op& a, const RunProfile::Op& b) {
+    while (phase_ == 1) {
+        const size_t end = std::min(p_.nodes.size(), next_ + 4 * kRows);
+        for (; next_ < end; ++next_) {
+            RunProfile::Entry& e = p_.nodes[next_];
+            RunProfile::Op& row = p_.ops[op_rows_[next_]];
+            ++row.nodes;
+            row.fused += e.fused;
+            row.ms += e.ms;
+            p_.nodes_ms += e.ms;
+            p_.fused += e.fused;
+        }
+        if (next_ == p_.nodes.size()) phase_ = 2;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    std::sort(p_.ops.begin(), p_.ops.end(), [](const RunProfile::Op& a, const RunProfile::Op& b) {
         return a.ms != b.ms ? a.ms > b.ms : a.op < b.op;
     });
     std::stable_sort(
-        p.nodes.begin(), p.nodes.end(),
+        p_.nodes.begin(), p_.nodes.end(),
         [](const RunProfile::Entry& a, const RunProfile::Entry& b) { return a.ms > b.ms; });
-    return p;
+    return true;
 }
 
 std::string RunProfile::str(size_t max_ops, size_t max_nodes) const {

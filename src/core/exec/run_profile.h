@@ -8,8 +8,11 @@
 // one forward's small nodes read 0 or 0.1 ms, and the mean of ten reads finer.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/interpreter.h"
@@ -46,5 +49,26 @@ struct RunProfile {
 // execution order), which took `total_ms` in all: each node's and op's mean. The
 // nodes must still be alive (their names are copied).
 RunProfile profile_of(const std::vector<NodeTime>& times, double total_ms, int runs = 1);
+
+// The same in pieces: a converted 10k-node graph times 17,812 nodes, whose rows (two
+// strings each, then sorted) take 11-18 ms natively, too long for one of the page's
+// slices. `times` and its nodes must outlive it and not change while it works.
+class RunProfiling {
+public:
+    RunProfiling(const std::vector<NodeTime>& times, double total_ms, int runs = 1);
+    // Works until `deadline` (at least a few hundred rows); true once the profile is made.
+    bool step(std::chrono::steady_clock::time_point deadline);
+    RunProfile take() { return std::move(p_); }
+
+private:
+    const std::vector<NodeTime>& times_;
+    RunProfile p_;
+    size_t next_ = 0; // the next of times_ to add, then of p_.nodes to count
+    int phase_ = 0;   // 0 rows, 1 ops, 2 sorted
+    std::unordered_map<const Node*, size_t> at_;         // node -> its row of p_.nodes
+    std::vector<size_t> op_rows_;                        // row of p_.nodes -> its row of p_.ops
+    std::unordered_map<std::string_view, size_t> label_; // call_function target -> op row
+    std::unordered_map<std::string, size_t> op_index_;   // op label -> its row of p_.ops
+};
 
 } // namespace pt2lab

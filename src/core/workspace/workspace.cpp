@@ -55,6 +55,7 @@ struct Workspace::Cache {
         std::optional<CodeWriting> code, current;
         std::optional<StaleGlancing> glancing;     // GraphModule::stale_at_a_glance
         std::optional<std::optional<bool>> glance; // its answer
+        std::optional<bool> stale;                 // the module's answer, before its copies
     } writing[2];
     std::optional<std::string> readable[2];
     std::optional<std::string> program_str;
@@ -516,16 +517,25 @@ bool Workspace::write_code(GraphView v, std::chrono::steady_clock::time_point de
                 return false;
             }
         }
-        if (!glance) {
+        const bool answered_before = w.stale.has_value();
+        if (!w.stale && !glance) {
             if (!w.current) w.current.emplace(g, gm.codegen);
             if (!w.current->step(deadline)) {
                 report(first + w.current->nodes_done(), all);
                 return false;
             }
-            cv.stale = w.current->take().src != gm.code();
-        } else {
-            cv.stale = *glance;
+            w.stale = w.current->take().src != gm.code();
+            w.current.reset();
+        } else if (!w.stale) {
+            w.stale = *glance;
         }
+        // A converted 10k-node graph's code is megabytes: its copy (9-13 ms natively) and
+        // the writers' teardown get a piece of their own.
+        if (!answered_before && Clock::now() >= deadline) {
+            report(all - 1, all);
+            return false;
+        }
+        cv.stale = *w.stale;
         cv.text = gm.code();
         cv.line_nodes = gm.code_line_nodes();
     }

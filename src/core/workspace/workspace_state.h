@@ -88,6 +88,8 @@ struct Workspace::Pending {
     std::vector<NodeTime> times;     // Run: the forward's nodes' times (RunOptions::node_times)
     std::vector<NodeTime> time_sums; // ... added up over the forwards so far
     double live_ms = 0;              // Run: the forwards' time, added up
+    std::unique_ptr<RunProfiling> profiling;   // Run: the profile of time_sums, in pieces
+    std::shared_ptr<const RunProfile> profile; // ... once made
     // Run of the module: did forward() run an older recompile (Workspace::write_code)?
     std::optional<bool> stale;
     // Run of a quantized graph: its layers against the float file as loaded
