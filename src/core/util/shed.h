@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <vector>
 
 namespace pt2lab {
 
@@ -15,6 +16,17 @@ bool erase_until(Container& c, std::chrono::steady_clock::time_point deadline) {
         for (int k = 0; k < 64 && !c.empty(); ++k) c.erase(c.begin());
         if (!c.empty() && std::chrono::steady_clock::now() >= deadline) return false;
     }
+    return true;
+}
+
+// The same for a vector, from its back (rows of a table: a run's profile and layers).
+template <class T, class A>
+bool pop_until(std::vector<T, A>& v, std::chrono::steady_clock::time_point deadline) {
+    while (!v.empty()) {
+        for (int k = 0; k < 256 && !v.empty(); ++k) v.pop_back();
+        if (!v.empty() && std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    v.shrink_to_fit();
     return true;
 }
 

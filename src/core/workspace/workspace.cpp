@@ -84,6 +84,19 @@ bool shed_program(std::shared_ptr<const ExportedProgram>& ep, Deadline deadline)
     ep.reset();
     return true;
 }
+// A state's last Run report: its profile and layer table (a row a node or layer, a
+// converted 10k-node graph's took 23 ms to free natively).
+bool shed_run(std::optional<RunReport>& r, Deadline deadline) {
+    if (!r) return true;
+    if (r->profile.use_count() == 1 &&
+        !pop_until(const_cast<RunProfile&>(*r->profile).nodes, deadline))
+        return false;
+    if (r->layers.use_count() == 1 &&
+        !pop_until(const_cast<LayerTable&>(*r->layers).rows, deadline))
+        return false;
+    r.reset();
+    return true;
+}
 } // namespace
 
 bool Workspace::shed_state(std::shared_ptr<State>& st,
@@ -91,7 +104,7 @@ bool Workspace::shed_state(std::shared_ptr<State>& st,
     if (st && st.use_count() == 1 &&
         (!shed_module(st->gm, deadline) || !shed_program(st->ep, deadline) ||
          !erase_until(st->exec.observers, deadline) || !erase_until(st->exec.tensors, deadline) ||
-         !erase_until(st->exec_source, deadline)))
+         !erase_until(st->exec_source, deadline) || !shed_run(st->last_run, deadline)))
         return false;
     st.reset();
     return true;

@@ -124,8 +124,8 @@ struct RunReport {
     std::optional<ParityReport> reference;
     // A quantized run against the file as loaded (float), layer by layer
     // (exec/layer_parity.h); none for other runs, or when the file as loaded is itself
-    // quantized.
-    std::optional<LayerTable> layers;
+    // quantized. Shared, as the profile (a converted 10k-node graph has thousands of rows).
+    std::shared_ptr<const LayerTable> layers;
     // The layers' float run was the last quantized Run's, on the same inputs and kernels
     // (Workspace::layer_baseline_), not run again.
     bool layers_float_reused = false;

@@ -395,7 +395,8 @@ bool Workspace::advance(double seconds) {
         if (!p.profiling)
             p.profiling = std::make_unique<RunProfiling>(p.time_sums, p.live_ms, p.runs_done);
         if (!p.profiling->step(deadline)) return false;
-        p.profile = std::make_shared<const RunProfile>(p.profiling->take());
+        // Made mutable (held as const): the state that drops it frees its rows in pieces.
+        p.profile = std::make_shared<RunProfile>(p.profiling->take());
         p.profiling.reset();
         if (Clock::now() >= deadline) return false;
     }
@@ -415,7 +416,7 @@ bool Workspace::advance(double seconds) {
     rep.parity.approximate = p.approximate;
     if (p.layers_wanted) {
         p.layers.worst = worst_layer(p.layers.rows);
-        rep.layers = std::move(p.layers);
+        rep.layers = std::make_shared<LayerTable>(std::move(p.layers));
         rep.layers_float_reused = p.baseline_reused;
         rep.float_run_ms = p.baseline_ms;
         rep.layers_ms = p.layers_ms;
