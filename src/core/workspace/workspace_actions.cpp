@@ -91,9 +91,12 @@ IrLevel ir_level_of(const Graph& g, bool aten_dialect) {
     return above_core ? IrLevel::Inference : IrLevel::CoreAten;
 }
 
-std::string observer_lines(const ModuleState& state) {
-    std::string out;
-    for (const auto& [name, obs] : state.observers) {
+bool observer_lines(const ModuleState& state, ObserverLines& at,
+                    std::chrono::steady_clock::time_point deadline) {
+    using Clock = std::chrono::steady_clock;
+    if (!at.started) at.next = state.observers.begin(), at.started = true;
+    for (size_t n = 1; at.next != state.observers.end(); ++at.next, ++n) {
+        const auto& [name, obs] = *at.next;
         char line[256];
         auto q = obs->calculate_qparams();
         if (obs->calls() == 0 || !q.ok())
@@ -103,9 +106,19 @@ std::string observer_lines(const ModuleState& state) {
                           "  %%%s: min %.6g max %.6g -> scale %.6g zero_point %lld\n", name.c_str(),
                           obs->min_val(), obs->max_val(), q.value().scale,
                           static_cast<long long>(q.value().zero_point));
-        out += line;
+        at.text += line;
+        if (n % 256 == 0 && Clock::now() >= deadline) {
+            ++at.next;
+            return at.next == state.observers.end();
+        }
     }
-    return out;
+    return true;
+}
+
+std::string observer_lines(const ModuleState& state) {
+    ObserverLines at;
+    observer_lines(state, at, std::chrono::steady_clock::time_point::max());
+    return std::move(at.text);
 }
 
 std::vector<std::string> unobserved(const Workspace::State& s) {

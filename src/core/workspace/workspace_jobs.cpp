@@ -371,10 +371,11 @@ bool Workspace::advance(double seconds) {
     ActionOutcome out;
     out.view = GraphView::Module;
     if (calibrate) {
+        if (!observer_lines(s.exec, p.observer_text, deadline)) return false;
         out.summary =
             "calibrated on " + std::to_string(p.batches.size()) + " batch(es): " + p.label +
             (a.repeat > 1 ? " + SeededRng(1.." + std::to_string(a.repeat - 1) + ").normal()" : "") +
-            (a.fast_kernels ? " (fast kernels)" : "") + "\n" + observer_lines(s.exec);
+            (a.fast_kernels ? " (fast kernels)" : "") + "\n" + std::move(p.observer_text.text);
         out.changed = true;
         s.exec_fresh = false;
         p.result = std::move(out);
