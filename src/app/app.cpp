@@ -1026,7 +1026,10 @@ bool App::work_between_frames() {
     std::string what = doing();
     bool did = work(budget);
     const double left = budget - (platform::now_seconds() - t0);
-    if (freeing() && left > 0) shed_retired(left);
+    // What is left of the task frees what finished actions and replaced files let go of;
+    // a task that had nothing else to do frees some however little is left (at least a
+    // millisecond's worth: shed_retired), or it would stay armed for nothing.
+    if (freeing() && (left > 0 || !did)) shed_retired(left);
     changed_between_frames_ |= did;
     const float ms = static_cast<float>((platform::now_seconds() - t0) * 1000);
     bench_.max_task_ms = std::max(bench_.max_task_ms, ms);

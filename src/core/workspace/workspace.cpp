@@ -129,6 +129,10 @@ bool Workspace::shed(std::chrono::steady_clock::time_point deadline) {
 }
 
 bool Workspace::shed_dropped(std::chrono::steady_clock::time_point deadline) {
+    while (!retired_.empty()) {
+        retired_.pop_back();
+        if (std::chrono::steady_clock::now() >= deadline) return !has_dropped();
+    }
     while (!dropped_.empty()) {
         if (!shed_state(dropped_.back(), deadline)) return false;
         dropped_.pop_back();

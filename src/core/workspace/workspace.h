@@ -260,7 +260,7 @@ public:
     // at a time until `deadline`: true once none is left. Dropped with the workspace
     // otherwise.
     bool shed_dropped(std::chrono::steady_clock::time_point deadline);
-    bool has_dropped() const { return !dropped_.empty(); }
+    bool has_dropped() const { return !dropped_.empty() || !retired_.empty(); }
     // Whether the commit keeps what it let go of for shed_dropped (the page) or frees
     // it at once (the default: the CLI, the lesson runner, the tests).
     void set_shed_dropped_later(bool later) { shed_later_ = later; }
@@ -418,6 +418,10 @@ private:
     std::shared_ptr<State> state_;
     std::vector<Step> undo_, redo_;
     std::vector<std::shared_ptr<State>> dropped_; // for shed_dropped
+    // Finished actions' working state (a quantized Run of a converted 10k-node graph:
+    // its float run's values, layer pairs, the state before): freed by shed_dropped, a
+    // piece of its own, not in the piece that finishes the action.
+    std::vector<std::unique_ptr<Pending>> retired_;
     bool shed_later_ = false;
     std::optional<ActionOutcome> last_outcome_;
     mutable std::unique_ptr<Cache> cache_;

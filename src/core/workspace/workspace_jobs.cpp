@@ -687,14 +687,17 @@ Result<ActionOutcome> Workspace::finish() {
     if (p->result->ok() && p->sliced && a.kind == Action::Kind::Run && !p->baseline_key.empty()) {
         // A quantized Run's float run, with its layers' values: the next Run's, unless
         // it came from there.
-        if (p->layers_wanted && p->baseline_needed && !p->baseline_reused)
-            layer_baseline_ = LayerBaseline{p->baseline_key, p->layer_refs, p->baseline};
         RunResult& cached = baselines_[p->baseline_key]; // outputs only: values are big
         cached = RunResult();
-        cached.outputs = std::move(p->baseline.outputs);
-        cached.output_names = std::move(p->baseline.output_names);
+        cached.outputs = p->baseline.outputs;
+        cached.output_names = p->baseline.output_names;
+        if (p->layers_wanted && p->baseline_needed && !p->baseline_reused)
+            layer_baseline_ = LayerBaseline{p->baseline_key, p->layer_refs, std::move(p->baseline)};
     }
-    return commit(std::move(p->next), a, std::move(*p->result));
+    auto out = commit(std::move(p->next), a, std::move(*p->result));
+    retired_.push_back(std::move(p));
+    if (!shed_later_) retired_.clear();
+    return out;
 }
 
 } // namespace pt2lab
