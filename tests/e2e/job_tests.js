@@ -154,7 +154,10 @@ test("cancel a reference-kernel calibration of MobileNet v2: frames keep coming,
                      "the calibration under way");
   assert.equal(s.busy.fast_kernels, false);
   assert.match(s.busy.what, /^calibrate: batch \d+ of 64$/);
-  assert.ok(s.busy.done < s.busy.total, `done ${s.busy.done} < total ${s.busy.total}`);
+  // Caught anywhere from the read to the last stage: all bytes read ("reading the file:
+  // 6.9 of 6.9 MB", the open about to begin) counts as under way, the rest must be part-done.
+  assert.ok(s.busy.done < s.busy.total || /^reading the file/.test(s.busy.what),
+            `done ${s.busy.done} < total ${s.busy.total} (${s.busy.what})`);
   assert.ok(s.widgets.cancel && s.widgets.job, "the job strip and its Cancel are drawn");
   // While it runs the page shows the state as it was, and still draws, hovers and zooms.
   assert.equal(s.version, before.version);
@@ -228,7 +231,10 @@ test("open a 10k-node graph through the picker: frames keep coming, progress sho
   let s = await waitGently(page, (st) => st.busy && st.busy.kind === "open" && st.widgets.cancel, "the open under way");
   assert.equal(s.file, before.file, "the file shown stays until the new one is open");
   assert.equal(s.opening, `pt2lab-big-10000.json (${(fs.statSync(big).size / 1e6).toFixed(1)} MB)`);
-  assert.ok(s.busy.done < s.busy.total, `done ${s.busy.done} < total ${s.busy.total}`);
+  // Caught anywhere from the read to the last stage: all bytes read ("reading the file:
+  // 6.9 of 6.9 MB", the open about to begin) counts as under way, the rest must be part-done.
+  assert.ok(s.busy.done < s.busy.total || /^reading the file/.test(s.busy.what),
+            `done ${s.busy.done} < total ${s.busy.total} (${s.busy.what})`);
   assert.match(s.busy.what, /^(reading the file|reading the graph|making stand-in weights|building ep\.module\(\))/);
   assert.ok(s.widgets.job, "the job strip is drawn");
   await page.mouse.move(2, 898);
