@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import zipfile
 
@@ -99,8 +100,18 @@ def report_line(status, rel_path, detail):
     return f"{status:<8} {rel_path}: {detail}"
 
 
-def json_difference(expected, actual, path="$"):
-    """The first difference between two parsed JSON values, or None."""
+# A decimal number written in text (a scale in printed code), for json_difference's rel_tol.
+_DECIMAL = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _close(e: float, a: float, rel_tol: float) -> bool:
+    return e == a or (math.isfinite(e) and abs(e - a) <= rel_tol * max(abs(e), abs(a)))
+
+
+def json_difference(expected, actual, path="$", rel_tol=0.0):
+    """The first difference between two parsed JSON values, or None. With rel_tol > 0,
+    floats (and the decimals inside strings, such as printed code's scales) may differ by
+    that much relative: torch's own float results move a few ulp between CPUs."""
     if type(expected) is not type(actual):
         # 1 and 1.0 are different JSON to us (the C++ side keeps int vs float).
         return f"{path}: expected {_short(expected)}, got {_short(actual)}"
@@ -112,7 +123,7 @@ def json_difference(expected, actual, path="$"):
                 return f"{path}: keys missing {missing}, unexpected {extra}"
             return f"{path}: key order differs"
         for key in expected:
-            diff = json_difference(expected[key], actual[key], f"{path}.{key}")
+            diff = json_difference(expected[key], actual[key], f"{path}.{key}", rel_tol)
             if diff:
                 return diff
         return None
@@ -120,11 +131,18 @@ def json_difference(expected, actual, path="$"):
         if len(expected) != len(actual):
             return f"{path}: expected {len(expected)} items, got {len(actual)}"
         for i, (e, a) in enumerate(zip(expected, actual)):
-            diff = json_difference(e, a, f"{path}[{i}]")
+            diff = json_difference(e, a, f"{path}[{i}]", rel_tol)
             if diff:
                 return diff
         return None
     if expected != actual:
+        if rel_tol > 0 and isinstance(expected, float) and _close(expected, actual, rel_tol):
+            return None
+        if (rel_tol > 0 and isinstance(expected, str)
+                and _DECIMAL.split(expected) == _DECIMAL.split(actual)
+                and all(_close(float(e), float(a), rel_tol) for e, a in
+                        zip(_DECIMAL.findall(expected), _DECIMAL.findall(actual)))):
+            return None
         return f"{path}: expected {_short(expected)}, got {_short(actual)}"
     return None
 

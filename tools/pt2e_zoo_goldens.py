@@ -56,6 +56,7 @@ VERSION = 1
 LABEL = "torch 2.6 torch.ao"
 GOLDEN_DIR = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "pt2e_zoo")
 ZOO_MANIFEST = os.path.join(assetlib.REPO_ROOT, "tests", "golden", "zoo", "manifest.json")
+RANGE_TOLERANCE = 1e-5  # --check: relative, floats and printed code's decimals (as test_pt2e_zoo)
 EXTRA_BATCHES = 1  # calibration batches after the sample input, as tools/pt2e_goldens.py
 # The zoo's CNNs, built with tools/zoo_models.py's own builders. Every one but GoogLeNet
 # is rebuilt from the seed: torchvision 0.21's code and initialisation give torch 2.14's
@@ -244,7 +245,10 @@ def check(_out_dir=None):
             with open(path, "rb") as f:
                 want = f.read()
             if rel_path.endswith(".json"):
-                detail = assetlib.json_difference(json.loads(want), json.loads(data))
+                # torch's own observer ranges and printed scales move in their last bits between
+                # CPUs (alexnet_reduced: up to 1.2e-6 relative, resnext_reduced 7e-8).
+                detail = assetlib.json_difference(json.loads(want), json.loads(data),
+                                                  rel_tol=RANGE_TOLERANCE)
             elif rel_path.endswith("_output.npy"):
                 detail = assetlib.npy_difference(want, data, assetlib.OUTPUT_TOLERANCE)
             else:
